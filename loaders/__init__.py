@@ -1,0 +1,1 @@
+"""Planner outputs → validated records → Arrow tables."""

@@ -1,0 +1,1 @@
+"""Typed records and Arrow table schemas shared by the loaders, the planner and the app."""

@@ -1,0 +1,91 @@
+"""Typed records of the memory-profile file, as msgspec decodes and validates them.
+
+A step's ``live`` list is kept as raw JSON bytes (``msgspec.Raw``): the loader turns all of them
+into one numpy array without building a Python object per live entry (the lists dominate the file).
+"""
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+# Largest byte count or id we accept: well inside int64 and exact in float64.
+MAX_INT = 2**53
+Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_INT)]
+Positive = Annotated[int, msgspec.Meta(ge=1, le=MAX_INT)]
+
+
+class RegionBytes(msgspec.Struct, frozen=True):
+    standard: Count
+    interleaved: Count
+
+
+class PeakRecord(msgspec.Struct, frozen=True):
+    standard: Count
+    interleaved: Count
+    total: Count
+    exchange_rows: Count
+    maximum_standard_allocation: Count
+
+
+class ValueRecord(msgspec.Struct, frozen=True):
+    id: Count
+    origin: Count
+    root: Count
+    name: str
+    group: str
+    storage_group: Count
+    shape: list[Count]
+    precision: str
+    layout: str
+    layout_error: str | None
+    memory_class: str = msgspec.field(name="class")
+    shard_bytes: Count
+    aligned_bytes: Count
+    copies: Positive
+    bytes: Count
+
+
+class StepRecord(msgspec.Struct, frozen=True):
+    index: Count
+    source: Count
+    operation: str
+    execution_count: Count
+    live: msgspec.Raw
+    scratch: RegionBytes
+    usage: RegionBytes
+
+
+class TimelineRecord(msgspec.Struct, frozen=True):
+    values: list[ValueRecord]
+    steps: list[StepRecord]
+
+
+class MemoryProfileRecord(msgspec.Struct, frozen=True):
+    version: int
+    scope: str
+    tile_count: Positive
+    budget_bytes: Count
+    interleaved_budget_bytes: Count
+    support_reserve_bytes: Count
+    fits_budget: bool
+    effective_peak_bytes: Count
+    peak: PeakRecord
+    total_peak_step: Count
+    standard_peak_step: Count
+    interleaved_peak_step: Count
+    timeline: TimelineRecord
+    model: str = ""
+    standard_contiguous_overflow_bytes: Count = 0
+    gemm_output_packing: str | None = None
+    attention_products: str | None = None
+
+
+class FileProbe(msgspec.Struct):
+    """Just enough of any planner output to tell which kind it is, skipping everything else."""
+
+    # Raw cannot be part of a union in msgspec; None is the "absent" default, never decoded.
+    version: msgspec.Raw = None  # type: ignore[assignment]
+    timeline: msgspec.Raw = None  # type: ignore[assignment]
+    context: msgspec.Raw = None  # type: ignore[assignment]
+    recipe: msgspec.Raw = None  # type: ignore[assignment]

@@ -1,0 +1,1 @@
+"""tilescope: command line and reports."""

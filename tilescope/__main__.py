@@ -1,0 +1,3 @@
+from tilescope.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,29 @@
+"""The memory-profile half of ``tilescope summary``."""
+from __future__ import annotations
+
+from loaders.memory_profile import load_memory_profile
+from planner.model import plan_profile
+
+
+def memory_profile_summary(path) -> dict:
+    profile = load_memory_profile(path)
+    arrays, plan = plan_profile(profile)
+    p, h = plan.peaks, profile.header
+    return {
+        "kind": "memory_profile",
+        "scope": h["scope"],
+        "tile_count": h["tile_count"],
+        "budget_bytes": h["budget_bytes"],
+        "interleaved_budget_bytes": h["interleaved_budget_bytes"],
+        "values": profile.n_values,
+        "steps": profile.n_steps,
+        "live_intervals": profile.live_intervals.num_rows,
+        "storage_groups": len(set(profile.values.column("storage_group").to_pylist())),
+        "peak": {"standard": p.standard, "interleaved": p.interleaved, "total": p.total, "exchange_rows": p.exchange_rows,
+                 "maximum_standard_allocation": p.maximum_standard_allocation},
+        "standard_peak_step": p.standard_step,
+        "interleaved_peak_step": p.interleaved_step,
+        "total_peak_step": p.total_step,
+        "effective_peak_bytes": p.effective_peak_bytes,
+        "fits_budget": p.fits_budget,
+    }
