@@ -1,0 +1,122 @@
+"""What-if tiling edits, and the edit-set JSON file:
+``[{"value": ID, "axis": K, "partitions": N} | {"value": ID, "replicas": N}, ...]``."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from .errors import InputError, describe
+
+
+@dataclass(frozen=True, slots=True)
+class TilingEdit:
+    """Set the partition count of axis position ``axis`` of value ``value``'s tiling, or its replicas.
+
+    Exactly one of ``partitions`` (with ``axis``) or ``replicas`` is set.
+    """
+
+    value: int
+    axis: int | None = None
+    partitions: int | None = None
+    replicas: int | None = None
+
+    def __post_init__(self):
+        partition_edit = self.axis is not None and self.partitions is not None and self.replicas is None
+        replica_edit = self.axis is None and self.partitions is None and self.replicas is not None
+        if not (partition_edit or replica_edit):
+            raise ValueError("a TilingEdit sets either axis+partitions or replicas")
+
+    @property
+    def count(self) -> int:
+        return self.partitions if self.partitions is not None else self.replicas  # type: ignore[return-value]
+
+    def to_json(self) -> dict:
+        if self.replicas is not None:
+            return {"value": self.value, "replicas": self.replicas}
+        return {"value": self.value, "axis": self.axis, "partitions": self.partitions}
+
+    def describe(self) -> str:
+        if self.replicas is not None:
+            return f"value {self.value}: replicas → {self.replicas}"
+        return f"value {self.value}: axis {self.axis} partitions → {self.partitions}"
+
+    @staticmethod
+    def from_json(obj: Any, where: str = "$") -> "TilingEdit":
+        if not isinstance(obj, dict):
+            raise InputError(where, 'an edit object {"value", "axis", "partitions"} or {"value", "replicas"}', describe(obj))
+        unknown = set(obj) - {"value", "axis", "partitions", "replicas"}
+        if unknown:
+            raise InputError(f"{where}.{sorted(unknown)[0]}", "only value, axis, partitions or replicas", "an unknown field")
+
+        def integer(key: str, minimum: int) -> int:
+            v = obj[key]
+            if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+                raise InputError(f"{where}.{key}", f"an integer ≥ {minimum}", describe(v))
+            return v
+
+        if "value" not in obj:
+            raise InputError(f"{where}.value", "a field `value`", "none")
+        value = integer("value", 0)
+        if "replicas" in obj:
+            if "axis" in obj or "partitions" in obj:
+                raise InputError(where, "either replicas or axis+partitions, not both", "both")
+            return TilingEdit(value, replicas=integer("replicas", 0))
+        for key in ("axis", "partitions"):
+            if key not in obj:
+                raise InputError(f"{where}.{key}", f"a field `{key}` (or `replicas`)", "none")
+        return TilingEdit(value, axis=integer("axis", 0), partitions=integer("partitions", 0))
+
+
+def parse_edit_set(data: bytes | str, source: str = "<edits>") -> list[TilingEdit]:
+    try:
+        obj = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError("$", "a JSON list of edits", str(exc).split(":")[0], file=source) from None
+    if not isinstance(obj, list):
+        raise InputError("$", "a JSON list of edits", describe(obj), file=source)
+    try:
+        return [TilingEdit.from_json(item, f"$[{i}]") for i, item in enumerate(obj)]
+    except InputError as exc:
+        raise exc.in_file(source) from None
+
+
+def load_edit_set(path: str | Path) -> list[TilingEdit]:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError("$", "a readable edit-set file", exc.strerror or str(exc), file=str(path)) from None
+    return parse_edit_set(data, str(path))
+
+
+def edit_set_json(edits: Sequence[TilingEdit]) -> str:
+    return json.dumps([e.to_json() for e in edits], indent=1) + "\n"
+
+
+def write_atomically(path: str | Path, data: bytes, *, overwrite: bool = False) -> Path:
+    """Write via a temporary file in the same folder, then rename; never replace an existing
+    file unless ``overwrite``."""
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise InputError("$", "a path that does not exist yet (pass overwrite to replace it)", "an existing file", file=str(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)  # fails if the file appeared meanwhile: no silent overwrite
+            os.unlink(tmp)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def save_edit_set(path: str | Path, edits: Sequence[TilingEdit], *, overwrite: bool = False) -> Path:
+    return write_atomically(path, edit_set_json(edits).encode(), overwrite=overwrite)

@@ -1,0 +1,174 @@
+"""The planner's saved search (formats.md §3), as ``loaders.search_state`` reads it.
+
+Everything here is already validated: ids refer to values and operations of the graph, every
+format has been applied to its value's shape (``shard_bytes`` is the per-tile figure of
+formats.md §2), and the chosen plan of each operation has been located among its alternatives.
+The Arrow tables are built from these records by ``loaders.search_state.search_state_tables``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Union
+
+from .tiling import TensorFormat
+
+# A planner option as read from the ``PipelineConfig`` Debug text: ``None`` → None, ``Some(x)`` → x,
+# a unit variant → its name, a list of those → a list; anything structured keeps its Debug text.
+OptionValue = Union[None, bool, int, float, str, list]
+
+# Which spelling of the input formats the explorer uses. Both are read and must agree.
+INPUT_FORMAT_SOURCE = "$.inputs"
+
+
+@dataclass(frozen=True, slots=True)
+class GraphInput:
+    name: str
+    kind: str  # ``Host``, … (the Debug variant name)
+    value: int
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    id: int
+    inputs: tuple[int, ...]
+    results: tuple[int, ...]
+    kind_name: str  # ``FlashAttention``
+    kind: str  # the full Debug text: ``FlashAttention(AttentionOptions { causal: false, ... })``
+
+
+@dataclass(frozen=True, slots=True)
+class ComputeGraph:
+    inputs: tuple[GraphInput, ...]
+    operations: tuple[Operation, ...]
+    outputs: tuple[int, ...]
+    shapes: Mapping[int, tuple[int, ...]]  # every value of the graph, by value id, in id order
+
+    def operation(self, operation_id: int) -> Operation:
+        for operation in self.operations:
+            if operation.id == operation_id:
+                return operation
+        raise KeyError(operation_id)
+
+    def producer(self, value: int) -> int | None:
+        """The operation whose results include ``value`` (None for graph inputs)."""
+        for operation in self.operations:
+            if value in operation.results:
+                return operation.id
+        return None
+
+    def input_named(self, value: int) -> GraphInput | None:
+        for graph_input in self.inputs:
+            if graph_input.value == value:
+                return graph_input
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class InputFormat:
+    """The format a value arrives in (``$.inputs`` and ``PipelineConfig.inputs``)."""
+
+    value: int
+    shape: tuple[int, ...]
+    format: TensorFormat
+    shard_bytes: int
+    # "inputs and context" when both spellings hold it (they are checked equal), else the one that does.
+    source: str
+    json_path: str  # where the format used is written
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """The format a plan needs for one input, or produces for its output."""
+
+    role: str  # "input" or "output"
+    position: int | None  # index in ``requirements.inputs``; None for the output
+    value: int | None  # the operation's input/result it applies to; None when the output is not one value
+    shape: tuple[int, ...] | None
+    format: TensorFormat
+    shard_bytes: int | None  # None only when ``value`` is None
+    local_staging: str | None
+    materialization: str | None
+    json_path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """One candidate plan of an operation (an entry of ``$.alternatives.<op>``)."""
+
+    operation: int
+    index: int  # position in ``$.alternatives.<op>``
+    operator_kind: str  # ``FlashAttention``
+    operator: str  # the operator in Debug spelling
+    dispatch_kind: str | None  # ``Attention`` (the dispatch enum's variant), None if not a tagged enum
+    # Dispatch parameters flattened, nested keys joined by '_': ``query_key_rows``, ``materialized``…
+    dispatch: Mapping[str, object]
+    dispatch_paths: Mapping[str, str]  # column name → its path inside the dispatch, for docs
+    inputs: tuple[Requirement, ...]
+    output: Requirement
+    output_aliasing: str | None
+    deferred_output: str | None  # Debug spelling; None when null
+
+
+@dataclass(frozen=True, slots=True)
+class OperationPlans:
+    operation: int
+    alternatives: tuple[Plan, ...]
+    chosen: int | None  # index of the recipe's plan among ``alternatives``; None when it has none
+
+    @property
+    def chosen_plan(self) -> Plan | None:
+        return None if self.chosen is None else self.alternatives[self.chosen]
+
+
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    """``$.recipe`` apart from the plans. Fields the sample leaves null or empty keep Debug text."""
+
+    open_boundaries: tuple[str, ...]
+    cast_before_copies: tuple[tuple[int, int], ...]
+    packing_rows: str | None
+    parallel_reductions: int | None
+    disjoint_copy_sources: bool | None
+    in_place_casts: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchBookkeeping:
+    visited: int  # length of ``$.visited``
+    mapping: str | None  # ``$.mapping`` in Debug spelling; None when null
+    mapping_checked: bool | None
+    attempts: int | None
+
+
+@dataclass(frozen=True)
+class SearchState:
+    source: str  # the file's name as the user gave it
+    version: int
+    graph: ComputeGraph
+    options: Mapping[str, OptionValue]  # ``PipelineConfig`` fields other than ``inputs``
+    input_formats: Mapping[int, InputFormat]  # by value id
+    plans: Mapping[int, OperationPlans]  # by operation id, for every operation of the graph
+    recipe: Recipe
+    bookkeeping: SearchBookkeeping
+    context_rest: tuple[str, ...]  # context lines after the PipelineConfig (``None`` in the sample)
+
+    @property
+    def tile_count(self) -> int:
+        return int(self.options["tile_count"])  # type: ignore[arg-type]  # checked by the loader
+
+    @property
+    def tile_memory_budget_bytes(self) -> int:
+        return int(self.options["tile_memory_budget_bytes"])  # type: ignore[arg-type]
+
+    def arrival(self, value: int) -> InputFormat | Requirement | None:
+        """The format ``value`` arrives in: its input format, else its producer's chosen output."""
+        if value in self.input_formats:
+            return self.input_formats[value]
+        producer = self.graph.producer(value)
+        if producer is None:
+            return None
+        plan = self.plans[producer].chosen_plan
+        if plan is None or plan.output.value != value:
+            return None
+        return plan.output
