@@ -179,17 +179,28 @@ def _parser(start: str) -> Lark:
     return Lark(GRAMMAR, parser="lalr", start=start, transformer=_ToData(), maybe_placeholders=True)
 
 
+_TERMINALS = {
+    "COMMA": "','", "COLON": "':'", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'",
+    "LBRACE": "'{'", "RBRACE": "'}'", "NAME": "a name", "NUMBER": "a number", "STRING": "a string",
+    "TRUE": "true", "FALSE": "false",
+}
+
+
 def _parse(text: str, start: str):
     try:
         return _parser(start).parse(text)
     except UnexpectedInput as exc:
-        position = getattr(exc, "pos_in_stream", None) or 0
+        token = getattr(exc, "token", None)
+        at_end = token is not None and getattr(token, "type", None) == "$END"
+        position = len(text) if at_end else (getattr(exc, "pos_in_stream", None) or 0)
         expected = getattr(exc, "expected", None) or getattr(exc, "allowed", None)
         if expected:
-            names = sorted(str(e) for e in expected)
+            names = sorted({_TERMINALS.get(str(e), str(e)) for e in expected})
             what = "one of " + ", ".join(names[:6]) + ("…" if len(names) > 6 else "")
         else:
-            what = "more text" if position >= len(text) else "a Debug value"
+            what = "a Debug value"
+        if at_end:
+            what = f"more text ({what})"
         raise DebugSyntaxError(text, position, what) from None
     except ValueError as exc:  # from the transformer: braces mixing `k: v` and bare items
         raise DebugSyntaxError(text, 0, str(exc)) from None

@@ -147,6 +147,7 @@ class SearchState:
     version: int
     graph: ComputeGraph
     options: Mapping[str, OptionValue]  # ``PipelineConfig`` fields other than ``inputs``
+    option_text: Mapping[str, str]  # the same fields' Debug text, as written
     input_formats: Mapping[int, InputFormat]  # by value id
     plans: Mapping[int, OperationPlans]  # by operation id, for every operation of the graph
     recipe: Recipe

@@ -1,10 +1,155 @@
-"""Placeholder until its issue lands: `tilescope summary` reports that it is not available yet."""
+"""``tilescope summary FILE [--json]``: what a memory profile or a search state holds, briefly.
+
+For a search state the JSON is::
+
+    {"kind": "search_state", "tile_count": …, "tile_memory_budget_bytes": …,
+     "operations": [{"id": …, "kind": …, "alternatives": N, "chosen_alternative": INDEX,
+                     "inputs": [{"value": …, "shape": […],
+                                 "arrives": {"tile_count": …, "shard_bytes": …},
+                                 "required": {"tile_count": …, "shard_bytes": …}}],
+                     "output": {"tile_count": …, "shard_bytes": …}}]}
+
+``kind`` of an operation is its variant name (``FlashAttention``). A value "arrives" in its input
+format, or, when another operation produces it, in that operation's chosen output format; a format
+the file does not give is null, and so are ``required``/``output`` of an operation without a plan.
+A memory profile is summarised by ``tilescope.profile_summary.memory_profile_summary``.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from loaders.detect import detect_kind
+from loaders.search_state import load_search_state
 from models.errors import TilescopeError
+from models.search_state import INPUT_FORMAT_SOURCE, InputFormat, Requirement, SearchState
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("rest", nargs="*")
+    parser.add_argument("file", help="a memory profile or a search state")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
 def run(args) -> int:
-    raise TilescopeError("'summary' is not implemented yet")
+    if detect_kind(args.file) == "memory_profile":
+        summary = _memory_profile_summary(args.file)
+        text = _generic_text(args.file, "memory profile", summary)
+    else:
+        state = load_search_state(args.file)
+        summary = search_state_summary(state)
+        text = search_state_text(state)
+    print(json.dumps(summary, indent=2) if args.json else text)
+    return 0
+
+
+def _memory_profile_summary(path: str) -> dict:
+    try:
+        from tilescope.profile_summary import memory_profile_summary
+    except ModuleNotFoundError as exc:
+        if exc.name != "tilescope.profile_summary":
+            raise
+        raise TilescopeError(f"{path}: summaries of memory profiles are not available in this build") from None
+    return memory_profile_summary(path)
+
+
+# ----------------------------------------------------------------------------- search state
+
+
+def _figures(placed: InputFormat | Requirement | None) -> dict | None:
+    if placed is None:
+        return None
+    return {"tile_count": placed.format.layout.tiling.tile_count, "shard_bytes": placed.shard_bytes}
+
+
+def search_state_summary(state: SearchState) -> dict:
+    """The ``--json`` summary of a search state (the contract in the module doc)."""
+    operations = []
+    for op in state.graph.operations:
+        plans = state.plans[op.id]
+        plan = plans.chosen_plan
+        operations.append(
+            {
+                "id": op.id,
+                "kind": op.kind_name,
+                "alternatives": len(plans.alternatives),
+                "chosen_alternative": plans.chosen,
+                "inputs": [
+                    {
+                        "value": value,
+                        "shape": list(state.graph.shapes[value]),
+                        "arrives": _figures(state.arrival(value)),
+                        "required": _figures(plan.inputs[i]) if plan else None,
+                    }
+                    for i, value in enumerate(op.inputs)
+                ],
+                "output": _figures(plan.output) if plan else None,
+            }
+        )
+    return {
+        "kind": "search_state",
+        "tile_count": state.tile_count,
+        "tile_memory_budget_bytes": state.tile_memory_budget_bytes,
+        "operations": operations,
+    }
+
+
+def _safe(text: str) -> str:
+    """Untrusted text from the file, with control characters escaped for the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _figures_text(figures: dict | None) -> str:
+    if figures is None:
+        return "unknown"
+    return f"{figures['shard_bytes']} B/tile on {figures['tile_count']} tiles"
+
+
+def search_state_text(state: SearchState) -> str:
+    """A few lines for a person: the budget, then each operation's inputs as they arrive and are required."""
+    summary = search_state_summary(state)
+    n_ops = len(summary["operations"])
+    lines = [
+        f"{_safe(state.source)}: search state, {n_ops} operation{'s' if n_ops != 1 else ''} on "
+        f"{summary['tile_count']} tiles, tile memory budget {summary['tile_memory_budget_bytes']} bytes"
+    ]
+    sources = {f.source for f in state.input_formats.values()}
+    if sources == {"inputs and context"}:
+        lines.append(f"input formats: {INPUT_FORMAT_SOURCE}, equal to PipelineConfig.inputs in $.context")
+    elif sources:
+        lines.append(f"input formats: {INPUT_FORMAT_SOURCE} where given, else PipelineConfig.inputs in $.context")
+    for op in summary["operations"]:
+        chosen = op["chosen_alternative"]
+        choice = "no plan chosen" if chosen is None else f"alternative {chosen} of {op['alternatives']} chosen"
+        lines.append(f"operation {op['id']} {_safe(op['kind'])}: {choice}")
+        for entry in op["inputs"]:
+            graph_input = state.graph.input_named(entry["value"])
+            name = _safe(graph_input.name) if graph_input else f"value {entry['value']}"
+            lines.append(
+                f"  {name} (value {entry['value']}, shape {entry['shape']}): arrives {_figures_text(entry['arrives'])}, "
+                f"required {_figures_text(entry['required'])}"
+            )
+        lines.append(f"  output: {_figures_text(op['output'])}")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- memory profile
+
+
+def _generic_text(path: str, kind: str, summary: dict) -> str:
+    """Plain lines for a summary dict whose layout this module does not own: scalars as
+    ``key: value``, nested objects one level deep, lists by length."""
+    lines = [f"{_safe(path)}: {kind}"]
+
+    def show(key: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for sub, item in value.items():
+                show(f"{key}.{sub}", item) if not isinstance(item, dict) else lines.append(f"  {key}.{sub}: …")
+        elif isinstance(value, list):
+            lines.append(f"  {key}: {len(value)} entries")
+        else:
+            lines.append(f"  {key}: {_safe(str(value))}")
+
+    for key, value in summary.items():
+        if key != "kind":
+            show(key, value)
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""The tilescope explorer: a Panel app (``panel serve app``)."""

@@ -1,0 +1,1 @@
+"""One Viewer class per view; each takes ``state=`` (an ``app.state.SessionState``)."""

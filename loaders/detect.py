@@ -1,0 +1,64 @@
+"""Which planner output a file is, read cheaply: only ``version``, ``timeline``, ``context`` and
+``recipe`` are kept (as raw JSON bytes); everything else is skipped by msgspec without building
+Python objects, though the whole file is still checked to be JSON."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from models.errors import InputError, describe
+
+from .memory_profile import decode_error, read_bytes
+
+Kind = Literal["memory_profile", "search_state"]
+
+# An empty Raw marks an absent field. (``msgspec.Raw | None`` is not a usable union: msgspec then
+# expects null for the field, so absence is spelled this way.)
+_ABSENT = msgspec.Raw(b"")
+
+
+class _Probe(msgspec.Struct):
+    version: msgspec.Raw = _ABSENT
+    timeline: msgspec.Raw = _ABSENT
+    context: msgspec.Raw = _ABSENT
+    recipe: msgspec.Raw = _ABSENT
+
+
+_PROBE = msgspec.json.Decoder(_Probe)
+
+
+def kind_of_bytes(data: bytes) -> Kind:
+    """The kind of a planner output held in ``data``; InputError (without a file name) otherwise."""
+    try:
+        probe = _PROBE.decode(data)
+    # ValidationError is a subclass of DecodeError: it must be caught first.
+    except msgspec.ValidationError:
+        found = msgspec.json.decode(data)  # valid JSON (else DecodeError above), just not an object
+        raise InputError("$", "a JSON object (a memory profile or a search state)", describe(found)) from None
+    except msgspec.DecodeError as exc:
+        raise decode_error(data, exc) from None
+    version = bytes(probe.version)
+    if not version:
+        raise InputError("$.version", "a field `version` (1)", "none")
+    if version != b"1":
+        raise InputError("$.version", "version 1", version.decode("utf-8", "replace")[:40])
+    if bytes(probe.timeline):
+        return "memory_profile"
+    if bytes(probe.context) or bytes(probe.recipe):
+        return "search_state"
+    raise InputError(
+        "$",
+        "a memory profile (with `timeline`) or a search state (with `context` and `recipe`)",
+        "an object with neither",
+    )
+
+
+def detect_kind(path: str | Path) -> Kind:
+    """``"memory_profile"`` or ``"search_state"``; InputError naming the file for anything else."""
+    data = read_bytes(path)
+    try:
+        return kind_of_bytes(data)
+    except InputError as exc:
+        raise exc.in_file(str(path)) from None
