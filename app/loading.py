@@ -85,21 +85,35 @@ def _cached_loader():
     return load_profile_cached
 
 
+def _kind_of(data: bytes) -> str:
+    """``loaders.detect.kind_of_bytes``, with its one escape closed: JSON that is cut short inside
+    a top-level array (``[1, 2``) raises msgspec's DecodeError from its second decode."""
+    import msgspec
+
+    from loaders.detect import kind_of_bytes
+    from loaders.json_input import decode_error
+
+    try:
+        return kind_of_bytes(data)
+    except msgspec.DecodeError as exc:
+        raise decode_error(data, exc) from None
+
+
 def load_planner_output(source: str | Path | bytes, progress: Progress | None = None, name: str | None = None):
     """``(kind, payload)``: ``("memory_profile", MemoryProfile)`` or ``("search_state", bytes)``.
 
     ``source`` is a path or the file's bytes (an upload, named ``name``). Paths go through the
     content-hash cache when ``loaders.cache`` exists.
     """
-    from loaders.detect import kind_of_bytes
-    from loaders.memory_profile import parse_memory_profile, read_bytes
+    from loaders.json_input import read_bytes
+    from loaders.memory_profile import parse_memory_profile
 
     label = name or str(source if not isinstance(source, bytes) else "<upload>")
     note = progress or (lambda stage, fraction: None)
     note("reading", 0.0)
     data = source if isinstance(source, bytes) else read_bytes(source)
     try:
-        kind = kind_of_bytes(data)
+        kind = _kind_of(data)
     except InputError as exc:
         raise exc.in_file(label) from None
     if kind == "search_state":
@@ -109,5 +123,6 @@ def load_planner_output(source: str | Path | bytes, progress: Progress | None = 
         try:
             return kind, cached(source, progress=progress)
         except InputError as exc:
-            raise exc.in_file(label) from None
+            # name the file as the user named it (a ?file= name, not the server's absolute path)
+            raise InputError(exc.path, exc.expected, exc.found, file=label) from None
     return kind, parse_memory_profile(data, label, progress)

@@ -38,7 +38,7 @@ class Loaded:
 
 def load_file(path: str | Path, progress: Progress | None = None, name: str | None = None) -> Loaded:
     """Read, validate and plan a planner output. Raises TilescopeError (InputError) on bad input."""
-    kind, payload = load_planner_output(path, progress)
+    kind, payload = load_planner_output(path, progress, name=name)
     return _loaded(name or str(path), kind, payload)
 
 

@@ -6,6 +6,8 @@ layout is; ``loaders.layouts`` turns these into the tiling model.
 """
 from __future__ import annotations
 
+import re
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Union
@@ -21,7 +23,8 @@ sequence: value+
       | tuple
       | unit
       | list
-      | braces
+      | map
+      | set
       | STRING   -> string
       | NUMBER   -> number
       | "true"   -> true
@@ -32,8 +35,9 @@ field: NAME ":" value
 tuple: NAME "(" [value ("," value)* [","]] ")"
 unit: NAME
 list: "[" [value ("," value)* [","]] "]"
-braces: "{" [item ("," item)* [","]] "}"
-item: value [":" value]
+map: "{" [pair ("," pair)* [","]] "}"
+pair: value ":" value
+set: "{" value ("," value)* [","] "}"
 
 NAME: /[A-Za-z_][A-Za-z0-9_]*/
 STRING: /"(?:[^"\\]|\\.)*"/s
@@ -99,6 +103,34 @@ class DebugSyntaxError(ValueError):
         )
 
 
+class _BadLiteral(ValueError):
+    """A token that lexes but has no value (``\\u{zz}``, a 5000-digit integer), with its position."""
+
+    def __init__(self, position: int, expected: str):
+        super().__init__(expected)
+        self.position = position
+        self.expected = expected
+
+
+# Rust Debug values nest a few levels deep; far deeper text is not a planner's output and would
+# exhaust Python's recursion limit in anything that walks the parsed value.
+MAX_DEPTH = 100
+_NESTING = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\](){}]', re.S)
+_OPENERS = frozenset("[({")
+
+
+def _check_depth(text: str) -> None:
+    depth = 0
+    for match in _NESTING.finditer(text):
+        token = match.group()
+        if token in _OPENERS:
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise DebugSyntaxError(text, match.start(), f"at most {MAX_DEPTH} nested brackets")
+        elif len(token) == 1:
+            depth -= 1
+
+
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
 
 
@@ -124,11 +156,19 @@ def _unescape(body: str) -> str:
 
 class _ToData(Transformer):
     def string(self, items):
-        return _unescape(items[0][1:-1])
+        token = items[0]
+        try:
+            return _unescape(token[1:-1])
+        except (ValueError, IndexError):
+            raise _BadLiteral(token.start_pos, "a string whose \\u{...} escapes name characters") from None
 
     def number(self, items):
-        text = str(items[0])
-        return float(text) if any(c in text for c in ".eE") else int(text)
+        token = items[0]
+        text = str(token)
+        try:
+            return float(text) if any(c in text for c in ".eE") else int(text)
+        except ValueError:  # more digits than Python converts
+            raise _BadLiteral(token.start_pos, f"a number of at most {sys.get_int_max_str_digits()} digits") from None
 
     def true(self, _):
         return True
@@ -155,19 +195,14 @@ class _ToData(Transformer):
     def list(self, items):
         return [] if items == [None] else list(items)
 
-    def item(self, items):
+    def pair(self, items):
         return tuple(items)
 
-    def braces(self, items):
-        items = [i for i in items if i is not None]
-        if not items:
-            return Map([])
-        keyed = [len(i) == 2 and i[1] is not None for i in items]
-        if all(keyed):
-            return Map([(k, v) for k, v in items])
-        if not any(keyed):
-            return Set([i[0] for i in items])
-        raise ValueError("mixed map and set entries")
+    def map(self, items):
+        return Map([] if items == [None] else list(items))
+
+    def set(self, items):
+        return Set(list(items))
 
     def sequence(self, items):
         return list(items)
@@ -187,6 +222,7 @@ _TERMINALS = {
 
 
 def _parse(text: str, start: str):
+    _check_depth(text)
     try:
         return _parser(start).parse(text)
     except UnexpectedInput as exc:
@@ -202,8 +238,8 @@ def _parse(text: str, start: str):
         if at_end:
             what = f"more text ({what})"
         raise DebugSyntaxError(text, position, what) from None
-    except ValueError as exc:  # from the transformer: braces mixing `k: v` and bare items
-        raise DebugSyntaxError(text, 0, str(exc)) from None
+    except _BadLiteral as exc:
+        raise DebugSyntaxError(text, exc.position, exc.expected) from None
 
 
 def parse_debug(text: str) -> DebugValue:

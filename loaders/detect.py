@@ -3,14 +3,15 @@
 Python objects, though the whole file is still checked to be JSON."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
 import msgspec
 
-from models.errors import InputError, describe
+from models.errors import InputError
 
-from .memory_profile import decode_error, read_bytes
+from .json_input import decode_error, read_bytes
 
 Kind = Literal["memory_profile", "search_state"]
 
@@ -34,16 +35,20 @@ def kind_of_bytes(data: bytes) -> Kind:
     try:
         probe = _PROBE.decode(data)
     # ValidationError is a subclass of DecodeError: it must be caught first.
-    except msgspec.ValidationError:
-        found = msgspec.json.decode(data)  # valid JSON (else DecodeError above), just not an object
-        raise InputError("$", "a JSON object (a memory profile or a search state)", describe(found)) from None
+    except msgspec.ValidationError as exc:  # valid JSON, just not an object: msgspec names its type
+        got = re.search(r"got `([^`]*)`", str(exc))
+        found = f"a JSON {got.group(1)}" if got else "not an object"
+        raise InputError("$", "a JSON object (a memory profile or a search state)", found) from None
     except msgspec.DecodeError as exc:
         raise decode_error(data, exc) from None
+    except RecursionError:
+        raise InputError("$", "JSON nested a few hundred levels deep at most", "deeper nesting") from None
     version = bytes(probe.version)
     if not version:
         raise InputError("$.version", "a field `version` (1)", "none")
     if version != b"1":
-        raise InputError("$.version", "version 1", version.decode("utf-8", "replace")[:40])
+        # The JSON text as found, on one line (a list or object may span several).
+        raise InputError("$.version", "version 1", " ".join(version.decode("utf-8", "replace").split())[:40])
     if bytes(probe.timeline):
         return "memory_profile"
     if bytes(probe.context) or bytes(probe.recipe):

@@ -1,14 +1,22 @@
 """Memory profile (formats.md §1) → validated ``MemoryProfile`` of Arrow tables.
 
-msgspec decodes and type-checks the file in one pass (errors carry a JSON path); each step's
-``live`` list stays raw JSON text and is parsed by ``loaders.live_lists`` with numpy. Layout and
-operation strings are parsed once per distinct text.
+msgspec decodes and type-checks the file (errors carry a JSON path). Two things keep a large file
+cheap: each value stays raw JSON until it is decoded in a batch of a few thousand and turned into
+Arrow columns (so the values' Python objects never all exist at once), and each step's ``live``
+list stays raw JSON text, parsed by ``loaders.live_lists`` with numpy straight into live
+intervals. Checks and everything derived from a layout run once per distinct kind of value.
+Any decoding error is reported by decoding the whole file strictly, so messages are the same
+whichever way the file was read.
 """
 from __future__ import annotations
 
+import gc
+import math
 import re
+import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import msgspec
 import numpy as np
@@ -16,106 +24,85 @@ import pyarrow as pa
 
 from models.errors import InputError, describe
 from models.profile import MemoryProfile
-from models.records import FileProbe, MemoryProfileRecord, StepRecord, ValueRecord
+from models.records import MAX_INT, MemoryProfileRecord, StepRecord, ValueRecord
 from models.schemas import AXES, LIVE_INTERVALS, PROFILE, STEPS, VALUES
-from models.tiling import MEMORY_CLASS_REGION, Layout, Precision
+from models.tiling import MEMORY_CLASS_REGION, Layout, Precision, TensorTiling
 
 from .debug_text import DebugSyntaxError, Struct, Tuple, Unit, parse_debug_sequence
+from .detect import kind_of_bytes
+from .json_input import decode_error, read_bytes, validation_error
 from .layouts import layout_from_debug_text, precision_from_text
-from .live_lists import live_intervals, parse_live_lists
+from .live_lists import live_lists
 
 Progress = Callable[[str, float], None]
+
+
+class _LazyTimeline(msgspec.Struct, frozen=True):
+    values: list[msgspec.Raw]  # each value's JSON text, decoded a batch at a time (peak memory)
+    steps: list[StepRecord]
+
+
+class LazyProfileRecord(MemoryProfileRecord, frozen=True):
+    """The file decoded and type-checked except its values, kept as raw JSON (see ``value_batches``)."""
+
+    timeline: _LazyTimeline
+
+
 _DECODER = msgspec.json.Decoder(MemoryProfileRecord)
-_PROBE = msgspec.json.Decoder(FileProbe)
-_VALIDATION = re.compile(r"^(?P<msg>.*?)(?: - at `(?P<path>[^`]*)`)?$", re.S)
-_EXPECTED = re.compile(r"^Expected `(?P<exp>[^`]*)`(?P<bound>[^,`]*)(?:, got `(?P<got>[^`]*)`)?$")
-_BYTE = re.compile(r"\(byte (\d+)\)")
+_LAZY_DECODER = msgspec.json.Decoder(LazyProfileRecord)
+_VALUE_BATCH = msgspec.json.Decoder(list[ValueRecord])
+_BATCH_SIZE = 4096
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """Read a planner output (never written to). A missing or unreadable file is an InputError."""
+def _raise_decode_error(data: bytes):
+    """Raise the error of the first problem in ``data``, found by decoding it whole and strictly."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise InputError("$", "a readable file", exc.strerror or str(exc), file=str(path)) from None
-
-
-def locate_byte(data: bytes, offset: int) -> str:
-    """``byte N (line L, column C)`` for an error position in raw JSON."""
-    line = data.count(b"\n", 0, offset) + 1
-    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    return f"byte {offset} (line {line}, column {column})"
-
-
-def decode_error(data: bytes, exc: msgspec.DecodeError) -> InputError:
-    """A JSON syntax or encoding error, located by byte offset, line and column."""
-    text = str(exc)
-    if not data.strip():
-        return InputError("$", "a JSON object", "an empty file")
-    if "truncated" in text:
-        return InputError(f"{locate_byte(data, len(data))}", "more JSON (the file ends early)", "end of file")
-    match = _BYTE.search(text)
-    if match:
-        offset = int(match.group(1))
-        excerpt = data[max(0, offset - 20) : offset + 20].decode("utf-8", "replace")
-        return InputError(locate_byte(data, offset), "valid JSON", f"{text.split(' (byte')[0]} near {excerpt!r}")
-    if "UTF-8" in text:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as ude:
-            return InputError(locate_byte(data, ude.start), "UTF-8 text", f"byte 0x{data[ude.start]:02x}")
-    return InputError("$", "valid JSON", text)
-
-
-def validation_error(exc: msgspec.ValidationError) -> InputError:
-    match = _VALIDATION.match(str(exc))
-    message, path = match.group("msg"), match.group("path") or "$"
-    expected = _EXPECTED.match(message)
-    if expected:
-        if expected.group("got"):
-            return InputError(path, expected.group("exp"), expected.group("got"))
-        return InputError(path, f"{expected.group('exp')}{expected.group('bound')}", "a value outside that range")
-    missing = re.match(r"Object missing required field `([^`]*)`", message)
-    if missing:
-        return InputError(f"{path}.{missing.group(1)}", f"a field `{missing.group(1)}`", "none")
-    return InputError(path, "a valid memory profile", message)
-
-
-def probe_kind(data: bytes) -> str:
-    """Which planner output ``data`` is: "memory_profile" or "search_state" (else InputError)."""
-    try:
-        probe = _PROBE.decode(data)
-    except msgspec.ValidationError as exc:  # (a subclass of DecodeError: test it first)
-        got = _EXPECTED.match(_VALIDATION.match(str(exc)).group("msg"))
-        found = f"a JSON {got.group('got')}" if got and got.group("got") else str(exc)
-        raise InputError("$", "a JSON object (a memory profile or a search state)", found) from None
-    except msgspec.DecodeError as exc:
-        raise decode_error(data, exc) from None
-    if probe.version is None:
-        raise InputError("$.version", "a field `version` (1)", "none")
-    if bytes(probe.version) != b"1":
-        raise InputError("$.version", "version 1", bytes(probe.version).decode("utf-8", "replace")[:40])
-    if probe.timeline is not None:
-        return "memory_profile"
-    if probe.context is not None or probe.recipe is not None:
-        return "search_state"
-    raise InputError("$", "a memory profile (with `timeline`) or a search state (with `context`)", "neither")
-
-
-def decode_profile(data: bytes) -> MemoryProfileRecord:
-    try:
-        record = _DECODER.decode(data)
+        _DECODER.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        kind = probe_kind(data)  # a clearer message when it is the wrong kind or version
+        kind = kind_of_bytes(data)  # a clearer message when it is the wrong kind or version
         if kind != "memory_profile":
             raise InputError("$", "a memory profile", "a search state") from None
         if isinstance(exc, msgspec.ValidationError):
-            raise validation_error(exc) from None
+            raise validation_error(exc, data) from None
         raise decode_error(data, exc) from None
+    raise InputError("$", "a valid memory profile", "a file the strict decoder accepts but the loader did not")
+
+
+def decode_profile(data: bytes) -> LazyProfileRecord:
+    """Decode and type-check everything but the values, which stay raw JSON: ``value_batches``
+    decodes them a batch at a time, so their Python objects never all exist at once. Errors are
+    those of the strict decoder (same message and place)."""
+    try:
+        record = _LAZY_DECODER.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        _raise_decode_error(data)
     if record.version != 1:
         raise InputError("$.version", "version 1", describe(record.version))
     return record
+
+
+def value_batches(record: LazyProfileRecord, data: bytes):
+    """``(index of the first, records)`` for each batch of the file's values, in file order; a
+    value that does not type-check raises the strict decoder's error for the whole file."""
+    raws = record.timeline.values
+    for first in range(0, len(raws), _BATCH_SIZE):
+        text = b"[" + b",".join(raws[first : first + _BATCH_SIZE]) + b"]"
+        try:
+            yield first, _VALUE_BATCH.decode(text)
+        except msgspec.DecodeError:  # (ValidationError is one) e.g. a type error, bad UTF-8 in a string
+            _raise_decode_error(data)
+
+
+@contextmanager
+def _no_gc():
+    """Loading makes millions of acyclic objects; the cyclic collector would only rescan them."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def operation_kind(text: str, where: str) -> str:
@@ -123,20 +110,36 @@ def operation_kind(text: str, where: str) -> str:
     try:
         parts = parse_debug_sequence(text)
     except DebugSyntaxError as exc:
-        raise InputError(f"{where} (character {exc.position})", f"Debug text ({exc.expected})", repr(exc.snippet)) from None
+        raise InputError(
+            f"{where} (character {exc.position})",
+            f"Debug text ({exc.expected})",
+            f"{exc.snippet!r} with the error at offset {exc.caret} of that excerpt",
+        ) from None
     head = parts[0]
     return head.name if isinstance(head, (Unit, Struct, Tuple)) else describe(head)
 
 
 class _ValueColumns:
-    """Builds the ``values`` and ``axes`` tables, parsing each distinct layout/precision once."""
+    """Builds the ``values`` and ``axes`` tables.
 
-    def __init__(self, device_tiles: int):
-        self.device_tiles = device_tiles
+    Everything checked or derived per value depends only on its layout, precision, class, shape
+    and copies, so it runs once per distinct combination of those (a "kind"), at the first value
+    having it: errors still name the first bad value in file order, and a file of many values
+    costs one dictionary look-up per value plus column gathers. (A new check that reads any other
+    field of the value must add that field to the kind key in ``add_batch``.)
+    """
+
+    def __init__(self):
         self.layouts: dict[str, Layout] = {}
         self.precisions: dict[str, Precision] = {}
-        self.values: dict[str, list] = {name: [] for name in VALUES.names}
-        self.axes: dict[str, list] = {name: [] for name in AXES.names}
+        self.kind_of: dict[tuple, int] = {}
+        # What each kind derives from its layout and precision, by kind code.
+        self.kinds: dict[str, list] = {
+            name: [] for name in ("precision_name", "element_bytes", "order", "region", "tile_count", "replicas", "axes_count")
+        }
+        self.kind_axes: dict[str, list] = {name: [] for name in AXES.names if name != "value_id"}
+        self.codes: list[np.ndarray] = []  # kind of each value, a batch per array
+        self.chunks: dict[str, list[pa.Array]] = {f.name: [] for f in VALUES if f.name not in self.kinds}
 
     def _layout(self, text: str, where: str) -> Layout:
         layout = self.layouts.get(text)
@@ -150,7 +153,8 @@ class _ValueColumns:
             precision = self.precisions[text] = precision_from_text(text, where)
         return precision
 
-    def add(self, i: int, v: ValueRecord) -> None:
+    def _add_kind(self, i: int, v: ValueRecord) -> None:
+        """Check value ``i`` (the first of its kind) and record what its kind derives."""
         where = f"$.timeline.values[{i}]"
         layout = self._layout(v.layout, f"{where}.layout")
         precision = self._precision(v.precision, f"{where}.precision")
@@ -158,38 +162,21 @@ class _ValueColumns:
             raise InputError(f"{where}.class", "a memory class (" + ", ".join(MEMORY_CLASS_REGION) + ")", describe(v.memory_class))
         if layout.region is None:
             raise InputError(f"{where}.layout (memory_class)", "a memory class (" + ", ".join(MEMORY_CLASS_REGION) + ")", describe(layout.memory_class))
-        rank = len(v.shape)
-        dims = []
+        if layout.memory_class != v.memory_class:  # formats.md §2 invariant; `class` decides the region
+            raise InputError(f"{where}.class", f"the layout's memory class {layout.memory_class}", describe(v.memory_class))
+        dims = _axis_dimensions(where, v.shape, layout.tiling)
+        _check_tile_count(where, layout.tiling)
+        _check_size(where, v, layout.tiling, precision.element_bytes)
+        kind = self.kinds
+        kind["precision_name"].append(precision.name)
+        kind["element_bytes"].append(precision.element_bytes)
+        kind["order"].append(str(layout.order))
+        kind["region"].append(MEMORY_CLASS_REGION[v.memory_class])
+        kind["tile_count"].append(layout.tiling.tile_count)
+        kind["replicas"].append(layout.tiling.replicas)
+        kind["axes_count"].append(len(layout.tiling.axes))
+        ax = self.kind_axes
         for k, axis in enumerate(layout.tiling.axes):
-            dim = axis.axis.dimension(rank)
-            if axis.axis.kind != "Linear" and not (dim is not None and 0 <= dim < rank):
-                raise InputError(f"{where}.layout (tiling.axes[{k}].axis)", f"an axis of the rank-{rank} shape {v.shape}", str(axis.axis))
-            dims.append(dim)
-        col = self.values
-        col["id"].append(v.id)
-        col["origin"].append(v.origin)
-        col["root"].append(v.root)
-        col["name"].append(v.name)
-        col["group"].append(v.group)
-        col["storage_group"].append(v.storage_group)
-        col["shape"].append(v.shape)
-        col["precision"].append(v.precision)
-        col["precision_name"].append(precision.name)
-        col["element_bytes"].append(precision.element_bytes)
-        col["layout"].append(v.layout)
-        col["order"].append(str(layout.order))
-        col["memory_class"].append(v.memory_class)
-        col["region"].append(MEMORY_CLASS_REGION[v.memory_class])
-        col["tile_count"].append(layout.tiling.tile_count)
-        col["replicas"].append(layout.tiling.replicas)
-        col["shard_bytes"].append(v.shard_bytes)
-        col["aligned_bytes"].append(v.aligned_bytes)
-        col["copies"].append(v.copies)
-        col["bytes"].append(v.bytes)
-        col["layout_error"].append(v.layout_error)
-        ax = self.axes
-        for k, axis in enumerate(layout.tiling.axes):
-            ax["value_id"].append(v.id)
             ax["position"].append(k)
             ax["axis_kind"].append(axis.axis.kind)
             ax["axis_index"].append(axis.axis.index)
@@ -202,9 +189,132 @@ class _ValueColumns:
             ax["padding"].append(axis.padding)
             ax["tile_stride"].append(axis.tile_stride)
 
+    def add_batch(self, first: int, values: list[ValueRecord]) -> None:
+        # One C-level pass turns the records into columns (field name → tuple of that field).
+        columns = dict(zip(ValueRecord.__struct_fields__, zip(*map(msgspec.structs.astuple, values))))
+        if not values:
+            return
+        keys = zip(columns["layout"], columns["precision"], columns["memory_class"], map(tuple, columns["shape"]), columns["copies"])
+        kind_of, codes = self.kind_of, []
+        for i, key in enumerate(keys, first):
+            code = kind_of.get(key)
+            if code is None:
+                self._add_kind(i, values[i - first])
+                code = kind_of[key] = len(kind_of)
+            codes.append(code)
+        self.codes.append(np.array(codes, dtype=np.int64))
+        for field in VALUES:
+            if field.name not in self.kinds:
+                column = columns[field.name]
+                exact = field.type == pa.string() and not field.nullable
+                self.chunks[field.name].append(_string_array(column) if exact else pa.array(column, type=field.type))
+
+    def tables(self) -> tuple[pa.Table, pa.Table]:
+        # Gathers are numpy and value columns stay chunked by batch: no concatenation copies, and
+        # no Arrow compute kernels (their first use alone costs tens of MB of resident memory).
+        code = np.concatenate(self.codes) if self.codes else np.zeros(0, np.int64)
+        columns = []
+        for field in VALUES:
+            if field.name in self.kinds:
+                columns.append(pa.chunked_array([_gather(self.kinds[field.name], code, field.type)], type=field.type))
+            else:
+                columns.append(pa.chunked_array(self.chunks.pop(field.name), type=field.type))
+        value_table = pa.Table.from_arrays(columns, schema=VALUES)
+
+        # Each value's axes are its kind's axis rows, in tiling order.
+        per_kind = np.array(self.kinds["axes_count"], dtype=np.int64)
+        kind_start = np.concatenate(([0], np.cumsum(per_kind)[:-1])).astype(np.int64)
+        counts = per_kind[code]
+        value_start = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+        rows = np.repeat(kind_start[code] - value_start, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+        ids = value_table.column("id").to_numpy()
+        axes = [
+            pa.array(np.repeat(ids, counts), type=pa.int64()) if f.name == "value_id" else _gather(self.kind_axes[f.name], rows, f.type)
+            for f in AXES
+        ]
+        return value_table, pa.Table.from_arrays(axes, schema=AXES)
+
+
+def _string_array(texts: Sequence[str]) -> pa.Array:
+    """Arrow strings (no nulls) built over one joined buffer of exactly the right size (Arrow's
+    builder grows by doubling, and its allocator keeps what it freed: peak memory). ASCII text
+    only, else the builder."""
+    try:
+        joined = "".join(texts).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: let the builder report it as it always has
+        return pa.array(texts, type=pa.string())
+    offsets = np.zeros(len(texts) + 1, dtype=np.int32)
+    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
+    if int(offsets[-1]) != len(joined):  # some character took more than one byte
+        return pa.array(texts, type=pa.string())
+    return pa.StringArray.from_buffers(len(texts), pa.py_buffer(offsets), pa.py_buffer(joined))
+
+
+def _gather(values: list, index: np.ndarray, type_: pa.DataType) -> pa.Array:
+    """``[values[i] for i in index]`` as an Arrow array, gathered by numpy (None stays null)."""
+    if pa.types.is_integer(type_):
+        present = np.array([v is not None for v in values], dtype=bool)
+        numbers = np.array([0 if v is None else v for v in values], dtype=np.int64)
+        return pa.array(numbers[index], type=type_, mask=None if present.all() else ~present[index])
+    return pa.array(np.array(values, dtype=object)[index], type=type_)
+
+
+def _axis_dimensions(where: str, shape: list[int], tiling: TensorTiling) -> list[int | None]:
+    """The dimension each axis cuts (None for ``Linear``), following the shard rule of
+    formats.md §2: ``Linear`` flattens the tensor so far into one dimension. Every axis must name
+    a dimension the shape has at that point, and no dimension may be cut twice."""
+    rank, flattened, cut, dims = len(shape), False, set(), []
+    for k, axis in enumerate(tiling.axes):
+        here = f"{where}.layout (tiling.axes[{k}].axis)"
+        if axis.axis.kind == "Linear":
+            rank, flattened, cut = 1, True, {0}
+            dims.append(None)
+            continue
+        dim = axis.axis.dimension(rank)
+        if dim is None or not 0 <= dim < rank:
+            what = "the one dimension left by Linear" if flattened else f"the rank-{rank} shape {shape}"
+            raise InputError(here, f"an axis of {what}", str(axis.axis))
+        if dim in cut:
+            raise InputError(here, "each dimension tiled by at most one axis", f"{axis.axis}, a second cut of dimension {dim}")
+        cut.add(dim)
+        dims.append(dim)
+    return dims
+
+
+def _check_tile_count(where: str, tiling: TensorTiling) -> None:
+    """formats.md §2 invariant: ``tile_count == prod(partitions) * replicas`` (edits keep it so)."""
+    product = math.prod(a.partitions for a in tiling.axes) * tiling.replicas
+    if tiling.tile_count != product:
+        raise InputError(f"{where}.layout (tiling.tile_count)", f"partitions × replicas = {product}", str(tiling.tile_count))
+
+
+def _round_up(size: int, multiple: int) -> int:
+    return -(-size // multiple) * multiple
+
+
+def _check_size(where: str, v: ValueRecord, tiling: TensorTiling, element_bytes: int) -> None:
+    """Keep every figure the planner derives from this value inside int64: the tensor padded by
+    its tiling on one partition bounds each shard, and times ``copies`` bounds what it costs."""
+    whole = math.prod(v.shape) * element_bytes
+    dims = list(v.shape)
+    for axis in tiling.axes:
+        if axis.axis.kind == "Linear":
+            dims, dim = [math.prod(dims)], 0
+        else:
+            dim = axis.axis.dimension(len(dims))
+        padded = _round_up(_round_up(dims[dim], axis.padding_multiple), axis.block_size)
+        dims[dim] = _round_up(padded, axis.shard_padding_multiple)
+    padded_bytes = math.prod(dims) * element_bytes
+    if whole > MAX_INT:
+        raise InputError(f"{where}.shape", "a tensor of at most 2^53 bytes", f"{whole} bytes")
+    if padded_bytes > MAX_INT:
+        raise InputError(f"{where}.layout (tiling)", "padding that keeps the tensor at most 2^53 bytes", f"{padded_bytes} bytes padded")
+    if padded_bytes * v.copies > MAX_INT:
+        raise InputError(f"{where}.copies", "copies × padded bytes of at most 2^53 bytes", f"{v.copies} × {padded_bytes}")
+
 
 def _check_ids(ids: np.ndarray, roots: np.ndarray) -> np.ndarray:
-    """Ids unique and every root known; returns the permutation sorting ids."""
+    """Ids unique and every root a known root value; returns the permutation sorting ids."""
     order = np.argsort(ids, kind="stable")
     sorted_ids = ids[order]
     dup = np.flatnonzero(sorted_ids[1:] == sorted_ids[:-1])
@@ -216,24 +326,17 @@ def _check_ids(ids: np.ndarray, roots: np.ndarray) -> np.ndarray:
     if unknown.size:
         i = int(unknown[0])
         raise InputError(f"$.timeline.values[{i}].root", "the id of a value in timeline.values", str(int(roots[i])))
+    # An alias's storage is its root's: the root must own its storage, not be an alias itself.
+    root_rows = order[pos] if ids.size else pos
+    chained = np.flatnonzero(roots[root_rows] != roots) if ids.size else pos
+    if chained.size:
+        i = int(chained[0])
+        raise InputError(
+            f"$.timeline.values[{i}].root",
+            "the id of a root value (one whose own root is itself)",
+            f"{int(roots[i])}, whose root is {int(roots[root_rows[i]])}",
+        )
     return order
-
-
-def _live_rows(ids_sorted: np.ndarray, order: np.ndarray, live_ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Value-table row of each live entry; an unknown id is an error naming the step."""
-    if ids_sorted.size == 0:
-        if live_ids.size:
-            raise InputError("$.timeline.steps[0].live", "ids of values in timeline.values", str(int(live_ids[0])))
-        return live_ids
-    pos = np.searchsorted(ids_sorted, live_ids).clip(0, ids_sorted.size - 1)
-    unknown = np.flatnonzero(ids_sorted[pos] != live_ids)
-    if unknown.size:
-        entry = int(unknown[0])
-        bounds = np.cumsum(counts)
-        step = int(np.searchsorted(bounds, entry, side="right"))
-        k = entry - (int(bounds[step - 1]) if step else 0)
-        raise InputError(f"$.timeline.steps[{step}].live[{k}]", "the id of a value in timeline.values", str(int(live_ids[entry])))
-    return order[pos]
 
 
 def _profile_table(r: MemoryProfileRecord) -> pa.Table:
@@ -254,69 +357,85 @@ def _profile_table(r: MemoryProfileRecord) -> pa.Table:
 
 def _steps_table(steps: list[StepRecord], live_count: np.ndarray) -> pa.Table:
     kinds: dict[str, str] = {}
-    cols: dict[str, list] = {name: [] for name in STEPS.names if name != "live_count"}
+    operation_kinds = []
     for i, s in enumerate(steps):
-        where = f"$.timeline.steps[{i}]"
         if s.index != i:
-            raise InputError(f"{where}.index", f"{i} (steps in program order)", str(s.index))
+            raise InputError(f"$.timeline.steps[{i}].index", f"{i} (steps in program order)", str(s.index))
         kind = kinds.get(s.operation)
         if kind is None:
-            kind = kinds[s.operation] = operation_kind(s.operation, f"{where}.operation")
-        cols["index"].append(s.index)
-        cols["source"].append(s.source)
-        cols["operation_kind"].append(kind)
-        cols["operation"].append(s.operation)
-        cols["execution_count"].append(s.execution_count)
-        cols["scratch_standard"].append(s.scratch.standard)
-        cols["scratch_interleaved"].append(s.scratch.interleaved)
-        cols["usage_standard"].append(s.usage.standard)
-        cols["usage_interleaved"].append(s.usage.interleaved)
-    arrays = [pa.array(cols[n], type=STEPS.field(n).type) for n in STEPS.names if n != "live_count"]
+            kind = kinds[s.operation] = operation_kind(s.operation, f"$.timeline.steps[{i}].operation")
+        operation_kinds.append(kind)
+    columns = {
+        "index": [s.index for s in steps],
+        "source": [s.source for s in steps],
+        "operation_kind": operation_kinds,
+        "operation": [s.operation for s in steps],
+        "execution_count": [s.execution_count for s in steps],
+        "scratch_standard": [s.scratch.standard for s in steps],
+        "scratch_interleaved": [s.scratch.interleaved for s in steps],
+        "usage_standard": [s.usage.standard for s in steps],
+        "usage_interleaved": [s.usage.interleaved for s in steps],
+    }
+    arrays = [pa.array(columns[n], type=STEPS.field(n).type) for n in STEPS.names if n != "live_count"]
     arrays.append(pa.array(live_count, type=pa.int64()))
     return pa.Table.from_arrays(arrays, schema=STEPS)
 
 
 def parse_memory_profile(data: bytes, source: str = "<memory profile>", progress: Progress | None = None) -> MemoryProfile:
-    """Validate and normalise a memory profile's bytes. Errors name ``source``."""
+    """Validate and normalise a memory profile's bytes. Errors name ``source``.
+
+    ``progress(stage, fraction)`` is told each stage and the fraction of the whole load done
+    (values and live lists report as they go; decoding is one call and reports at its ends).
+    """
     note = progress or (lambda stage, fraction: None)
     try:
-        note("decoding JSON", 0.0)
-        record = decode_profile(data)
-        note("values and layouts", 0.45)
-        if record.total_peak_step >= len(record.timeline.steps) and record.timeline.steps:
-            raise InputError("$.total_peak_step", f"a step index below {len(record.timeline.steps)}", str(record.total_peak_step))
-        columns = _ValueColumns(record.tile_count)
-        for i, value in enumerate(record.timeline.values):
-            columns.add(i, value)
-        values = pa.Table.from_pydict(columns.values, schema=VALUES)
-        axes = pa.Table.from_pydict(columns.axes, schema=AXES)
-        ids = values.column("id").to_numpy()
-        order = _check_ids(ids, values.column("root").to_numpy())
-
-        note("live lists", 0.6)
-        steps = record.timeline.steps
-        entries = parse_live_lists([s.live for s in steps])
-        rows = _live_rows(ids[order], order, entries.ids, entries.counts)
-        intervals = live_intervals(rows, entries.counts, len(ids))
-        live_count = _count_live(intervals, len(steps))
-        del entries, rows
-        live = pa.Table.from_arrays(
-            [pa.array(ids[intervals.value_row]), pa.array(intervals.first_step), pa.array(intervals.last_step)],
-            schema=LIVE_INTERVALS,
-        )
-        note("steps", 0.9)
-        steps_table = _steps_table(steps, live_count)
-        note("done", 1.0)
-        return MemoryProfile(source, _profile_table(record), values, axes, steps_table, live)
+        with _no_gc():
+            return _parse(data, source, note)
     except InputError as exc:
         raise exc.in_file(source) from None
+    except RecursionError:  # msgspec decodes nested JSON recursively
+        raise InputError("$", "JSON nested within Python's recursion limit", "deeper nesting", file=source) from None
 
 
-def _count_live(intervals, n_steps: int) -> np.ndarray:
-    diff = np.zeros(n_steps + 1, dtype=np.int64)
-    np.add.at(diff, intervals.first_step, 1)
-    np.add.at(diff, intervals.last_step + 1, -1)
-    return np.cumsum(diff[:-1])
+def _parse(data: bytes, source: str, note: Progress) -> MemoryProfile:
+    note("decoding JSON", 0.0)
+    record = decode_profile(data)
+    note("values and layouts", 0.35)
+    columns = _ValueColumns()
+    n_values = len(record.timeline.values)
+    deferred: InputError | None = None
+    for first, batch in value_batches(record, data):
+        # Checks run as the batches come, but a failed one is raised only after every value has
+        # type-checked: type errors anywhere come first, as when the file was decoded whole.
+        if deferred is None:
+            try:
+                columns.add_batch(first, batch)
+            except InputError as exc:
+                deferred = exc
+        note("values and layouts", 0.35 + 0.15 * (first + len(batch)) / n_values)
+    n_steps = len(record.timeline.steps)
+    for name in ("total_peak_step", "standard_peak_step", "interleaved_peak_step"):
+        if n_steps and getattr(record, name) >= n_steps:
+            raise InputError(f"$.{name}", f"a step index below {n_steps}", str(getattr(record, name)))
+    if deferred is not None:
+        raise deferred
+    values, axes = columns.tables()
+    del columns
+    ids = values.column("id").to_numpy()
+    order = _check_ids(ids, values.column("root").to_numpy())
+
+    note("live lists", 0.5)
+    steps = record.timeline.steps
+    lists = live_lists([s.live for s in steps], ids[order], order, lambda done: note("live lists", 0.5 + 0.45 * done))
+    intervals = lists.intervals
+    live = pa.Table.from_arrays(
+        [pa.array(ids[intervals.value_row]), pa.array(intervals.first_step), pa.array(intervals.last_step)],
+        schema=LIVE_INTERVALS,
+    )
+    note("steps", 0.95)
+    steps_table = _steps_table(steps, lists.live_count)
+    note("done", 1.0)
+    return MemoryProfile(source, _profile_table(record), values, axes, steps_table, live)
 
 
 def load_memory_profile(path: str | Path, progress: Progress | None = None) -> MemoryProfile:

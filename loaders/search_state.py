@@ -20,6 +20,7 @@ or, inside the context, ``$.context line N`` followed by the position or the Deb
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 from typing import Any, Callable
@@ -59,7 +60,7 @@ from planner.shards import ShapeMismatch, shard_bytes, shard_cuts
 
 from .debug_text import Map, Set, Struct, Tuple, Unit, render
 from .layouts import format_from_debug, format_from_serde, parse_debug_at, serde_to_debug_text
-from .memory_profile import decode_error, read_bytes
+from .json_input import decode_error, read_bytes
 
 # Largest id, dimension or element count we accept: exact in float64, far inside int64.
 MAX_INT = 2**53
@@ -127,7 +128,8 @@ def _id_keys(obj: dict, path: str) -> list[tuple[int, str, Any]]:
     """``(id, key, value)`` of an object keyed by ids (``"0"``), in id order."""
     out = []
     for key, value in obj.items():
-        if not (key.isascii() and key.isdigit()) or int(key) > MAX_INT:
+        # One spelling per id: "07" or "+7" would alias "7".
+        if not (key.isascii() and key.isdigit()) or key != str(int(key)) or int(key) > MAX_INT:
             raise InputError(path, "object keys that are ids (\"0\", \"1\", …)", describe(key))
         out.append((int(key), key, value))
     return sorted(out)
@@ -373,7 +375,8 @@ class _Formats:
             fmt = self._formats[key] = format_from_serde(value, where)
         return fmt
 
-    def shard_bytes(self, shape: tuple[int, ...], fmt: TensorFormat, axis_path: Callable[[int], str]) -> int:
+    def shard_bytes(self, shape: tuple[int, ...], fmt: TensorFormat, path_of: Callable[[str], str]) -> int:
+        """The format's shard on ``shape``; ``path_of("tiling.axes[0]")`` locates errors in the format."""
         key = (shape, fmt.precision.element_bytes, fmt.layout.tiling)
         size = self._shards.get(key)
         if size is None:
@@ -382,20 +385,24 @@ class _Formats:
             except ShapeMismatch as exc:
                 axis = fmt.layout.tiling.axes[exc.position].axis
                 raise InputError(
-                    axis_path(exc.position), f"an axis naming a dimension of the value's shape {list(shape)}", str(axis)
+                    path_of(f"tiling.axes[{exc.position}].axis"),
+                    f"an axis naming a dimension of the value's shape {list(shape)}",
+                    str(axis),
                 ) from None
             if size > INT64_MAX:
-                raise InputError(axis_path(0).rsplit(".axes", 1)[0], "a shard below 2**63 bytes", str(size))
+                raise InputError(path_of("tiling"), "a shard below 2**63 bytes", str(size))
             self._shards[key] = size
         return size
 
 
-def _serde_axis_path(where: str) -> Callable[[int], str]:
-    return lambda position: f"{where}.layout.tiling.axes[{position}].axis"
+def _serde_path(where: str) -> Callable[[str], str]:
+    """Paths inside a serde format at JSON path ``where``."""
+    return lambda inner: f"{where}.layout.{inner}"
 
 
-def _debug_axis_path(where: str) -> Callable[[int], str]:
-    return lambda position: f"{where} (tiling.axes[{position}].axis)"
+def _debug_path(where: str) -> Callable[[str], str]:
+    """Paths inside a Debug format, written as ``loaders.layouts`` writes them."""
+    return lambda inner: f"{where} ({inner})"
 
 
 def _first_difference(expected: TensorFormat, found: TensorFormat) -> tuple[str, str, str]:
@@ -414,10 +421,10 @@ def _first_difference(expected: TensorFormat, found: TensorFormat) -> tuple[str,
     if len(ta.axes) != len(tb.axes):
         return "layout.tiling.axes", f"{len(ta.axes)} axes", f"{len(tb.axes)}"
     for i, (x, y) in enumerate(zip(ta.axes, tb.axes)):
-        for name in x.__slots__:
-            if getattr(x, name) != getattr(y, name):
-                return f"layout.tiling.axes[{i}].{name}", str(getattr(x, name)), str(getattr(y, name))
-    return "", "", ""  # pragma: no cover - only called when the formats differ
+        for field in dataclasses.fields(x):
+            if getattr(x, field.name) != getattr(y, field.name):
+                return f"layout.tiling.axes[{i}].{field.name}", str(getattr(x, field.name)), str(getattr(y, field.name))
+    return "", str(expected), str(found)  # not reached: the caller has seen them differ
 
 
 def _input_formats(
@@ -432,21 +439,21 @@ def _input_formats(
     for vid in sorted(set(serde) | set(debug)):
         if vid in serde:
             fmt, where = serde[vid]
-            axis_path = _serde_axis_path(where)
+            path_of = _serde_path(where)
             if vid in debug:
                 source = "inputs and context"
                 if debug[vid][0] != fmt:
                     sub, want, got = _first_difference(debug[vid][0], fmt)
-                    raise InputError(f"{where}.{sub}", f"{want} as in {debug[vid][1]}", got)
+                    raise InputError(f"{where}.{sub}" if sub else where, f"{want} as in {debug[vid][1]}", got)
             else:
                 source = "inputs"
         else:
             fmt, where = debug[vid]
-            axis_path, source = _debug_axis_path(where), "context"
+            path_of, source = _debug_path(where), "context"
         if vid not in graph.shapes:
             raise InputError(where, "the format of a value with a shape in ComputeGraph.shapes", f"ValueId({vid})")
         shape = graph.shapes[vid]
-        out[vid] = InputFormat(vid, shape, fmt, formats.shard_bytes(shape, fmt, axis_path), source, where)
+        out[vid] = InputFormat(vid, shape, fmt, formats.shard_bytes(shape, fmt, path_of), source, where)
     return out
 
 
@@ -487,7 +494,7 @@ def _requirement(
     fmt_path = f"{path}.format"
     fmt = formats.serde(_get(entry, "format", path), fmt_path)
     shape = None if vid is None else graph.shapes[vid]
-    size = None if shape is None else formats.shard_bytes(shape, fmt, _serde_axis_path(fmt_path))
+    size = None if shape is None else formats.shard_bytes(shape, fmt, _serde_path(fmt_path))
     return Requirement(
         role=role,
         position=position,
@@ -642,6 +649,10 @@ def parse_search_state(data: bytes, source: str = "<search state>") -> SearchSta
             bookkeeping=_read_bookkeeping(top),
             context_rest=tuple(lines[2:]),
         )
+    except RecursionError:
+        # msgspec's decoder and the recursive readers here and in loaders.layouts give up on very
+        # deep nesting; no search state nests more than a few levels.
+        raise InputError("$", "JSON nested a few hundred levels deep at most", "deeper nesting", file=source) from None
     except InputError as exc:
         raise exc.in_file(source) from None
 
@@ -786,7 +797,9 @@ def _config_row(state: SearchState) -> dict:
     row: dict[str, Any] = {name: state.options.get(name) for name in CONFIG.names if name not in CONFIG_DERIVED}
     row["source"] = state.source
     row["input_count"] = sum(1 for f in state.input_formats.values() if f.source != "inputs")
-    row["other_options"] = [(k, v) for k, v in state.option_text.items() if k not in CONFIG.names]
+    row["context_rest"] = list(state.context_rest)
+    named = set(CONFIG.names) - set(CONFIG_DERIVED)
+    row["other_options"] = [(k, v) for k, v in state.option_text.items() if k not in named]
     return row
 
 

@@ -79,13 +79,3 @@ class MemoryProfileRecord(msgspec.Struct, frozen=True):
     standard_contiguous_overflow_bytes: Count = 0
     gemm_output_packing: str | None = None
     attention_products: str | None = None
-
-
-class FileProbe(msgspec.Struct):
-    """Just enough of any planner output to tell which kind it is, skipping everything else."""
-
-    # Raw cannot be part of a union in msgspec; None is the "absent" default, never decoded.
-    version: msgspec.Raw = None  # type: ignore[assignment]
-    timeline: msgspec.Raw = None  # type: ignore[assignment]
-    context: msgspec.Raw = None  # type: ignore[assignment]
-    recipe: msgspec.Raw = None  # type: ignore[assignment]

@@ -79,6 +79,7 @@ CONFIG = pa.schema(
         _f("operator_candidates", pa.string(), "Debug text as written", True),
         _f("gemm_precisions", pa.string(), "Debug text as written", True),
         _f("gemm_plan_constraints", pa.string(), "Debug text as written", True),
+        _f("context_rest", pa.list_(pa.string()), "context lines after the PipelineConfig, Debug text as written"),
         _f(
             "other_options",
             pa.map_(pa.string(), pa.string()),
@@ -88,7 +89,7 @@ CONFIG = pa.schema(
 )
 
 # Fields of CONFIG that are not PipelineConfig fields of the same name.
-CONFIG_DERIVED = ("source", "input_count", "other_options")
+CONFIG_DERIVED = ("source", "input_count", "context_rest", "other_options")
 
 AXIS_TILING = pa.struct(
     [

@@ -57,7 +57,7 @@ class ComputeGraph:
                 return operation.id
         return None
 
-    def input_named(self, value: int) -> GraphInput | None:
+    def graph_input(self, value: int) -> GraphInput | None:
         for graph_input in self.inputs:
             if graph_input.value == value:
                 return graph_input

@@ -50,6 +50,7 @@ class ProfileArrays:
     budget_bytes: int
     interleaved_budget_bytes: int
     device_tiles: int
+    storage_groups: np.ndarray | None = None  # storage group id per value (what-if edits of a whole group)
 
     @property
     def n_steps(self) -> int:
@@ -75,6 +76,15 @@ class ProfileArrays:
         out: dict[int, list[int]] = {}
         for row, root in enumerate(self.root_rows.tolist()):
             out.setdefault(root, []).append(row)
+        return out
+
+    @cached_property
+    def storage_group_rows(self) -> dict[int, list[int]]:
+        """Storage group id → rows of its members."""
+        out: dict[int, list[int]] = {}
+        groups = self.storage_groups if self.storage_groups is not None else self.value_ids
+        for row, group in enumerate(groups.tolist()):
+            out.setdefault(group, []).append(row)
         return out
 
     def tiling(self, row: int) -> TensorTiling:
@@ -163,6 +173,7 @@ def arrays_of(profile: MemoryProfile) -> ProfileArrays:
         budget_bytes=int(header["budget_bytes"]),
         interleaved_budget_bytes=int(header["interleaved_budget_bytes"]),
         device_tiles=int(header["tile_count"]),
+        storage_groups=_int_column(v, "storage_group"),
     )
 
 

@@ -1,10 +1,58 @@
-"""Placeholder until its issue lands: `tilescope advise` reports that it is not available yet."""
-from models.errors import TilescopeError
+"""``tilescope advise FILE [--peak standard|interleaved|total] [--json] [--limit N] [--edits EDITS.json]``:
+rank tiling edits that lower a peak, each verified by re-planning (planner.advisor).
+
+``--json`` prints one object: ``{"peak": KIND, "peak_bytes": N, "peak_step": S, "candidates": [{"edits":
+[edit-set entries as in models.edits], "description", "peak_before", "peak_after", "saving",
+"peak_step"}]}``, best saving first. With ``--edits`` the candidates are added to that edit set.
+"""
+from __future__ import annotations
+
+import json
+
+from tilescope.inputs import open_profile
+from models.edits import load_edit_set
+from planner.advisor import PEAK_KINDS, Suggestion, advise, peak_step, peak_value
+from planner.edits import apply_edits
+from planner.model import plan_profile
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("rest", nargs="*")
+    parser.add_argument("file", help="a memory profile (*.memory_profile.json)")
+    parser.add_argument("--peak", choices=PEAK_KINDS, default="total", help="which peak to lower (default total)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--limit", type=int, default=20, help="at most this many candidates (default 20)")
+    parser.add_argument("--edits", metavar="EDITS.json", help="advise on top of a saved edit set")
+    parser.add_argument("--storage-group", action="store_true", help="edits apply to whole storage groups")
+
+
+def suggestion_json(s: Suggestion) -> dict:
+    return {
+        "edits": [e.to_json() for e in s.edits],
+        "description": s.description,
+        "peak_before": s.peak_before,
+        "peak_after": s.peak_after,
+        "saving": s.saving,
+        "peak_step": s.peak_step,
+    }
+
+
+def _kib(n: int) -> str:
+    return f"{n:,} B ({n / 1024:,.1f} KiB)"
 
 
 def run(args) -> int:
-    raise TilescopeError("'advise' is not implemented yet")
+    profile = open_profile(args.file)
+    arrays, base = plan_profile(profile)
+    whatif = None
+    if args.edits:
+        whatif = apply_edits(arrays, base, load_edit_set(args.edits), whole_storage_group=args.storage_group)
+    plan = whatif.plan if whatif is not None else base
+    found = advise(arrays, plan, args.peak, max(args.limit, 0), whatif=whatif)
+    bytes_, step = peak_value(plan.peaks, args.peak), peak_step(plan.peaks, args.peak)
+    if args.json:
+        print(json.dumps({"peak": args.peak, "peak_bytes": bytes_, "peak_step": step, "candidates": [suggestion_json(s) for s in found]}))
+        return 0
+    print(f"{args.peak} peak {_kib(bytes_)} at step {step}; {len(found)} verified candidates")
+    for rank, s in enumerate(found, 1):
+        print(f"{rank:3}. {s.description}: → {_kib(s.peak_after)} at step {s.peak_step}, saves {_kib(s.saving)}")
+    return 0

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from loaders.memory_profile import load_memory_profile
+from tilescope.inputs import open_profile
 from planner.check import check_plan
 from planner.model import plan_profile
 
@@ -13,7 +13,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    profile = load_memory_profile(args.file)
+    profile = open_profile(args.file)
     arrays, plan = plan_profile(profile)
     mismatches = check_plan(profile, arrays, plan)
     for m in mismatches:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from loaders.memory_profile import load_memory_profile
+from tilescope.inputs import open_profile
 
 
 def add_arguments(parser) -> None:
@@ -24,7 +24,7 @@ def run(args) -> int:
         written = write_search_state_tables(load_search_state(args.file), out)
     else:
         written = []
-        for name, table in load_memory_profile(args.file).tables().items():
+        for name, table in open_profile(args.file).tables().items():
             path = out / f"{name}.parquet"
             pq.write_table(table, path)
             written.append(path)

@@ -19,9 +19,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from loaders.detect import detect_kind
-from loaders.search_state import load_search_state
-from models.errors import TilescopeError
 from models.search_state import INPUT_FORMAT_SOURCE, InputFormat, Requirement, SearchState
 
 
@@ -31,25 +28,21 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    # Loaders are imported here: the CLI imports every subcommand module at start-up.
+    from loaders.detect import detect_kind
+    from loaders.search_state import load_search_state
+
     if detect_kind(args.file) == "memory_profile":
-        summary = _memory_profile_summary(args.file)
+        from tilescope.profile_summary import memory_profile_summary
+
+        summary = memory_profile_summary(args.file)
         text = _generic_text(args.file, "memory profile", summary)
     else:
         state = load_search_state(args.file)
         summary = search_state_summary(state)
         text = search_state_text(state)
-    print(json.dumps(summary, indent=2) if args.json else text)
+    print(json.dumps(summary) if args.json else text)
     return 0
-
-
-def _memory_profile_summary(path: str) -> dict:
-    try:
-        from tilescope.profile_summary import memory_profile_summary
-    except ModuleNotFoundError as exc:
-        if exc.name != "tilescope.profile_summary":
-            raise
-        raise TilescopeError(f"{path}: summaries of memory profiles are not available in this build") from None
-    return memory_profile_summary(path)
 
 
 # ----------------------------------------------------------------------------- search state
@@ -122,7 +115,7 @@ def search_state_text(state: SearchState) -> str:
         choice = "no plan chosen" if chosen is None else f"alternative {chosen} of {op['alternatives']} chosen"
         lines.append(f"operation {op['id']} {_safe(op['kind'])}: {choice}")
         for entry in op["inputs"]:
-            graph_input = state.graph.input_named(entry["value"])
+            graph_input = state.graph.graph_input(entry["value"])
             name = _safe(graph_input.name) if graph_input else f"value {entry['value']}"
             lines.append(
                 f"  {name} (value {entry['value']}, shape {entry['shape']}): arrives {_figures_text(entry['arrives'])}, "
@@ -140,14 +133,15 @@ def _generic_text(path: str, kind: str, summary: dict) -> str:
     ``key: value``, nested objects one level deep, lists by length."""
     lines = [f"{_safe(path)}: {kind}"]
 
-    def show(key: str, value: Any) -> None:
-        if isinstance(value, dict):
+    def show(key: str, value: Any, depth: int = 0) -> None:
+        if isinstance(value, dict) and depth == 0:
             for sub, item in value.items():
-                show(f"{key}.{sub}", item) if not isinstance(item, dict) else lines.append(f"  {key}.{sub}: …")
-        elif isinstance(value, list):
+                show(f"{key}.{sub}", item, depth + 1)
+        elif isinstance(value, (dict, list)):
             lines.append(f"  {key}: {len(value)} entries")
         else:
-            lines.append(f"  {key}: {_safe(str(value))}")
+            scalar = value if isinstance(value, str) else json.dumps(value)
+            lines.append(f"  {key}: {_safe(scalar)}")
 
     for key, value in summary.items():
         if key != "kind":

@@ -1,10 +1,42 @@
-"""Placeholder until its issue lands: `tilescope synth` reports that it is not available yet."""
+"""``tilescope synth --blocks B --layers L --out FILE [--gaps]``: write a synthetic memory profile.
+
+The profile repeats the sample program ``B`` times with ``L`` layers of stacked weights per loop;
+every recorded figure is recomputed, so ``tilescope check`` passes on it (see ``tilescope.synth``).
+"""
+from __future__ import annotations
+
+import argparse
+
 from models.errors import TilescopeError
+
+from .synth import write_synthetic_profile
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, found {text!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, found {number}")
+    return number
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("rest", nargs="*")
+    parser.add_argument("--blocks", type=_positive, default=200, help="copies of the program, one after another (default 200)")
+    parser.add_argument("--layers", type=_positive, default=24, help="layers of stacked weights per loop (default 24)")
+    parser.add_argument("--out", required=True, help="the JSON file to write (replaced if it exists)")
+    parser.add_argument("--sample", default=None, help="the profile to build from (default: the bundled ViT sample)")
+    parser.add_argument("--gaps", action="store_true", help="make long live ranges non-contiguous (one step missing in the middle)")
 
 
 def run(args) -> int:
-    raise TilescopeError("'synth' is not implemented yet")
+    try:
+        path = write_synthetic_profile(args.out, args.blocks, args.layers, args.sample, gaps=args.gaps)
+    except OSError as exc:
+        reading = args.sample is not None and str(exc.filename) == str(args.sample)
+        raise TilescopeError(f"{args.sample if reading else args.out}: {exc.strerror or exc}") from None
+    except (ValueError, KeyError) as exc:  # a --sample without the structure the generator copies
+        raise TilescopeError(f"{args.sample}: cannot build a synthetic profile from it ({exc})") from None
+    print(f"{path}: {path.stat().st_size:,} bytes, {args.blocks} blocks of {args.layers} layers")
+    return 0

@@ -1,12 +1,12 @@
 """The memory-profile half of ``tilescope summary``."""
 from __future__ import annotations
 
-from loaders.memory_profile import load_memory_profile
+from tilescope.inputs import open_profile
 from planner.model import plan_profile
 
 
 def memory_profile_summary(path) -> dict:
-    profile = load_memory_profile(path)
+    profile = open_profile(path)
     arrays, plan = plan_profile(profile)
     p, h = plan.peaks, profile.header
     return {

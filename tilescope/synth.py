@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from loaders.memory_profile import parse_memory_profile
-from planner.model import Plan, arrays_of, compute_plan, peaks_of
+from planner.model import Plan, ProfileArrays, arrays_of, compute_plan, peaks_of
 
 SAMPLE_PATH = Path(__file__).resolve().parent.parent / "sample_data" / "vit_finalist5.memory_profile.json"
 _LAYER_NAME = re.compile(r"^(?P<head>.*)\.layer(?P<k>\d+)\.(?P<tail>.*)$")
@@ -55,7 +55,7 @@ class Block:
     origin_stride: int  # added to origins per block
     source_stride: int  # added to step sources per block
     plan: Plan  # the model's plan of one block
-    arrays: object  # planner.model.ProfileArrays of one block
+    arrays: ProfileArrays  # of one block
 
 
 def _layer_families(values: list[dict]) -> dict[int, list[dict]]:
@@ -106,7 +106,7 @@ def _with_layers(sample: dict, layers: int) -> tuple[list[dict], dict[int, list[
             continue
         # Generated layers follow the family's last sample layer (ids stay in file order).
         for k in range(len(family), layers):
-            out.append({**_layer_value(family[0], k, next_origin), "id": next_id})
+            out.append({**_layer_value(family[0], k, next_origin), "id": next_id, "root": next_id})
             replaces[v["id"]].append(next_id)
             next_id += 1
             next_origin += 1

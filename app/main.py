@@ -1,0 +1,227 @@
+"""The tilescope explorer: ``panel serve app`` serves this file at ``/app``.
+
+Panel runs this module once per browser session, so everything built here belongs to one
+session (one ``SessionState``). Which file opens:
+
+- ``?file=NAME`` in the URL: a file under the data root (``sample_data/`` or ``--args --data-root DIR``);
+  absolute paths, ``..`` and names resolving outside the root are refused with a message;
+- else ``panel serve app --args PATH``;
+- else ``sample_data/vit_finalist5.memory_profile.json``.
+A file can also be uploaded in the page (up to ``app.loading.MAX_UPLOAD_BYTES``, 200 MB, sent in
+chunks). Loads run in a worker thread so other sessions keep working; a bad file shows its
+one-line located error and the open profile stays.
+"""
+from __future__ import annotations
+
+import asyncio
+import sys
+from functools import partial
+from pathlib import Path
+
+import panel as pn
+import param
+
+from app.editor import EditorView
+from app.export import ExportView
+from app.format import esc
+from app.loading import (
+    MAX_UPLOAD_BYTES, AppOptions, PathRefused, check_upload_size, initial_file, parse_app_args, resolve_in_root,
+)
+from app.state import Loaded, SessionState, error_text, load_bytes, load_file
+from app.views.at_step import AtStepView
+from app.views.lifetimes import LifetimesView
+from app.views.storage_groups import StorageGroupsView
+from app.views.summary import SummaryView
+from app.views.timeline import TimelineView
+from app.views.values_table import ValuesTableView
+
+CSS = """
+.ts-error { color: #b71c1c; background: #fdecea; border: 1px solid #f5c6cb; border-radius: 4px; padding: 6px 10px;
+            font-family: ui-monospace, monospace; font-size: 12.5px; white-space: pre-wrap; word-break: break-all; }
+.ts-status { color: #444; font-size: 12.5px; }
+.ts-source { font-size: 13px; }
+"""
+
+
+class FileBar(pn.viewable.Viewer):
+    """What is open, loading progress, the error of the last action, and the upload box."""
+
+    state = param.ClassSelector(class_=SessionState)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.source = pn.pane.HTML("", css_classes=["ts-source"], stylesheets=[CSS], margin=(8, 10))
+        self.status = pn.pane.HTML("", css_classes=["ts-status"], stylesheets=[CSS], margin=(8, 10))
+        self.progress = pn.indicators.Progress(value=100, max=100, width=160, visible=False, margin=(14, 10))
+        self.error = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", visible=False, margin=(0, 10))
+        self.upload = pn.widgets.FileDropper(
+            accepted_filetypes=[".json", "application/json"], max_file_size=f"{MAX_UPLOAD_BYTES // (1024 * 1024)}MB",
+            multiple=False, layout="compact", width=260, height=60, name="upload a memory profile or search state",
+        )
+        self.state.param.watch(self._render, ["source", "status", "error", "loading", "progress", "kind"])
+        self._render()
+
+    def _render(self, *_):
+        s = self.state
+        kind = "search state" if s.kind == "search_state" else "memory profile"
+        self.source.object = (
+            f'<span data-testid="ts-source">{esc(s.source)}</span> <span style="color:#777">({kind})</span>' if s.source else "no file open"
+        )
+        self.status.object = f'<span data-testid="ts-status">{esc(s.status)}</span>'
+        self.progress.visible = s.loading
+        self.progress.value = int(round(s.progress * 100))
+        self.error.visible = bool(s.error)
+        self.error.object = f'<div class="ts-error" data-testid="ts-error">{esc(s.error)}</div>' if s.error else ""
+
+    def __panel__(self):
+        return pn.Column(
+            pn.Row(pn.pane.HTML("<b style='font-size:18px'>tilescope</b>", margin=(6, 10)), self.source, self.progress, self.status,
+                   pn.layout.HSpacer(), self.upload, sizing_mode="stretch_width"),
+            self.error,
+            sizing_mode="stretch_width",
+        )
+
+
+class ExplorerApp(pn.viewable.Viewer):
+    """The page of one session: file bar, then the memory-profile views (or the search-state view)."""
+
+    state = param.ClassSelector(class_=SessionState)
+
+    def __init__(self, options: AppOptions, **params):
+        super().__init__(**params)
+        self.options = options
+        self.file_bar = FileBar(state=self.state)
+        self.body = pn.Column(pn.pane.HTML("<i>loading…</i>", margin=20), sizing_mode="stretch_width")
+        self._profile_views = None  # built once, on the first memory profile
+        self._search_view = None
+        self.file_bar.upload.param.watch(self._on_upload, "value")
+
+    # ------------------------------------------------------------------ layout
+
+    def _profile_layout(self):
+        if self._profile_views is None:
+            s = self.state
+            at_step, lifetimes = AtStepView(state=s), LifetimesView(state=s)
+            tabs = pn.Tabs(
+                ("Values", ValuesTableView(state=s)),
+                ("Storage groups", StorageGroupsView(state=s)),
+                ("What-if editor", EditorView(state=s)),
+                ("Export", ExportView(state=s)),
+                dynamic=True, sizing_mode="stretch_width",
+            )
+            self._profile_views = pn.Column(
+                SummaryView(state=s),
+                TimelineView(state=s),
+                pn.Row(pn.Column(at_step, sizing_mode="stretch_width"), pn.Column(lifetimes, sizing_mode="stretch_width"), sizing_mode="stretch_width"),
+                tabs,
+                sizing_mode="stretch_width",
+            )
+        return self._profile_views
+
+    def _show_body(self):
+        """The search-state view or the profile views, whichever the open file needs."""
+        if self.state.kind == "search_state":
+            view = self._search_state_view()
+        elif self.state.profile is not None:
+            view = self._profile_layout()
+        else:
+            return
+        if list(self.body.objects) != [view]:
+            self.body.objects = [view]
+
+    def _search_state_view(self):
+        try:
+            from app.search_view import SearchStateView  # written by another helper; optional
+        except ImportError:
+            return pn.pane.HTML(
+                f'<div data-testid="ts-search-unavailable" style="margin:20px">{esc(self.state.source)} is a search state; '
+                "the search state view is not available in this build.</div>"
+            )
+        return SearchStateView(state=self.state)
+
+    # ------------------------------------------------------------------ loading
+
+    async def load_initial(self):
+        """Open the URL's ``?file=`` (if any), else the served file; a refused or bad requested file
+        falls back to the default and keeps its message."""
+        requested = pn.state.session_args.get("file") if pn.state.session_args else None
+        problem = None
+        if requested:
+            name = requested[0].decode("utf-8", "replace")
+            try:
+                path = resolve_in_root(self.options.data_root, name)
+            except PathRefused as exc:
+                problem = str(exc)
+            else:
+                if await self._load(partial(load_file, path, name=name)):
+                    return
+                problem = self.state.error
+        await self._load(partial(load_file, initial_file(self.options)))
+        if problem:
+            self.state.fail(problem)
+
+    async def _load(self, job) -> bool:
+        """Run ``job(progress) -> Loaded`` in a worker thread; adopt the result on this session's loop."""
+        state = self.state
+        state.param.update(loading=True, progress=0.0, status="loading…")
+        loop = asyncio.get_running_loop()
+        doc = pn.state.curdoc
+        try:
+            loaded: Loaded = await loop.run_in_executor(None, job, state.report_progress)
+        except Exception as exc:  # bad input (InputError) or anything else: say it, keep what is open
+            await self._in_session(doc, partial(state.fail, exc))
+            return False
+        await self._in_session(doc, partial(self._adopt, loaded))
+        return True
+
+    def _adopt(self, loaded: Loaded) -> None:
+        self.state.adopt(loaded)
+        self._show_body()
+
+    @staticmethod
+    async def _in_session(doc, change) -> None:
+        """Run ``change`` holding the session's document lock: the views update Bokeh models
+        directly, which is only allowed under the lock (after an ``await`` we no longer hold it)."""
+        if doc is None or doc.session_context is None:
+            change()
+            return
+        done = asyncio.get_running_loop().create_future()
+
+        def run():
+            try:
+                change()
+            except BaseException as exc:  # hand it to the awaiting coroutine
+                done.set_exception(exc)
+            else:
+                done.set_result(None)
+
+        doc.add_next_tick_callback(run)
+        await done
+
+    async def _on_upload(self, event):
+        files = event.new or {}
+        if not files:
+            return
+        name, data = next(iter(files.items()))
+        data = data.encode("utf-8") if isinstance(data, str) else data
+        self.file_bar.upload.value = {}
+        try:
+            check_upload_size(len(data))
+        except Exception as exc:
+            self.state.fail(error_text(exc))
+            return
+        await self._load(partial(load_bytes, data, Path(name).name))
+
+    def __panel__(self):
+        return pn.Column(self.file_bar, self.body, sizing_mode="stretch_width")
+
+
+def build_app(argv: list[str]) -> ExplorerApp:
+    options = parse_app_args(argv)
+    return ExplorerApp(options, state=SessionState())
+
+
+pn.extension("tabulator", "filedropper", notifications=False, sizing_mode="stretch_width")
+explorer = build_app(sys.argv[1:])
+pn.state.onload(explorer.load_initial)
+explorer.servable(title="tilescope")

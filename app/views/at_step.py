@@ -1,0 +1,175 @@
+"""At this step: the values live at the selected step, ranked by bytes, with the step's scratch and
+the exchange-row reservation, and a bar splitting the step's bytes by value (one lane per region).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import panel as pn
+import param
+from bokeh.events import Tap
+from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d
+from bokeh.palettes import Category20_20
+from bokeh.plotting import figure
+
+from app.format import esc, fmt_bytes, shorten
+from app.plotdata import live_rows_at
+from app.state import SessionState
+from app.views.values_table import TITLES, SelectionLink, table_formatters, values_frame
+
+COLUMNS = ("id", "name", "region", "bytes", "share", "shard", "aligned", "storage_group", "root", "first_step", "last_step", "tiling")
+LANES = {"standard": 1, "interleaved": 0}
+SEGMENT_FIELDS = ("left", "right", "bottom", "top", "lane", "label", "value_id", "bytes", "color")
+
+
+class AtStepView(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=SessionState)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._frame: pd.DataFrame | None = None  # all values with the current plan's figures
+        self.step_input = pn.widgets.IntInput(name="step", value=0, start=0, end=0, width=110, css_classes=["ts-step-input"])
+        self._buttons = {
+            "previous": pn.widgets.Button(name="◀", width=40),
+            "next": pn.widgets.Button(name="▶", width=40),
+            "total": pn.widgets.Button(name="total peak", width=95),
+            "standard": pn.widgets.Button(name="standard peak", width=110),
+            "interleaved": pn.widgets.Button(name="interleaved peak", width=120),
+        }
+        self._header = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.segments = ColumnDataSource({k: [] for k in SEGMENT_FIELDS}, name="ts-step-split")
+        self.bar = self._build_bar()
+        self.table = pn.widgets.Tabulator(
+            pd.DataFrame({c: [] for c in COLUMNS}), name="ts-step-values", show_index=False, disabled=True,
+            selectable="checkbox-single", pagination="local", page_size=15, titles={**TITLES, "share": "share of step"},
+            formatters={**table_formatters(COLUMNS), "share": {"type": "plaintext"}}, sizing_mode="stretch_width",
+            css_classes=["ts-step-values"], layout="fit_data_table",
+        )
+        self._link = SelectionLink(self.state, self.table)
+        self.step_input.param.watch(lambda e: self.state.select_step(e.new), "value")
+        self._buttons["previous"].on_click(lambda e: self.state.select_step(self.state.selected_step - 1))
+        self._buttons["next"].on_click(lambda e: self.state.select_step(self.state.selected_step + 1))
+        for kind in ("total", "standard", "interleaved"):
+            self._buttons[kind].on_click(lambda e, kind=kind: self._go_to_peak(kind))
+        self.state.param.watch(self._on_plan, ["plan", "profile"])
+        self.state.param.watch(self._on_step, ["selected_step"])
+        self._on_plan()
+
+    def _build_bar(self):
+        fig = figure(
+            name="ts-step-bar", height=130, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,reset", toolbar_location="right",
+            y_range=Range1d(-0.6, 1.6), x_axis_label="bytes at this step (per tile)",
+        )
+        fig.quad(left="left", right="right", bottom="bottom", top="top", source=self.segments, fill_color="color", line_color="white", line_width=0.5, name="segments")
+        fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
+        fig.yaxis.ticker = [0, 1]
+        fig.yaxis.major_label_overrides = {0: "interleaved", 1: "standard"}
+        fig.add_tools(HoverTool(tooltips=[("", "@label"), ("bytes", "@bytes{0,0} B")]))
+        fig.on_event(Tap, self._on_tap)
+        return fig
+
+    # ------------------------------------------------------------------ data
+
+    def _on_plan(self, *_):
+        state = self.state
+        if state.plan is None:
+            self._frame = None
+            return
+        self._frame = values_frame(state)
+        self.step_input.end = max(state.arrays.n_steps - 1, 0)
+        self._on_step()
+
+    def _on_step(self, *_):
+        state = self.state
+        if self._frame is None:
+            return
+        step = state.selected_step
+        if self.step_input.value != step:
+            self.step_input.value = step
+        rows = live_rows_at(state.arrays, step)
+        live = self._frame.iloc[rows]
+        live = live.sort_values(["bytes", "id"], ascending=[False, True], kind="stable")
+        steps = state.profile.steps
+        scratch = {
+            "standard": int(steps.column("scratch_standard")[step].as_py()),
+            "interleaved": int(steps.column("scratch_interleaved")[step].as_py()),
+        }
+        usage = {"standard": int(state.plan.usage_standard[step]), "interleaved": int(state.plan.usage_interleaved[step])}
+        total = usage["standard"] + usage["interleaved"]
+        table = live.assign(share=[f"{b / total:.1%}" if total else "" for b in live["bytes"]])[list(COLUMNS)].reset_index(drop=True)
+        self.table.value = table
+        self._link.sync()
+        self.segments.data = self._segments(live, scratch, state.arrays.exchange_rows)
+        self.bar.x_range.start = 0
+        self._header.object = self._header_html(step, live, usage, scratch)
+
+    def _segments(self, live: pd.DataFrame, scratch: dict, exchange_rows: int) -> dict:
+        data = {k: [] for k in SEGMENT_FIELDS}
+
+        def add(region, width, label, value_id, color):
+            lane = LANES[region]
+            left = cursor[region]
+            cursor[region] += width
+            data["left"].append(left)
+            data["right"].append(left + width)
+            data["lane"].append(lane)
+            data["bottom"].append(lane - 0.4)
+            data["top"].append(lane + 0.4)
+            data["label"].append(label)
+            data["value_id"].append(value_id)
+            data["bytes"].append(width)
+            data["color"].append(color)
+
+        cursor = {"standard": 0, "interleaved": 0}
+        if exchange_rows:
+            add("standard", exchange_rows, "exchange-row reservation", -1, "#BDBDBD")
+        for k, row in enumerate(live.itertuples(index=False)):
+            add(row.region, int(row.bytes), f"value {row.id}: {shorten(row.name, 80)}", int(row.id), Category20_20[k % 20])
+        for region, size in scratch.items():
+            if size:
+                add(region, size, f"scratch ({region})", -1, "#555555")
+        return data
+
+    def _header_html(self, step: int, live: pd.DataFrame, usage: dict, scratch: dict) -> str:
+        steps = self.state.profile.steps
+        operation = steps.column("operation")[step].as_py()
+        source = steps.column("source")[step].as_py()
+        count = steps.column("execution_count")[step].as_py()
+        ex = self.state.arrays.exchange_rows
+        return (
+            f'<div data-testid="ts-step-header" style="font-size:13px">'
+            f'<b>Step <span data-testid="ts-step-index">{step}</span></b> of {self.state.arrays.n_steps:,}: '
+            f'<code>{esc(shorten(operation, 240))}</code> · source op {source} · runs ×{count}<br>'
+            f'<span data-testid="ts-step-live-count">{len(live)}</span> values live · '
+            f"standard {esc(fmt_bytes(usage['standard']))} (scratch {scratch['standard']:,} B) + exchange rows {ex:,} B · "
+            f"interleaved {esc(fmt_bytes(usage['interleaved']))} (scratch {scratch['interleaved']:,} B)"
+            f"</div>"
+        )
+
+    # ------------------------------------------------------------------ actions
+
+    def _go_to_peak(self, kind: str):
+        peaks = self.state.plan.peaks if self.state.plan is not None else None
+        if peaks is not None:
+            self.state.select_step(getattr(peaks, f"{kind}_step"))
+
+    def _on_tap(self, event):
+        if event.x is None or event.y is None:
+            return
+        data = self.segments.data
+        lane = 1 if event.y > 0.5 else 0
+        for left, right, seg_lane, value_id in zip(data["left"], data["right"], data["lane"], data["value_id"]):
+            if seg_lane == lane and left <= event.x < right and value_id >= 0:
+                self.state.select_values([value_id])
+                return
+
+    def __panel__(self):
+        b = self._buttons
+        return pn.Column(
+            pn.Row(pn.pane.HTML("<b>At this step</b>", margin=(12, 10)), self.step_input, b["previous"], b["next"], b["total"], b["standard"], b["interleaved"]),
+            self._header,
+            self.bar,
+            self.table,
+            sizing_mode="stretch_width",
+            css_classes=["ts-at-step"],
+        )

@@ -1,0 +1,150 @@
+"""Storage groups and aliases: each storage group's members in order of first live step (a chain
+of conversions reads left to right), which members are aliases of which root, and the hand-over
+steps where two members are live together with the bytes that overlap costs.
+
+Selecting a value anywhere opens its group here; selecting a group selects its members.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import panel as pn
+import param
+
+from app.format import esc, fmt_bytes, shorten, step_range
+from app.plotdata import first_last_steps, hand_overs, storage_group_members
+from app.state import SessionState
+
+CSS = """
+.ts-groups { font-size: 13px; line-height: 1.5; }
+.ts-groups ol { margin: 2px 0 6px 0; padding-left: 22px; }
+.ts-groups .alias { color: #666; }
+.ts-groups .handover { background: #fff4c2; padding: 1px 4px; }
+.ts-groups code { font-size: 12px; }
+"""
+
+
+class StorageGroupsView(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=SessionState)
+    show_single = param.Boolean(default=False, doc="also list groups of one member")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._members: dict[int, np.ndarray] = {}
+        self._group_of_row: np.ndarray | None = None
+        self.group = None  # storage group shown in the detail pane
+        self.table = pn.widgets.Tabulator(
+            pd.DataFrame({"storage_group": [], "members": [], "values": [], "aliases": [], "hand_overs": [], "largest_overlap": []}),
+            name="ts-groups-table", show_index=False, disabled=True, selectable=1, pagination="local", page_size=15,
+            titles={"storage_group": "group", "hand_overs": "hand-overs", "largest_overlap": "largest overlap B", "values": "member ids"},
+            formatters={"values": {"type": "plaintext"}, "largest_overlap": {"type": "money", "formatterParams": {"precision": 0, "thousand": ","}}},
+            header_filters={"values": {"type": "input", "func": "like", "placeholder": "id…"}}, width=560, height=480,
+            css_classes=["ts-groups-table"],
+        )
+        self.detail = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", min_height=200)
+        self._single = pn.widgets.Checkbox.from_param(self.param.show_single, name="show groups of one value")
+        self.table.param.watch(self._on_table_selection, "selection")
+        self.state.param.watch(self._on_plan, ["plan", "profile"])
+        self.state.param.watch(self._on_values, ["selected_values"])
+        self._on_plan()
+
+    @param.depends("show_single", watch=True)
+    def _on_single(self):
+        self._on_plan()
+
+    def _on_plan(self, *_):
+        state = self.state
+        if state.plan is None:
+            return
+        arrays, cost = state.arrays, state.plan.figures.bytes
+        self._group_of_row = state.profile.values.column("storage_group").to_numpy()
+        self._members = storage_group_members(arrays, self._group_of_row)
+        rows = []
+        for group, members in self._members.items():
+            if len(members) < 2 and not self.show_single:
+                continue
+            overs = hand_overs(arrays, cost, group, members)
+            ids = arrays.value_ids[members]
+            rows.append({
+                "storage_group": group, "members": len(members), "values": ", ".join(map(str, ids.tolist())),
+                "aliases": int(np.count_nonzero(arrays.roots[members] != ids)), "hand_overs": len(overs),
+                "largest_overlap": max((h.together_bytes for h in overs), default=0),
+            })
+        frame = pd.DataFrame(rows, columns=["storage_group", "members", "values", "aliases", "hand_overs", "largest_overlap"])
+        self.table.value = frame
+        if self.group is None or self.group not in self._members:
+            self.group = int(frame["storage_group"].iloc[0]) if len(frame) else None
+        self._show(self.group)
+
+    def _on_values(self, *_):
+        ids = self.state.selected_values
+        if not ids or self._group_of_row is None:
+            return
+        row = self.state.arrays.row_of_id.get(ids[0])
+        if row is not None:
+            self._show(int(self._group_of_row[row]))
+
+    def _on_table_selection(self, event):
+        frame = self.table.value
+        if not event.new or frame is None or frame.empty:
+            return
+        group = int(frame["storage_group"].iloc[event.new[0]])
+        if group != self.group:
+            self._show(group)
+            members = self._members.get(group, np.zeros(0, dtype=np.int64))
+            self.state.select_values([int(i) for i in self.state.arrays.value_ids[members]])
+
+    def _show(self, group: int | None):
+        self.group = group
+        self.detail.object = group_html(self.state, group, self._members.get(group)) if group is not None else ""
+
+    def __panel__(self):
+        return pn.Row(
+            pn.Column(pn.pane.HTML("<b>Storage groups</b> (groups of two or more values)"), self._single, self.table),
+            self.detail,
+            sizing_mode="stretch_width",
+            css_classes=["ts-storage-groups"],
+        )
+
+
+def group_html(state: SessionState, group: int, members: np.ndarray | None) -> str:
+    """One group: members in first-step order with aliases, then the hand-overs and their cost."""
+    if members is None:
+        return ""
+    arrays, cost = state.arrays, state.plan.figures.bytes
+    names = state.profile.values.column("name")
+    first, last = first_last_steps(arrays)
+    selected = set(state.selected_values)
+    items = []
+    for row in members.tolist():
+        vid, root = int(arrays.value_ids[row]), int(arrays.roots[row])
+        name = esc(shorten(names[row].as_py(), 120))
+        mark = " <b>◀ selected</b>" if vid in selected else ""
+        if root != vid:
+            items.append(
+                f'<li class="alias" data-value="{vid}">value {vid} <code>{name}</code>: alias of value {root} '
+                f"(no bytes of its own; its memory is value {root}'s){mark}</li>"
+            )
+        elif first[row] < 0:
+            items.append(f'<li data-value="{vid}">value {vid} <code>{name}</code>: {esc(fmt_bytes(cost[row]))}, never live{mark}</li>')
+        else:
+            items.append(
+                f'<li data-value="{vid}">value {vid} <code>{name}</code>: {esc(fmt_bytes(cost[row]))}, '
+                f"live {step_range(int(first[row]), int(last[row]))}{mark}</li>"
+            )
+    overs = hand_overs(arrays, cost, group, members)
+    if overs:
+        lines = "".join(
+            f'<li class="handover" data-testid="ts-handover">values {h.first_value} ({esc(fmt_bytes(h.first_bytes))}) and '
+            f"{h.second_value} ({esc(fmt_bytes(h.second_bytes))}) both live at {step_range(h.from_step, h.to_step)}: "
+            f"{esc(fmt_bytes(h.together_bytes))} together</li>"
+            for h in overs
+        )
+        handover_html = f"<b>Hand-overs</b> (members live at the same steps)<ol>{lines}</ol>"
+    else:
+        handover_html = "<i>No two members of this group are live at the same step.</i>"
+    return (
+        f'<div class="ts-groups" data-testid="ts-group-detail" data-group="{group}">'
+        f"<b>Storage group {group}</b>: {len(members)} member(s), in order of first live step"
+        f"<ol>{''.join(items)}</ol>{handover_html}</div>"
+    )

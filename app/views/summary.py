@@ -1,0 +1,119 @@
+"""Summary: the profile's scope, device and budgets, the three peaks with their steps, the effective
+peak and the verdict. After what-if edits each figure reads ``before → after (difference)``.
+
+Every figure carries a ``data-testid`` (``ts-peak-total``, ``ts-budget``…) whose text is only the
+figure, e.g. ``429,904 B (419.8 KiB)``.
+"""
+from __future__ import annotations
+
+import panel as pn
+import param
+
+from app.format import esc, fmt_bytes, fmt_change
+from app.state import SessionState
+
+CSS = """
+.ts-summary { font-size: 13px; line-height: 1.45; }
+.ts-summary h3 { margin: 0 0 4px 0; font-size: 15px; }
+.ts-summary table { border-collapse: collapse; }
+.ts-summary td { padding: 1px 12px 1px 0; vertical-align: top; white-space: nowrap; }
+.ts-summary td.k { color: #555; }
+.ts-summary .ts-fig { font-variant-numeric: tabular-nums; }
+.ts-summary .ts-grid { display: flex; gap: 28px; flex-wrap: wrap; }
+.ts-summary .ok { color: #1a7f37; font-weight: 600; }
+.ts-summary .bad { color: #c62828; font-weight: 600; }
+.ts-summary .changed { background: #fff4c2; }
+.ts-summary .note { color: #777; font-size: 12px; }
+"""
+
+
+def _figure(testid: str, before: int, after: int) -> str:
+    changed = " changed" if int(before) != int(after) else ""
+    return f'<span class="ts-fig{changed}" data-testid="{testid}">{esc(fmt_change(before, after))}</span>'
+
+
+def _step(testid: str, before: int, after: int) -> str:
+    text = f"step {after}" if before == after else f"step {before} → {after}"
+    return f'<span data-testid="{testid}">{esc(text)}</span>'
+
+
+def _row(key: str, value_html: str) -> str:
+    return f'<tr><td class="k">{esc(key)}</td><td>{value_html}</td></tr>'
+
+
+def summary_html(state: SessionState) -> str:
+    """The summary as HTML (all file text escaped)."""
+    profile, arrays = state.profile, state.arrays
+    if profile is None or arrays is None:
+        return '<div class="ts-summary" data-testid="ts-summary-empty">No memory profile open.</div>'
+    header = profile.header
+    base, now = state.base_plan.peaks, state.plan.peaks
+    device = "".join(
+        [
+            _row("scope", f'<span data-testid="ts-scope">{esc(header["scope"])}</span>'),
+            _row("device tiles", f'<span data-testid="ts-device-tiles">{arrays.device_tiles:,}</span>'),
+            _row("budget", f'<span class="ts-fig" data-testid="ts-budget">{esc(fmt_bytes(arrays.budget_bytes))}</span>'),
+            _row("interleaved budget", f'<span class="ts-fig" data-testid="ts-interleaved-budget">{esc(fmt_bytes(arrays.interleaved_budget_bytes))}</span>'),
+            _row("support reserve", f'<span class="ts-fig" data-testid="ts-support-reserve">{esc(fmt_bytes(arrays.support_reserve_bytes))}</span>'),
+            _row("exchange rows", f'<span class="ts-fig" data-testid="ts-exchange-rows">{esc(fmt_bytes(arrays.exchange_rows))}</span>'),
+        ]
+    )
+    peaks = "".join(
+        [
+            _row("standard peak", _figure("ts-peak-standard", base.standard, now.standard) + " at " + _step("ts-peak-standard-step", base.standard_step, now.standard_step)),
+            _row("interleaved peak", _figure("ts-peak-interleaved", base.interleaved, now.interleaved) + " at " + _step("ts-peak-interleaved-step", base.interleaved_step, now.interleaved_step)),
+            _row("total peak", _figure("ts-peak-total", base.total, now.total) + " at " + _step("ts-peak-total-step", base.total_step, now.total_step)),
+            _row("effective peak", _figure("ts-effective-peak", base.effective_peak_bytes, now.effective_peak_bytes)),
+            _row("largest standard allocation", _figure("ts-max-standard-allocation", base.maximum_standard_allocation, now.maximum_standard_allocation)),
+            _row("fits budget", _verdict(now.fits_budget, base.fits_budget, now, arrays)),
+        ]
+    )
+    edits = ""
+    if state.edits:
+        edits = f'<div class="note" data-testid="ts-summary-edits">with {len(state.edits)} what-if edit(s): figures read before → after (difference)</div>'
+    return (
+        f'<div class="ts-summary" data-testid="ts-summary"><div class="ts-grid">'
+        f"<div><h3>Profile</h3><table>{device}</table></div>"
+        f"<div><h3>Peaks (per tile)</h3><table>{peaks}</table>{edits}{_recorded_note(header, base)}</div>"
+        f"</div></div>"
+    )
+
+
+def _verdict(fits: bool, fitted_before: bool, peaks, arrays) -> str:
+    word = "yes" if fits else "no"
+    cls = "ok" if fits else "bad"
+    change = "" if fits == fitted_before else f" (was {'yes' if fitted_before else 'no'})"
+    rule = (
+        f"effective peak {peaks.effective_peak_bytes:,} ≤ budget {arrays.budget_bytes:,} and "
+        f"interleaved peak {peaks.interleaved:,} ≤ {arrays.interleaved_budget_bytes:,}"
+    )
+    return f'<span class="{cls}" data-testid="ts-fits-budget" title="{esc(rule)}">{word}{esc(change)}</span>'
+
+
+def _recorded_note(header: dict, base) -> str:
+    """Whether the recomputed peaks reproduce the figures the file records."""
+    recorded = {
+        "standard": (header["peak_standard"], base.standard),
+        "interleaved": (header["peak_interleaved"], base.interleaved),
+        "total": (header["peak_total"], base.total),
+        "effective": (header["effective_peak_bytes"], base.effective_peak_bytes),
+    }
+    differ = [f"{k}: file {r:,}, recomputed {c:,}" for k, (r, c) in recorded.items() if int(r) != int(c)]
+    if not differ:
+        return '<div class="note" data-testid="ts-recorded-check">recomputed peaks match the figures recorded in the file</div>'
+    return f'<div class="note bad" data-testid="ts-recorded-check">recomputed peaks differ from the file: {esc("; ".join(differ))}</div>'
+
+
+class SummaryView(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=SessionState)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._pane = pn.pane.HTML(summary_html(self.state), stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
+        self.state.param.watch(self._refresh, ["plan", "profile"])
+
+    def _refresh(self, *_):
+        self._pane.object = summary_html(self.state)
+
+    def __panel__(self):
+        return self._pane

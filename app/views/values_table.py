@@ -1,0 +1,150 @@
+"""Values: every value of the profile in a filterable, sortable table. Selecting rows selects the
+values in every view.
+
+Text from the file (names, groups, shapes, precisions) is shown with Tabulator's ``plaintext``
+formatter, which escapes HTML.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import panel as pn
+import param
+from bokeh.models.widgets.tables import NumberFormatter
+
+from app.plotdata import first_last_steps, tile_counts, tiling_summaries, unpadded_shard_bytes
+from app.state import SessionState
+
+TEXT_COLUMNS = ("name", "group", "shape", "precision", "region", "tiling", "alias_of")
+BYTE_COLUMNS = ("shard", "aligned", "bytes", "bytes_before", "change", "padding_waste", "shard_padding", "unpadded_shard")
+TITLES = {
+    "id": "id", "name": "name", "group": "group", "storage_group": "storage group", "root": "root", "alias_of": "alias of",
+    "region": "region", "shape": "shape", "precision": "precision", "tiling": "tiling", "tiles": "tiles",
+    "shard": "shard B", "aligned": "aligned B", "bytes": "bytes", "bytes_before": "bytes before", "change": "Δ bytes",
+    "padding_waste": "aligned − shard", "unpadded_shard": "unpadded shard B", "shard_padding": "shard padding B",
+    "first_step": "first step", "last_step": "last step",
+}
+
+
+def values_frame(state: SessionState) -> pd.DataFrame:
+    """One row per value (the values table's order) with the current plan's figures."""
+    profile, arrays, plan = state.profile, state.arrays, state.plan
+    v = profile.values
+    tilings = state.whatif.tilings if state.whatif is not None else {}
+    figures, base = plan.figures, state.base_plan.figures
+    first, last = first_last_steps(arrays)
+    unpadded = unpadded_shard_bytes(arrays, tilings)
+    ids, roots = arrays.value_ids, arrays.roots
+    frame = pd.DataFrame(
+        {
+            "id": ids,
+            "name": v.column("name").to_pylist(),
+            "group": v.column("group").to_pylist(),
+            "storage_group": v.column("storage_group").to_numpy(),
+            "root": roots,
+            "alias_of": np.where(roots != ids, roots.astype(str), ""),
+            "region": v.column("region").to_pylist(),
+            "shape": ["[" + ", ".join(map(str, s)) + "]" for s in arrays.shapes],
+            "precision": v.column("precision_name").to_pylist(),
+            "tiling": tiling_summaries(arrays, tilings),
+            "tiles": tile_counts(arrays, tilings),
+            "shard": figures.shard,
+            "unpadded_shard": unpadded,
+            "shard_padding": figures.shard - unpadded,
+            "aligned": figures.aligned,
+            "padding_waste": figures.aligned - figures.shard,
+            "bytes": figures.bytes,
+            "bytes_before": base.bytes,
+            "change": figures.bytes - base.bytes,
+            "first_step": first,
+            "last_step": last,
+        }
+    )
+    return frame
+
+
+def table_formatters(columns) -> dict:
+    out = {}
+    for column in columns:
+        if column in TEXT_COLUMNS:
+            out[column] = {"type": "plaintext"}
+        elif column in BYTE_COLUMNS:
+            out[column] = NumberFormatter(format="0,0")
+    return out
+
+
+class SelectionLink:
+    """Keeps a Tabulator's selected rows and ``state.selected_values`` in step, both ways."""
+
+    def __init__(self, state: SessionState, table: pn.widgets.Tabulator):
+        self.state, self.table = state, table
+        self._syncing = False
+        table.param.watch(self._from_table, "selection")
+        state.param.watch(self._from_state, "selected_values")
+
+    def _from_table(self, event):
+        if self._syncing:
+            return
+        frame = self.table.value
+        if frame is None or frame.empty:
+            return
+        ids = [int(frame["id"].iloc[i]) for i in event.new if 0 <= i < len(frame)]
+        if ids and ids != list(self.state.selected_values):
+            self._syncing = True
+            try:
+                self.state.select_values(ids)
+            finally:
+                self._syncing = False
+
+    def _from_state(self, *_):
+        if self._syncing:
+            return
+        self.sync()
+
+    def sync(self):
+        frame = self.table.value
+        if frame is None or frame.empty:
+            return
+        wanted = set(self.state.selected_values)
+        positions = [int(i) for i in np.flatnonzero(frame["id"].isin(wanted).to_numpy())]
+        if positions != list(self.table.selection):
+            self._syncing = True
+            try:
+                self.table.selection = positions
+            finally:
+                self._syncing = False
+
+
+class ValuesTableView(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=SessionState)
+
+    COLUMNS = ("id", "name", "group", "storage_group", "root", "alias_of", "region", "shape", "precision", "tiling", "tiles",
+               "shard", "aligned", "bytes", "change", "padding_waste", "shard_padding", "first_step", "last_step")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.table = pn.widgets.Tabulator(
+            pd.DataFrame({c: [] for c in self.COLUMNS}), name="ts-values-table", show_index=False, disabled=True,
+            selectable="checkbox-single", pagination="remote", page_size=25, header_filters=True,
+            titles=TITLES, formatters=table_formatters(self.COLUMNS), sizing_mode="stretch_width", height=560,
+            css_classes=["ts-values-table"], layout="fit_data_table",
+        )
+        self._note = pn.pane.HTML("", styles={"font-size": "12px", "color": "#555"})
+        self._link = SelectionLink(self.state, self.table)
+        self.state.param.watch(self._refresh, ["plan", "profile"])
+        self._refresh()
+
+    def _refresh(self, *_):
+        if self.state.plan is None:
+            return
+        frame = values_frame(self.state)[list(self.COLUMNS)]
+        self.table.value = frame
+        self._link.sync()
+        self._note.object = (
+            f"{len(frame):,} values. Bytes per tile; <i>aligned − shard</i> is what the allocation granule adds; "
+            "<i>shard padding</i> is the largest shard beyond an even, unpadded split. Aliases (with <i>alias of</i>) "
+            "have no bytes of their own."
+        )
+
+    def __panel__(self):
+        return pn.Column(self._note, self.table, sizing_mode="stretch_width")

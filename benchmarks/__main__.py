@@ -1,0 +1,170 @@
+"""Scale benchmarks: ``.venv/bin/python -m benchmarks [--large] [--repeat N] [--no-replan]``.
+
+For the sample, a ~90 MB synthetic profile (200 blocks × 24 layers) and, with ``--large``, a ~1 GB
+one (2200 × 24), prints:
+
+- normalise time (load + validate + write Parquet, what ``tilescope normalise`` does) and its
+  ratio to a bare stdlib ``json.load`` of the same file, measured in the same run
+  (goal: ≤ 1.5×, aim < 1×);
+- peak resident memory of the normalising process, and its ratio to the file size, both in
+  absolute terms and above the process's baseline after imports and a warm-up load (goal ≤ 3×,
+  aim 1.5×);
+- the cached reopen time (``loaders.cache``: hash the file, memory-map the tables);
+- the per-edit re-plan time (``benchmarks.bench_replan``, the what-if planner's benchmark).
+
+Each figure comes from fresh subprocesses (best wall time of ``--repeat`` runs; peak memory is the
+highest). Synthetic profiles are generated into ``benchmarks/data/`` (git-ignored) and reused while
+their parameters and the generator are unchanged. The closing Markdown table is for the README.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tilescope.synth import SAMPLE_PATH, write_synthetic_profile
+
+from .bench_load import Measurement, measure
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+MEDIUM = (200, 24)  # ~90 MB
+LARGE = (2200, 24)  # ~1 GB
+
+
+@dataclass
+class Row:
+    name: str
+    size: int
+    json_load: Measurement
+    normalise: Measurement
+    cached: Measurement
+    replan_ms: float | None  # median per edit; None when the re-plan benchmark is not available
+
+    @property
+    def ratio(self) -> float:
+        return self.normalise.wall / self.json_load.wall
+
+    @property
+    def cpu_ratio(self) -> float:
+        return self.normalise.cpu / self.json_load.cpu
+
+
+def _generator_fingerprint() -> str:
+    digest = hashlib.blake2b(digest_size=8)
+    for path in (ROOT / "tilescope" / "synth.py", SAMPLE_PATH):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def synthetic(blocks: int, layers: int) -> Path:
+    """The profile for these parameters in benchmarks/data, generated unless already there."""
+    DATA.mkdir(exist_ok=True)
+    path = DATA / f"synthetic_b{blocks}_l{layers}.memory_profile.json"
+    stamp = path.with_suffix(".params")
+    params = {"blocks": blocks, "layers": layers, "generator": _generator_fingerprint()}
+    if path.exists() and stamp.exists():
+        recorded = json.loads(stamp.read_text())
+        if recorded == {**params, "size": path.stat().st_size}:
+            return path
+    print(f"generating {path.name} ({blocks} blocks × {layers} layers)…", flush=True)
+    started = time.perf_counter()
+    write_synthetic_profile(path, blocks, layers)
+    stamp.write_text(json.dumps({**params, "size": path.stat().st_size}))
+    print(f"  {path.stat().st_size:,} bytes in {time.perf_counter() - started:.1f} s", flush=True)
+    return path
+
+
+def replan_per_edit_ms(path: Path, edits: int) -> float | None:
+    """Median incremental re-plan time per edit from ``benchmarks.bench_replan`` (the what-if
+    planner's own benchmark), run on ``path`` in a subprocess.
+
+    Hook: if bench_replan grows a function returning the figure, call it here instead of reading
+    its printed line.
+    """
+    if not (Path(__file__).resolve().parent / "bench_replan.py").exists():
+        return None  # TODO(lead): connect when benchmarks/bench_replan.py lands
+    command = [sys.executable, "-m", "benchmarks.bench_replan", "--profile", str(path), "--edits", str(edits)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    match = re.search(r"incremental re-plan per edit: median\s+([\d.]+) ms", done.stdout)
+    if done.returncode != 0 or not match:
+        print(f"  re-plan benchmark failed on {path.name}:\n{done.stdout}{done.stderr}", file=sys.stderr)
+        return None
+    return float(match.group(1))
+
+
+def measure_profile(name: str, path: Path, repeat: int, replan_edits: int | None) -> Row:
+    print(f"measuring {name} ({path.stat().st_size:,} bytes)…", flush=True)
+    json_load = measure("json", path, repeat)
+    normalise = measure("normalise", path, repeat)
+    cache_dir = Path(tempfile.mkdtemp(prefix="bench_cache."))
+    try:
+        measure("cache-fill", path, 1, cache_dir)
+        cached = measure("cached", path, repeat, cache_dir)
+    finally:
+        shutil.rmtree(cache_dir, ignore_errors=True)
+    replan = replan_per_edit_ms(path, replan_edits) if replan_edits else None
+    row = Row(name, path.stat().st_size, json_load, normalise, cached, replan)
+    print(f"  json.load {json_load.wall:.2f} s, normalise {normalise.wall:.2f} s ({row.ratio:.2f}×), "
+          f"peak {normalise.peak_rss / 1e6:,.0f} MB, cached reopen {cached.wall:.3f} s", flush=True)
+    return row
+
+
+def _seconds(s: float) -> str:
+    return f"{s * 1000:.0f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.1f} MB"
+
+
+def markdown(rows: list[Row]) -> str:
+    lines = [
+        "| profile | file | json.load | normalise | ratio (wall / CPU) | peak RSS (above baseline) | ÷ file size (above baseline) | json.load peak RSS | cached reopen | re-plan per edit |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        n = r.normalise
+        replan = f"{r.replan_ms:.2f} ms" if r.replan_ms is not None else "n/a"
+        lines.append(
+            f"| {r.name} | {_mb(r.size)} | {_seconds(r.json_load.wall)} | {_seconds(n.wall)} | {r.ratio:.2f}× / {r.cpu_ratio:.2f}× "
+            f"| {_mb(n.peak_rss)} ({_mb(n.above_baseline)}) | {n.peak_rss / r.size:.2f}× ({n.above_baseline / r.size:.2f}×) "
+            f"| {_mb(r.json_load.peak_rss)} | {_seconds(r.cached.wall)} | {replan} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--large", action="store_true", help="also the ~1 GB profile (generated once, ~1 GB of disk)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure, best kept (default 3; 1 for the large profile)")
+    parser.add_argument("--replan-edits", type=int, default=20, help="edits for the re-plan figure (0 skips it)")
+    args = parser.parse_args(argv)
+
+    profiles = [("sample", SAMPLE_PATH), (f"synthetic {MEDIUM[0]}×{MEDIUM[1]}", synthetic(*MEDIUM))]
+    if args.large:
+        profiles.append((f"synthetic {LARGE[0]}×{LARGE[1]}", synthetic(*LARGE)))
+    rows = []
+    for name, path in profiles:
+        large = path.stat().st_size > 500e6
+        rows.append(measure_profile(name, path, 1 if large else args.repeat, args.replan_edits))
+    print()
+    print(markdown(rows))
+    print()
+    print("normalise = load, validate and write the five tables as Parquet (`tilescope normalise`); "
+          "ratio = normalise ÷ json.load of the same file in this run (goals: ≤ 1.5×; peak ≤ 3× the file). "
+          "Baseline = the process after imports and a warm-up load of the sample. Times are the best of "
+          f"{args.repeat} fresh processes (1 for files over 500 MB).")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,125 @@
+"""Loader measurements, each in a fresh subprocess so runs do not pollute each other's memory.
+
+    .venv/bin/python -m benchmarks.bench_load worker MODE FILE [CACHE_DIR]   (used by the runner)
+
+Modes (each prints one JSON object: wall and CPU seconds, baseline and peak RSS):
+
+- ``json``: the baseline, a bare stdlib ``json.load`` of the file;
+- ``normalise``: what ``tilescope normalise`` does: load and validate the profile, then write its
+  five tables as Parquet (into a temporary folder);
+- ``cache-fill``: ``load_profile_cached`` into CACHE_DIR (not timed as a goal; prepares ``cached``);
+- ``cached``: ``load_profile_cached`` again: hash the file, memory-map the cached tables.
+
+Before timing, every worker does the same operation once on the small sample, so one-off costs
+(imports, the Debug-text parser's tables, Arrow's first allocation, ~50 MB resident) are in the
+baseline, not in the figure. Baseline RSS is measured after that warm-up; peak RSS is the
+process's ``ru_maxrss`` at the end.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "vit_finalist5.memory_profile.json"
+
+
+def _current_rss() -> int:
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _peak_rss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+
+
+def _normalise(path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from loaders.memory_profile import load_memory_profile
+
+    with tempfile.TemporaryDirectory(prefix="bench_normalise.") as out:
+        for name, table in load_memory_profile(path).tables().items():
+            pq.write_table(table, Path(out) / f"{name}.parquet")
+
+
+def _json_load(path: Path) -> None:
+    with open(path, "rb") as handle:
+        json.load(handle)
+
+
+def worker(mode: str, path: Path, cache_dir: Path | None) -> dict:
+    if mode == "json":
+        operation = _json_load
+    elif mode == "normalise":
+        operation = _normalise
+    elif mode in ("cache-fill", "cached"):
+        from loaders.cache import load_profile_cached
+
+        warm_cache = Path(tempfile.mkdtemp(prefix="bench_warm_cache."))
+
+        def operation(p: Path) -> None:
+            load_profile_cached(p, cache_dir if p == path else warm_cache)
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    operation(SAMPLE)  # warm-up: one-off costs go into the baseline
+    if mode == "cached":
+        operation(SAMPLE)  # (the second time from its cache, as the measured call will be)
+    baseline = _current_rss()
+    wall, cpu = time.perf_counter(), time.process_time()
+    operation(path)
+    if mode in ("cache-fill", "cached"):
+        shutil.rmtree(warm_cache, ignore_errors=True)
+    return {
+        "wall": time.perf_counter() - wall,
+        "cpu": time.process_time() - cpu,
+        "baseline_rss": baseline,
+        "peak_rss": _peak_rss(),
+    }
+
+
+@dataclass(frozen=True)
+class Measurement:
+    wall: float  # seconds, best of the repeats
+    cpu: float  # CPU seconds of that run
+    baseline_rss: int  # bytes resident after imports and warm-up
+    peak_rss: int  # bytes, highest over the repeats
+
+    @property
+    def above_baseline(self) -> int:
+        return max(self.peak_rss - self.baseline_rss, 0)
+
+
+def measure(mode: str, path: Path, repeat: int = 3, cache_dir: Path | None = None) -> Measurement:
+    """Run ``mode`` on ``path`` in ``repeat`` fresh subprocesses; keep the fastest run's times."""
+    runs = []
+    for _ in range(repeat):
+        command = [sys.executable, "-m", "benchmarks.bench_load", "worker", mode, str(path)]
+        if cache_dir is not None:
+            command.append(str(cache_dir))
+        done = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
+        if done.returncode != 0:
+            raise RuntimeError(f"{mode} on {path.name} failed:\n{done.stderr}")
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    best = min(runs, key=lambda r: r["wall"])
+    return Measurement(best["wall"], best["cpu"], best["baseline_rss"], max(r["peak_rss"] for r in runs))
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) >= 3 and argv[0] == "worker":
+        cache_dir = Path(argv[3]) if len(argv) > 3 else None
+        print(json.dumps(worker(argv[1], Path(argv[2]), cache_dir)))
+        return 0
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

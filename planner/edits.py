@@ -1,0 +1,331 @@
+"""What-if tiling edits: validate a set of edits together, then re-plan incrementally.
+
+Semantics (formats.md §2):
+
+- An edit sets the partition count of one axis position of a value's tiling, or its replica count;
+  the tiling's ``tile_count`` follows (product of partitions times replicas).
+- Values sharing a ``root`` share one layout, so an edit of any of them (an alias such as value 48,
+  root 45) is an edit of the root and of every value with that root: an *alias class*.
+- With ``whole_storage_group=True`` the same change is also applied to every member of the storage
+  group of the value the edit names (``storage_group`` of that value, not of its root), each member
+  again with its whole alias class. A partition edit skips members whose tiling has no axis at that
+  position (they are left as they are). A member whose resulting layout is invalid refuses the whole
+  set, and the error names that member.
+- Validation looks at the layouts that result from the whole set together (so "axis 1 partitions
+  9 → 18 and replicas 54 → 27" passes although its first half alone would exceed the device): every
+  edited axis has at least 1 partition and at most its blocks (``shards.axis_blocks`` of the
+  resulting tiling), replicas are at least 1, the tile count is at most the device's, and the value
+  and axis position exist. An axis the set did not edit but whose blocks the edit changed (a later
+  axis cutting the same dimension, or a ``Linear`` axis after it) is held to the same rule. The
+  first violation raises ``EditError`` naming the value, the axis and the rule; nothing is applied.
+- Later edits of the same class and axis override earlier ones.
+- A value's allocation granule stays as inferred from the file (``ProfileArrays.granule``); its
+  ``copies`` too.
+
+Re-planning is incremental: only the edited classes' bytes change, so the new per-step usage is the
+base usage plus each changed value's byte delta over its live intervals. The work is proportional to
+the edited values' lifetimes (plus a copy of the per-step and per-value arrays and the peaks' argmax).
+``apply_edits`` expects ``base_plan`` to be the plan of the recorded tilings (``compute_plan(arrays)``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from models.edits import TilingEdit
+from models.errors import TilescopeError
+from models.tiling import TensorTiling
+
+from .model import Peaks, Plan, ProfileArrays, ValueBytes, peaks_of
+from .shards import aligned_bytes, axis_blocks, shard_bytes
+
+REPLICAS = "replicas"  # EditError.axis of a replica edit
+
+RULE_UNKNOWN_VALUE = "no such value"
+RULE_UNKNOWN_AXIS = "no such axis position"
+RULE_MIN_PARTITIONS = "partitions must be at least 1"
+RULE_MAX_PARTITIONS = "partitions must not exceed the axis's blocks"
+RULE_MIN_REPLICAS = "replicas must be at least 1"
+RULE_TILE_COUNT = "tile count must not exceed the device's tiles"
+
+
+class EditError(TilescopeError):
+    """An edit set that cannot be applied. ``axis`` is an axis position, ``"replicas"``, or None."""
+
+    def __init__(self, value: int, axis: int | str | None, rule: str, detail: str = ""):
+        self.value = value
+        self.axis = axis
+        self.rule = rule
+        self.detail = detail
+        where = f"value {value}"
+        if axis == REPLICAS:
+            where += " replicas"
+        elif axis is not None:
+            where += f" axis {axis}"
+        super().__init__(f"{where}: {rule}" + (f" ({detail})" if detail else ""))
+
+
+@dataclass(frozen=True)
+class AppliedEdit:
+    edit: TilingEdit
+    applied_to: list[int]  # ids of every value whose tiling the edit set, ascending
+
+
+@dataclass(frozen=True)
+class PlanDiff:
+    """The edited plan against the unedited one."""
+
+    step_standard: np.ndarray  # after - before, per step
+    step_interleaved: np.ndarray
+    peaks_before: Peaks
+    peaks_after: Peaks
+    changed_values: list[tuple[int, int, int]]  # (value id, bytes before, bytes after), ascending id
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    plan: Plan
+    edits: tuple[TilingEdit, ...]
+    tilings: dict[int, TensorTiling]  # value row → edited tiling (every row of every edited class)
+    applied: list[AppliedEdit]
+    diff: PlanDiff
+    base: Plan = field(repr=False)  # the unedited plan the edits were applied to
+    whole_storage_group: bool = False
+
+
+# ----------------------------------------------------------------------------- resolving edits
+
+
+@dataclass
+class _ClassEdit:
+    """The pending layout of one alias class (keyed by its root row) and who set what on it."""
+
+    tiling: TensorTiling
+    # axis position (or REPLICAS) → (value id to name in errors, how it was reached), latest edit last
+    named: dict[int | str, tuple[int, str]] = field(default_factory=dict)
+
+
+def _edit_axis(edit: TilingEdit) -> int | str:
+    return REPLICAS if edit.replicas is not None else int(edit.axis)  # type: ignore[arg-type]
+
+
+def _row_of(arrays: ProfileArrays, edit: TilingEdit) -> int:
+    row = arrays.row_of_id.get(int(edit.value))
+    if row is None:
+        raise EditError(edit.value, _edit_axis(edit), RULE_UNKNOWN_VALUE)
+    return row
+
+
+def _target_roots(arrays: ProfileArrays, edit: TilingEdit, row: int, whole_storage_group: bool) -> list[tuple[int, int, str]]:
+    """(root row, value id named in errors, how it was reached) for every class the edit reaches."""
+    own_root = int(arrays.root_rows[row])
+    out = [(own_root, int(edit.value), "")]
+    if not whole_storage_group or arrays.storage_groups is None:
+        return out
+    group = int(arrays.storage_groups[row])
+    seen = {own_root}
+    for member in arrays.storage_group_rows.get(group, []):
+        root = int(arrays.root_rows[member])
+        if root in seen:
+            continue
+        if edit.axis is not None and edit.axis >= arrays.axes_count[root]:
+            continue  # this member's tiling has no such axis position: left unchanged (module doc)
+        seen.add(root)
+        out.append((root, int(arrays.value_ids[member]), f"storage group {group} of value {edit.value}"))
+    return out
+
+
+def _pending_layouts(
+    arrays: ProfileArrays, edits: Sequence[TilingEdit], whole_storage_group: bool
+) -> tuple[dict[int, _ClassEdit], list[list[int]]]:
+    """Apply every edit to its classes' tilings (unvalidated); also the root rows each edit reached."""
+    classes: dict[int, _ClassEdit] = {}
+    reached: list[list[int]] = []
+    for edit in edits:
+        row = _row_of(arrays, edit)
+        axis = _edit_axis(edit)
+        own_root = int(arrays.root_rows[row])
+        if axis != REPLICAS and not 0 <= axis < arrays.axes_count[own_root]:
+            raise EditError(edit.value, axis, RULE_UNKNOWN_AXIS, f"its tiling has {int(arrays.axes_count[own_root])} axes")
+        roots = []
+        for root, named, via in _target_roots(arrays, edit, row, whole_storage_group):
+            pending = classes.get(root)
+            if pending is None:
+                pending = classes[root] = _ClassEdit(arrays.tiling(root))
+            if axis == REPLICAS:
+                pending.tiling = pending.tiling.with_replicas(int(edit.replicas))
+            else:
+                pending.tiling = pending.tiling.with_partitions(axis, int(edit.partitions))
+            pending.named.pop(axis, None)  # re-insert: the latest edit is named for whole-layout rules
+            pending.named[axis] = (named, via)
+            roots.append(root)
+        reached.append(roots)
+    return classes, reached
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def _refuse(pending: _ClassEdit, axis: int | str, rule: str, detail: str) -> EditError:
+    named, via = pending.named.get(axis) or next(iter(pending.named.values()))
+    return EditError(named, axis, rule, f"{detail}; reached through {via}" if via else detail)
+
+
+def _tile_product(tiling: TensorTiling) -> str:
+    parts = " × ".join(str(a.partitions) for a in tiling.axes) or "1"
+    return f"{parts} partitions × {tiling.replicas} replicas = {tiling.tile_count}"
+
+
+def _validate_class(arrays: ProfileArrays, root: int, pending: _ClassEdit) -> None:
+    tiling = pending.tiling
+    shape = arrays.shapes[root]
+    for axis in pending.named:
+        if axis == REPLICAS:
+            if tiling.replicas < 1:
+                raise _refuse(pending, axis, RULE_MIN_REPLICAS, f"{tiling.replicas} replicas")
+        elif tiling.axes[axis].partitions < 1:
+            raise _refuse(pending, axis, RULE_MIN_PARTITIONS, f"{tiling.axes[axis].partitions} partitions")
+    blocks = axis_blocks(shape, tiling)
+    recorded_blocks = axis_blocks(shape, arrays.tiling(root))
+    edited_axes = [a for a in pending.named if a != REPLICAS]
+    for position, (axis, count) in enumerate(zip(tiling.axes, blocks)):
+        if axis.partitions <= count:
+            continue
+        if position in pending.named:
+            raise _refuse(pending, position, RULE_MAX_PARTITIONS, f"{axis.partitions} partitions > {count} blocks")
+        if count != recorded_blocks[position] and edited_axes:
+            # An edited earlier axis shrank this one's dimension: the edited axis is to blame.
+            raise _refuse(
+                pending, edited_axes[-1], RULE_MAX_PARTITIONS,
+                f"axis {position} would have {axis.partitions} partitions > {count} blocks",
+            )
+    if tiling.tile_count > arrays.device_tiles:
+        last = list(pending.named)[-1]
+        raise _refuse(pending, last, RULE_TILE_COUNT, f"{_tile_product(tiling)} > {arrays.device_tiles}")
+
+
+# ----------------------------------------------------------------------------- re-planning
+
+
+def _interval_span(arrays: ProfileArrays, row: int) -> tuple[int, int]:
+    """Interval indices [start, stop) of one value row (intervals are sorted by row)."""
+    start = int(np.searchsorted(arrays.interval_row, row, side="left"))
+    stop = int(np.searchsorted(arrays.interval_row, row, side="right"))
+    return start, stop
+
+
+def _new_figures(arrays: ProfileArrays, rows: list[int], tilings: dict[int, TensorTiling]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    shard = np.array([shard_bytes(arrays.shapes[r], int(arrays.element_bytes[r]), tilings[r]) for r in rows], dtype=np.int64)
+    granule = arrays.granule[rows]
+    aligned = np.array([aligned_bytes(int(s), int(g)) for s, g in zip(shard, granule)], dtype=np.int64)
+    return shard, aligned, aligned * arrays.copies[rows]
+
+
+def apply_edits(
+    arrays: ProfileArrays,
+    base_plan: Plan,
+    edits: Sequence[TilingEdit],
+    *,
+    whole_storage_group: bool = False,
+) -> WhatIf:
+    """The plan with ``edits`` applied to the recorded tilings (see the module doc).
+
+    Raises EditError (nothing applied) when the resulting layouts are invalid.
+    """
+    edits = tuple(edits)
+    classes, reached = _pending_layouts(arrays, edits, whole_storage_group)
+    for root, pending in classes.items():
+        _validate_class(arrays, root, pending)
+
+    tilings: dict[int, TensorTiling] = {}
+    for root, pending in classes.items():
+        for row in arrays.alias_rows[root]:
+            tilings[row] = pending.tiling
+    rows = sorted(tilings)
+
+    before = base_plan.figures
+    figures = ValueBytes(before.shard.copy(), before.aligned.copy(), before.bytes.copy())
+    usage = [base_plan.usage_standard.copy(), base_plan.usage_interleaved.copy()]
+    changed: list[tuple[int, int, int]] = []
+    if rows:
+        shard, aligned, cost = _new_figures(arrays, rows, tilings)
+        figures.shard[rows], figures.aligned[rows], figures.bytes[rows] = shard, aligned, cost
+        for row, new in zip(rows, cost.tolist()):
+            old = int(before.bytes[row])
+            if new == old:
+                continue
+            changed.append((int(arrays.value_ids[row]), old, new))
+            region_usage = usage[int(arrays.region[row])]
+            start, stop = _interval_span(arrays, row)
+            for first, last in zip(arrays.interval_first[start:stop].tolist(), arrays.interval_last[start:stop].tolist()):
+                region_usage[first : last + 1] += new - old
+    peaks = peaks_of(arrays, usage[0], usage[1], figures.bytes)
+    plan = Plan(figures, usage[0], usage[1], peaks)
+
+    ids = arrays.value_ids
+    applied = [
+        AppliedEdit(edit, sorted(int(ids[r]) for root in roots for r in arrays.alias_rows[root]))
+        for edit, roots in zip(edits, reached)
+    ]
+    diff = PlanDiff(
+        step_standard=usage[0] - base_plan.usage_standard,
+        step_interleaved=usage[1] - base_plan.usage_interleaved,
+        peaks_before=base_plan.peaks,
+        peaks_after=peaks,
+        changed_values=sorted(changed),
+    )
+    return WhatIf(plan, edits, tilings, applied, diff, base_plan, whole_storage_group)
+
+
+# ----------------------------------------------------------------------------- valid counts
+
+
+def current_tiling(arrays: ProfileArrays, row: int, tilings: dict[int, TensorTiling] | None = None) -> TensorTiling:
+    """The value's tiling after ``tilings`` (a WhatIf's), else as recorded (its root's layout)."""
+    root = int(arrays.root_rows[row])
+    tilings = tilings or {}
+    found = tilings.get(row) or tilings.get(root)
+    return found if found is not None else arrays.tiling(root)
+
+
+def _depends_on(tiling: TensorTiling, shape: Sequence[int], position: int) -> bool:
+    """Whether a later axis's blocks depend on this axis's partitions (same dimension, or Linear)."""
+    rank = len(shape)
+    axes = tiling.axes
+    for later in axes[position + 1 :]:
+        if later.axis.kind == "Linear" or axes[position].axis.kind == "Linear":
+            return True
+        if later.axis.dimension(rank) == axes[position].axis.dimension(rank):
+            return True
+    return False
+
+
+def valid_partition_counts(
+    arrays: ProfileArrays, row: int, axis_position: int, tilings: dict[int, TensorTiling] | None = None
+) -> list[int]:
+    """Every partition count the axis can take, the rest of the (possibly edited) tiling kept."""
+    tiling = current_tiling(arrays, row, tilings)
+    if not 0 <= axis_position < len(tiling.axes):
+        return []
+    shape = arrays.shapes[int(arrays.root_rows[row])]
+    blocks = axis_blocks(shape, tiling)[axis_position]
+    others = tiling.replicas * math.prod(a.partitions for i, a in enumerate(tiling.axes) if i != axis_position)
+    limit = min(blocks, arrays.device_tiles // max(others, 1))
+    counts = list(range(1, limit + 1))
+    if _depends_on(tiling, shape, axis_position):
+        counts = [n for n in counts if _fits_blocks(shape, tiling.with_partitions(axis_position, n))]
+    return counts
+
+
+def _fits_blocks(shape: Sequence[int], tiling: TensorTiling) -> bool:
+    return all(a.partitions <= b for a, b in zip(tiling.axes, axis_blocks(shape, tiling)))
+
+
+def valid_replica_counts(arrays: ProfileArrays, row: int, tilings: dict[int, TensorTiling] | None = None) -> list[int]:
+    """Every replica count the value can take, its (possibly edited) partitions kept."""
+    tiling = current_tiling(arrays, row, tilings)
+    partitions = math.prod(a.partitions for a in tiling.axes)
+    return list(range(1, arrays.device_tiles // max(partitions, 1) + 1))

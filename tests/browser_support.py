@@ -1,0 +1,126 @@
+"""Serving the real app (``panel serve app`` in a subprocess) and driving it with Debian's Chromium.
+
+Used by tests/conftest.py fixtures and by any test that needs its own server (``served_app``).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+SAMPLE = REPO_ROOT / "sample_data" / "vit_finalist5.memory_profile.json"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def panel_command() -> list[str]:
+    venv_panel = Path(sys.executable).parent / "panel"
+    return [str(venv_panel)] if venv_panel.exists() else [sys.executable, "-m", "panel"]
+
+
+class AppServer:
+    """A ``panel serve app`` subprocess bound to 127.0.0.1 on a free port; stopped by ``stop()``."""
+
+    def __init__(self, app_args: list[str] | None = None, startup_timeout: float = 90.0):
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{self.base_url}/app"
+        self.log = tempfile.NamedTemporaryFile(prefix="tilescope-panel-", suffix=".log", delete=False)
+        command = [
+            *panel_command(), "serve", "app", "--port", str(self.port), "--address", "127.0.0.1",
+            f"--allow-websocket-origin=127.0.0.1:{self.port}",
+            # uploads go through the websocket: let the app's own cap (app.loading) decide
+            "--websocket-max-message-size", str(300 * 1024 * 1024),
+        ]
+        if app_args:
+            command += ["--args", *app_args]
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        self._wait_ready(startup_timeout)
+
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"panel serve exited with {self.process.returncode}:\n{self.output()}")
+            try:
+                with urllib.request.urlopen(self.url, timeout=30) as response:
+                    if response.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"panel serve did not answer at {self.url} within {timeout:.0f}s:\n{self.output()}")
+
+    def output(self) -> str:
+        return Path(self.log.name).read_text(errors="replace")[-6000:]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=15)
+        self.log.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.log.name)
+
+
+@contextlib.contextmanager
+def served_app(*app_args: str):
+    """``with served_app("--data-root", DIR) as server: page.goto(server.url)``."""
+    server = AppServer(list(app_args))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def chromium_missing_reason() -> str | None:
+    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
+        return f"{CHROMIUM} is not installed (make chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright (python) is not installed"
+    return None
+
+
+def launch_chromium(playwright):
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+
+
+def watch_console(page) -> list[str]:
+    """Collect console errors and uncaught page errors into ``page.console_errors``."""
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
+    page.console_errors = errors
+    return errors
+
+
+def wait_for_app(page, timeout: float = 60_000) -> None:
+    """Until the summary view is drawn (the app's first view) and a Bokeh canvas exists."""
+    page.wait_for_selector("[data-testid=ts-summary]", timeout=timeout)
+    page.wait_for_selector("canvas", timeout=timeout)

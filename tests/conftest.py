@@ -1,0 +1,66 @@
+"""Shared fixtures: the sample profile, a served app (real ``panel serve`` subprocess) and Chromium.
+
+Browser tests skip when Chromium/Playwright are missing on a developer machine, but fail under CI
+(the ``CI`` environment variable set), where ``make test`` installs Chromium first.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from browser_support import SAMPLE, AppServer, chromium_missing_reason, launch_chromium, watch_console  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def sample_path() -> Path:
+    return SAMPLE
+
+
+def _require_browser() -> None:
+    reason = chromium_missing_reason()
+    if reason is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"browser tests need Chromium under CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def app_server():
+    """Base URL of the app (``.../app``) served with no arguments; stopped after the session."""
+    server = AppServer()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    _require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh context and page; console errors land in ``page.console_errors``."""
+    context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    watch_console(page)
+    try:
+        yield page
+    finally:
+        context.close()
