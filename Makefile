@@ -30,8 +30,10 @@ chromium:
 		|| { echo "could not install chromium" >&2; exit 1; }; \
 	fi
 
+# Loopback only: the app serves files from the data root to whoever can reach it.
 run: install
-	$(BIN)/panel serve app --port $(PORT) --address 127.0.0.1 --show
+	@echo "tilescope: open http://127.0.0.1:$(PORT)/app"
+	$(BIN)/panel serve app --port $(PORT) --address 127.0.0.1 --allow-websocket-origin=127.0.0.1:$(PORT) --allow-websocket-origin=localhost:$(PORT)
 
 test: install-test chromium
 	$(BIN)/python -m pytest
@@ -40,7 +42,7 @@ bench: install
 	$(BIN)/python -m benchmarks
 
 docs: install-test chromium
-	$(BIN)/python -m tests.screenshots docs
+	$(BIN)/python docs/make_screenshots.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache
