@@ -52,6 +52,12 @@ def initial_file(options: AppOptions) -> Path:
     return options.data_root / DEFAULT_FILE if (options.data_root / DEFAULT_FILE).exists() else DEFAULT_DATA_ROOT / DEFAULT_FILE
 
 
+def display_name(path: Path) -> str:
+    """How a served file is named in the page: relative to the project when inside it."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(REPO_ROOT)) if resolved.is_relative_to(REPO_ROOT) else str(path)
+
+
 def resolve_in_root(root: str | Path, name: str) -> Path:
     """The file ``name`` names under ``root``; PathRefused for absolute paths, ``..`` parts, or
     anything (e.g. a symlink) resolving outside the root."""

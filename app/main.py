@@ -25,7 +25,8 @@ from app.editor import EditorView
 from app.export import ExportView
 from app.format import esc
 from app.loading import (
-    MAX_UPLOAD_BYTES, AppOptions, PathRefused, check_upload_size, initial_file, parse_app_args, resolve_in_root,
+    MAX_UPLOAD_BYTES, AppOptions, PathRefused, check_upload_size, display_name, initial_file, parse_app_args,
+    resolve_in_root,
 )
 from app.state import Loaded, SessionState, error_text, load_bytes, load_file
 from app.views.at_step import AtStepView
@@ -156,7 +157,8 @@ class ExplorerApp(pn.viewable.Viewer):
                 if await self._load(partial(load_file, path, name=name)):
                     return
                 problem = self.state.error
-        await self._load(partial(load_file, initial_file(self.options)))
+        path = initial_file(self.options)
+        await self._load(partial(load_file, path, name=display_name(path)))
         if problem:
             self.state.fail(problem)
 

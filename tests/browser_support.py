@@ -47,8 +47,6 @@ class AppServer:
         command = [
             *panel_command(), "serve", "app", "--port", str(self.port), "--address", "127.0.0.1",
             f"--allow-websocket-origin=127.0.0.1:{self.port}",
-            # uploads go through the websocket: let the app's own cap (app.loading) decide
-            "--websocket-max-message-size", str(300 * 1024 * 1024),
         ]
         if app_args:
             command += ["--args", *app_args]

@@ -141,6 +141,8 @@ def test_text_from_the_file_is_never_rendered_as_html(page, tmp_path, raw):
     evil = '<img src=x onerror="window.__pwned=1"><b>bold</b>'
     values[largest]["name"] = evil
     data["scope"] = "<script>window.__pwned=2</script>scope"
+    hover_step = 30
+    data["timeline"]["steps"][hover_step]["operation"] = 'Copy { note: "<img src=x onerror=window.__pwned=3>" }'
     (tmp_path / "evil.memory_profile.json").write_text(json.dumps(data))
     with served_app("--data-root", str(tmp_path)) as server:
         page.goto(server.url + "?file=evil.memory_profile.json")
@@ -152,6 +154,14 @@ def test_text_from_the_file_is_never_rendered_as_html(page, tmp_path, raw):
         assert cell.inner_text() == evil  # the first row is the largest value: its name shown as text
         assert page.locator(".ts-step-values .tabulator-cell img").count() == 0
         assert text_of(page, "ts-scope") == data["scope"]
+        # the timeline's hover shows the operation text as text
+        steps = data["timeline"]["steps"]
+        x, y = page.evaluate(JS_DATA_TO_PAGE, ["ts-timeline", hover_step, steps[hover_step]["usage"]["standard"] / 2])
+        page.mouse.move(x, y)
+        tooltip = page.locator(".bk-tooltip-content, .bk-tooltip").filter(has_text="<img src=x").first
+        tooltip.wait_for()
+        page.wait_for_timeout(500)
+        assert page.evaluate("() => window.__pwned") is None
         assert page.console_errors == []
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import panel as pn
 import param
+from bokeh.models.widgets.tables import NumberFormatter
 
 from app.format import esc, fmt_bytes, shorten, step_range
 from app.plotdata import first_last_steps, hand_overs, storage_group_members
@@ -37,7 +38,7 @@ class StorageGroupsView(pn.viewable.Viewer):
             pd.DataFrame({"storage_group": [], "members": [], "values": [], "aliases": [], "hand_overs": [], "largest_overlap": []}),
             name="ts-groups-table", show_index=False, disabled=True, selectable=1, pagination="local", page_size=15,
             titles={"storage_group": "group", "hand_overs": "hand-overs", "largest_overlap": "largest overlap B", "values": "member ids"},
-            formatters={"values": {"type": "plaintext"}, "largest_overlap": {"type": "money", "formatterParams": {"precision": 0, "thousand": ","}}},
+            formatters={"values": {"type": "plaintext"}, "largest_overlap": NumberFormatter(format="0,0")},
             header_filters={"values": {"type": "input", "func": "like", "placeholder": "id…"}}, width=560, height=480,
             css_classes=["ts-groups-table"],
         )

@@ -73,6 +73,7 @@ class TimelineView(pn.viewable.Viewer):
         self.separate = [
             fig.line(x="step", y="std_line", source=src, line_color=COLORS["standard"], line_width=1.6),
             fig.line(x="step", y="intl", source=src, line_color=COLORS["interleaved"], line_width=1.6),
+            fig.line(x="step", y="total", source=src, line_color="#555555", line_width=1.0, line_alpha=0.8),
         ]
         self.ghost = fig.line(x="step", y="ghost", source=src, line_color=COLORS["ghost"], line_dash="dashed", line_width=1.2, line_alpha=0.7, visible=False)
         # invisible carrier of the hover: the top of the stack (or the standard line when separate)
@@ -100,12 +101,14 @@ class TimelineView(pn.viewable.Viewer):
         legend = Legend(
             items=[
                 LegendItem(label="exchange rows", renderers=[self.stacked[0]]),
-                LegendItem(label="standard", renderers=[self.stacked[1], self.separate[0]]),
+                LegendItem(label="standard (+ exchange rows when separate)", renderers=[self.stacked[1], self.separate[0]]),
                 LegendItem(label="interleaved", renderers=[self.stacked[2], self.separate[1]]),
-                LegendItem(label="before edits (total)", renderers=[self.ghost]),
+                LegendItem(label="total (separate view)", renderers=[self.separate[2]]),
             ],
             orientation="horizontal", label_text_font_size="11px", location="center",
         )
+        self.ghost_legend = LegendItem(label="before edits (total)", renderers=[self.ghost], visible=False)
+        legend.items.append(self.ghost_legend)
         fig.add_layout(legend, "below")
         fig.on_event(Tap, self._on_tap)
         fig.on_event(RangesUpdate, self._on_ranges)
@@ -148,7 +151,7 @@ class TimelineView(pn.viewable.Viewer):
         self.budget_label.update(x=60, y=arrays.budget_bytes, text=f"budget {arrays.budget_bytes:,} B (support reserve {arrays.support_reserve_bytes:,} B shaded below)")
         self.ibudget_label.update(x=60, y=arrays.interleaved_budget_bytes, text=f"interleaved budget {arrays.interleaved_budget_bytes:,} B")
         self.peak_source.data = self._peak_marks(peaks)
-        self.ghost.visible = bool(state.edits)
+        self.ghost.visible = self.ghost_legend.visible = bool(state.edits)
         self._on_step()
         self._refresh_points()
 

@@ -142,8 +142,8 @@ class ValuesTableView(pn.viewable.Viewer):
         self._link.sync()
         self._note.object = (
             f"{len(frame):,} values. Bytes per tile; <i>aligned − shard</i> is what the allocation granule adds; "
-            "<i>shard padding</i> is the largest shard beyond an even, unpadded split. Aliases (with <i>alias of</i>) "
-            "have no bytes of their own."
+            "<i>shard padding</i> is the largest shard beyond an even, unpadded split. An alias (<i>alias of</i> set) "
+            "is never live itself: its bytes are its root's, counted once while the root is live."
         )
 
     def __panel__(self):

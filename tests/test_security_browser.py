@@ -1,0 +1,281 @@
+"""Bad input and the user's data, in a real Chromium against ``panel serve app``:
+
+- text from a file (value and group names, the scope, step operation strings, the file's own name)
+  is shown as literal text in every view, table, tooltip and menu, and no payload runs;
+- ``?file=`` names outside the data root (absolute, URL-encoded ``..``, a symlink out) are refused
+  with a message and nothing of the named file reaches the page;
+- a session that loads, edits and exports leaves its input file's bytes and mtime as they were.
+
+The hostile file is tests/hostile.py's copy of the sample (every recorded figure unchanged).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from browser_support import SAMPLE, served_app, wait_for_app
+from hostile import GROUP_NAMES, HOSTILE_FILE_NAME, SCOPE, write_hostile_profile
+
+pytestmark = pytest.mark.browser
+
+# Elements a payload would create if any text were parsed as HTML, searched through shadow roots.
+JS_INJECTED = """() => {
+  const selector = "img[src='x'], svg[onload], iframe[srcdoc], [onerror], [onload], [onmouseover]";
+  const found = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll(selector)) found.push(el.outerHTML.slice(0, 120));
+    for (const el of root.querySelectorAll("script")) if (el.textContent.includes("__xss")) found.push(el.outerHTML.slice(0, 120));
+    for (const el of root.querySelectorAll("*")) if (el.shadowRoot) walk(el.shadowRoot);
+  };
+  walk(document);
+  return found;
+}"""
+JS_SOURCE_DATA = """(name) => {
+  for (const doc of Bokeh.documents) for (const m of doc._all_models.values())
+    if (m.name === name && m.data) { const out = {}; for (const [k, v] of Object.entries(m.data)) out[k] = Array.from(v); return out; }
+  return null;
+}"""
+JS_DATA_TO_PAGE = """([name, x, y]) => {
+  for (const doc of Bokeh.documents) for (const m of doc._all_models.values()) if (m.name === name) {
+    const view = Bokeh.index.find_one(m);
+    const box = view.canvas_view.el.getBoundingClientRect();
+    return [box.left + view.frame.x_scale.compute(x), box.top + view.frame.y_scale.compute(y)];
+  }
+  return null;
+}"""
+
+
+def kib(n: int) -> str:
+    return f"{n:,} B ({n / 1024:.1f} KiB)"
+
+
+@pytest.fixture(scope="module")
+def data_root(tmp_path_factory):
+    """hostile.json, a symlink escaping the root, and the file it points at (outside the root)."""
+    base = tmp_path_factory.mktemp("security")
+    root = base / "root"
+    root.mkdir()
+    hostile = write_hostile_profile(root)
+    outside = base / "outside"
+    outside.mkdir()
+    secret = json.loads(SAMPLE.read_text())
+    secret["scope"] = "OUTSIDE-THE-ROOT"
+    (outside / "secret.memory_profile.json").write_text(json.dumps(secret))
+    os.symlink(outside / "secret.memory_profile.json", root / "escape.json")
+    os.symlink(outside, root / "elsewhere")
+    return root, hostile
+
+
+@pytest.fixture(scope="module")
+def server(data_root):
+    root, _ = data_root
+    with served_app("--data-root", str(root)) as running:
+        yield running
+
+
+@pytest.fixture
+def watched(page):
+    """The page, with every dialog (alert/confirm/prompt) recorded and dismissed."""
+    page.dialogs = []
+
+    def on_dialog(dialog):
+        page.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    return page
+
+
+def assert_nothing_ran(page) -> None:
+    assert page.evaluate("() => window.__xss") is None
+    assert page.dialogs == []
+    assert page.evaluate(JS_INJECTED) == []
+
+
+def hover_data_point(page, figure: str, x: float, y: float) -> None:
+    px, py = page.evaluate(JS_DATA_TO_PAGE, [figure, x, y])
+    page.mouse.move(px - 25, py + 3)
+    page.mouse.move(px, py, steps=5)
+
+
+def tooltip_with(page, text: str):
+    """The visible Bokeh tooltip holding ``text`` (as text)."""
+    tip = page.locator(".bk-Tooltip").filter(has_text=text).first
+    tip.wait_for(state="visible", timeout=15_000)
+    return tip
+
+
+def download(page, label: str) -> bytes:
+    with page.expect_download(timeout=90_000) as info:
+        page.get_by_text(label, exact=True).click()
+    assert info.value.failure() is None
+    return Path(info.value.path()).read_bytes()
+
+
+def test_text_from_the_file_shows_as_text_in_every_view_and_nothing_runs(watched, server, data_root):
+    from playwright.sync_api import expect
+
+    page = watched
+    _, hostile = data_root
+    names, operations = hostile.names, hostile.operations
+    doc = hostile.doc
+    peak_step = doc["total_peak_step"]
+    assert peak_step in operations and 85 in names  # 85 heads the peak step's live values
+
+    page.goto(server.url + "?file=hostile.json")
+    wait_for_app(page)
+
+    # Summary: the scope, as text.
+    expect(page.locator("[data-testid=ts-scope]")).to_have_text(SCOPE)
+    expect(page.locator("[data-testid=ts-peak-total]")).to_have_text(kib(doc["peak"]["total"]))
+
+    # At this step (opens at the total peak): the step's operation and the largest value's name.
+    expect(page.locator("[data-testid=ts-step-header] code")).to_have_text(operations[peak_step])
+    first_name = page.locator(".ts-step-values .tabulator-cell[tabulator-field=name]").first
+    expect(first_name).to_have_text(names[85])
+
+    # Timeline hover at the peak step: the operation in the tooltip, as text.
+    steps = doc["timeline"]["steps"]
+    hover_data_point(page, "ts-timeline", peak_step, steps[peak_step]["usage"]["standard"] / 2)
+    tip = tooltip_with(page, operations[peak_step])
+    assert operations[peak_step] in tip.inner_text()
+
+    # The at-step bar: hovering value 85's segment names it.
+    segments = page.evaluate(JS_SOURCE_DATA, "ts-step-split")
+    k = segments["value_id"].index(85)
+    hover_data_point(page, "ts-step-bar", (segments["left"][k] + segments["right"][k]) / 2, segments["lane"][k])
+    tooltip_with(page, f"value 85: {names[85]}")
+
+    # Lifetimes: hovering value 4's bar (live 0–61) names it.
+    bars = page.evaluate(JS_SOURCE_DATA, "ts-lifetime-bars")
+    k = bars["value_id"].index(4)
+    hover_data_point(page, "ts-lifetimes", (bars["left"][k] + bars["right"][k]) / 2, bars["lane"][k])
+    tooltip_with(page, names[4])
+
+    # Another hostile step, through the step input: header and timeline tooltip.
+    page.get_by_role("button", name="standard peak").click()
+    std_step = doc["standard_peak_step"]
+    expect(page.locator("[data-testid=ts-step-index]")).to_have_text(str(std_step))
+    expect(page.locator("[data-testid=ts-step-header] code")).to_have_text(operations[std_step])
+    hover_data_point(page, "ts-timeline", std_step, steps[std_step]["usage"]["standard"] / 2)
+    tooltip_with(page, operations[std_step])
+    hover_data_point(page, "ts-timeline", 46, steps[46]["usage"]["standard"] / 2)
+    tooltip_with(page, operations[46])
+
+    # Values table: filter the names on the payloads' common marker; each name is a literal cell.
+    table = page.locator(".ts-values-table")
+    table.locator(".tabulator-col[tabulator-field=name] input").fill("__xss")
+    expected_rows = sorted(names)
+    id_cells = table.locator(".tabulator-cell[tabulator-field=id]")
+    expect(id_cells).to_have_count(len(expected_rows))
+    for value_id, name in names.items():
+        row = table.locator(".tabulator-row").filter(has=page.locator(".tabulator-cell[tabulator-field=id]", has_text=str(value_id)))
+        expect(row.locator(".tabulator-cell[tabulator-field=name]")).to_have_text(name)
+    row_85 = table.locator(".tabulator-row").filter(has=page.locator(".tabulator-cell[tabulator-field=id]", has_text="85"))
+    expect(row_85.locator(".tabulator-cell[tabulator-field=group]")).to_have_text(GROUP_NAMES[85])
+
+    # Select the alias 49 there: storage group 4 (4, 5, 49) opens with the names as text.
+    row_49 = table.locator(".tabulator-row").filter(has=page.locator(".tabulator-cell[tabulator-field=id]", has_text="49"))
+    row_49.locator("input[type=checkbox]").click()
+    page.locator(".bk-tab", has_text="Storage groups").click()
+    detail = page.locator("[data-testid=ts-group-detail][data-group='4']")
+    expect(detail).to_be_visible()
+    expect(detail.locator("li[data-value='4'] code")).to_have_text(names[4])
+    expect(detail.locator("li[data-value='49'] code")).to_have_text(names[49])
+
+    # Editor: the picker's menu and the heading show names as text; an edit; the advisor.
+    page.locator(".bk-tab", has_text="What-if editor").click()
+    heading = page.locator(".ts-value-head")
+    expect(heading).to_contain_text(f"#49 {names[49]}")
+    picker = page.get_by_placeholder("type an id or part of a name…")
+    picker.click()
+    picker.fill("")
+    picker.press_sequentially("#85 ", delay=30)
+    item = page.locator(".bk-menu div", has_text=f"#85 {names[85]}").first
+    expect(item).to_have_text(f"#85 {names[85]}")
+    item.click()
+    expect(heading).to_contain_text(f"#85 {names[85]}")
+    field = page.locator(".ts-row[data-axis='1'] input")
+    field.fill("5")
+    field.press("Enter")
+    expect(page.locator("[data-testid=ts-edit-list]")).to_contain_text("85")
+    expect(page.locator("[data-testid=ts-peak-total]")).to_contain_text("→")
+    page.get_by_role("button", name="Suggest edits").click()
+    expect(page.locator(".ts-suggestion").first).to_be_visible(timeout=60_000)
+
+    # Export: the CSVs carry the names and operations as they are (they start with < or ", not a formula).
+    page.locator(".bk-tab", has_text="Export").click()
+    expect(page.locator("[data-testid=ts-export-note]")).to_contain_text("hostile.json")
+    rows = {int(r["id"]): r for r in csv.DictReader(io.StringIO(download(page, "Values (CSV)").decode()))}
+    assert {value_id: rows[value_id]["name"] for value_id in names} == names
+    step_rows = list(csv.DictReader(io.StringIO(download(page, "Steps (CSV)").decode())))
+    assert {step: step_rows[step]["operation"] for step in operations} == operations
+
+    page.wait_for_timeout(500)  # let any late onerror/onload fire
+    assert_nothing_ran(page)
+    assert page.console_errors == []
+
+
+def test_a_session_that_loads_edits_and_exports_never_writes_its_input(watched, server, data_root):
+    """Served under a file name that is itself a payload: shown as text, and the file untouched."""
+    from playwright.sync_api import expect
+
+    page = watched
+    root, hostile = data_root
+    path = root / HOSTILE_FILE_NAME
+    shutil.copyfile(hostile.path, path)
+    old_ns = 1_600_000_000_123_456_789
+    os.utime(path, ns=(old_ns, old_ns))
+    before = path.read_bytes()
+    listing = sorted(os.listdir(root))
+
+    page.goto(server.url + "?file=" + urllib.parse.quote(HOSTILE_FILE_NAME, safe=""))
+    wait_for_app(page)
+    expect(page.locator("[data-testid=ts-source]")).to_have_text(HOSTILE_FILE_NAME)
+    page.locator(".bk-tab", has_text="What-if editor").click()
+    expect(page.locator(".ts-value-head")).to_contain_text("#85 ")  # the peak step's largest value
+    field = page.locator(".ts-row[data-axis='1'] input")
+    field.fill("5")
+    field.press("Enter")
+    expect(page.locator("[data-testid=ts-edit-list]")).to_contain_text("85")
+    saved = json.loads(download(page, "Save edits"))
+    assert "85" in json.dumps(saved)
+    page.locator(".bk-tab", has_text="Export").click()
+    expect(page.locator("[data-testid=ts-export-note]")).to_contain_text(HOSTILE_FILE_NAME)
+    assert download(page, "Edits (CSV)")
+    assert download(page, "Values (CSV)")
+    assert_nothing_ran(page)
+
+    assert path.read_bytes() == before
+    assert path.stat().st_mtime_ns == old_ns
+    assert sorted(os.listdir(root)) == listing  # no file written beside it either
+
+
+@pytest.mark.parametrize(
+    "query, shown_name",
+    [
+        ("%2e%2e%2f%2e%2e%2fetc%2fpasswd", "../../etc/passwd"),  # URL-encoded traversal arrives decoded
+        ("%2Fetc%2Fpasswd", "/etc/passwd"),
+        ("escape.json", "escape.json"),  # a symlink in the root pointing outside it
+        ("elsewhere%2Fsecret.memory_profile.json", "elsewhere/secret.memory_profile.json"),  # a symlinked folder
+    ],
+)
+def test_names_outside_the_data_root_are_refused_in_the_page(watched, server, query, shown_name):
+    from playwright.sync_api import expect
+
+    page = watched
+    page.goto(f"{server.url}?file={query}")
+    wait_for_app(page)
+    error = page.locator("[data-testid=ts-error]")
+    expect(error).to_contain_text(f"refused file name {shown_name!r}")
+    # the default sample is shown instead; nothing of the named file reached the page
+    expect(page.locator("[data-testid=ts-peak-total]")).to_have_text(kib(json.loads(SAMPLE.read_text())["peak"]["total"]))
+    content = page.content()
+    assert "OUTSIDE-THE-ROOT" not in content and "root:x:" not in content
