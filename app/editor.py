@@ -18,11 +18,11 @@ import param
 from models.edits import TilingEdit, edit_set_json
 from planner.advisor import advise
 from planner.edits import current_tiling, valid_partition_counts, valid_replica_counts
-from planner.shards import ShapeMismatch, shard_cuts
+from planner.shards import ShapeMismatch
 
 from .format import esc, fmt_bytes, fmt_change, shorten, step_range
 from .state import SessionState
-from .tiling_widget import REPLICAS_KEY, TilingWidget, shard_changing_counts
+from .tiling_widget import REPLICAS_KEY, TilingWidget, axis_bands
 
 PEAK_KINDS = ("total", "standard", "interleaved")
 
@@ -72,27 +72,13 @@ def largest_live_row(arrays, cost: np.ndarray, step: int) -> int | None:
 
 
 def axis_descriptions(arrays, row: int, tiling, tilings) -> list[dict]:
-    """What the widget needs per axis: sizes, blocks, the track's stops and the accepted counts."""
-    _, cuts = shard_cuts(arrays.shapes[row], tiling)
-    out = []
-    for position, (axis, cut) in enumerate(zip(tiling.axes, cuts)):
+    """The widget's bands for a profile value: accepted counts are those the what-if planner validates."""
+
+    def accepted(position: int, stops: list[int]) -> list[int]:
         valid = set(valid_partition_counts(arrays, row, position, tilings))
-        stops = sorted(set(shard_changing_counts(cut.blocks)) | {axis.partitions})
-        out.append(
-            {
-                "label": str(axis.axis),
-                "size": int(cut.size),
-                "padded": int(cut.padded),
-                "blocks": int(cut.blocks),
-                "block_size": int(axis.block_size),
-                "shard_padding_multiple": int(axis.shard_padding_multiple),
-                "partitions": int(axis.partitions),
-                "per_partition": int(cut.per_partition),
-                "counts": stops,
-                "valid_counts": [n for n in stops if n in valid],
-            }
-        )
-    return out
+        return [n for n in stops if n in valid]
+
+    return axis_bands(arrays.shapes[row], tiling, accepted)
 
 
 def replica_stops(valid: list[int], current: int, device_tiles: int) -> list[int]:

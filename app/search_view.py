@@ -46,11 +46,11 @@ from loaders.search_state import load_search_state, parse_search_state, search_s
 from models.search_schemas import PLANS_FIXED
 from models.search_state import InputFormat, Requirement, SearchState
 from models.tiling import TensorFormat, TensorTiling
-from planner.shards import ShapeMismatch, axis_blocks, shard_bytes, shard_cuts
+from planner.shards import ShapeMismatch, axis_blocks, shard_bytes
 
 from .format import esc, fmt_bytes, fmt_signed_bytes, shorten
 from .state import SessionState, error_text
-from .tiling_widget import REPLICAS_KEY, TilingWidget, shard_changing_counts
+from .tiling_widget import REPLICAS_KEY, TilingWidget, axis_bands
 
 OUTPUT_KEY = "output"  # the editor target of an operation's output requirement
 CHOSEN_MARK = "★ chosen"
@@ -217,27 +217,9 @@ def valid_counts(shape: Sequence[int], tiling: TensorTiling, key: str, candidate
     return [n for n in candidates if tiling_refusal(shape, tiling, key, n, tile_limit) is None]
 
 
-def axis_bands(shape: Sequence[int], tiling: TensorTiling, tile_limit: int) -> list[dict]:
-    """What ``TilingWidget`` draws per axis: sizes, blocks, the track's stops and the accepted counts."""
-    _, cuts = shard_cuts(shape, tiling)
-    bands = []
-    for position, (axis, cut) in enumerate(zip(tiling.axes, cuts)):
-        stops = sorted(set(shard_changing_counts(cut.blocks)) | {axis.partitions})
-        bands.append(
-            {
-                "label": str(axis.axis),
-                "size": int(cut.size),
-                "padded": int(cut.padded),
-                "blocks": int(cut.blocks),
-                "block_size": int(axis.block_size),
-                "shard_padding_multiple": int(axis.shard_padding_multiple),
-                "partitions": int(axis.partitions),
-                "per_partition": int(cut.per_partition),
-                "counts": stops,
-                "valid_counts": valid_counts(shape, tiling, str(position), stops, tile_limit),
-            }
-        )
-    return bands
+def format_axis_bands(shape: Sequence[int], tiling: TensorTiling, tile_limit: int) -> list[dict]:
+    """The widget's bands for a search-state format: accepted counts follow ``valid_counts``."""
+    return axis_bands(shape, tiling, lambda position, stops: valid_counts(shape, tiling, str(position), stops, tile_limit))
 
 
 def replica_stops(tiling: TensorTiling, tile_limit: int) -> list[int]:
@@ -744,7 +726,7 @@ class SearchStateView(pn.viewable.Viewer):
             return
         tiling = self.tiling_of(pair.key)
         try:
-            bands = axis_bands(pair.shape, tiling, self.tile_limit)
+            bands = format_axis_bands(pair.shape, tiling, self.tile_limit)
         except ShapeMismatch as exc:
             self.widget.param.update(axes=[], show_replicas=False, inputs=[], disabled=True)
             self.edit_figures.object = f"<div class='ts-sv'><div class='ts-error'>{esc(exc)}</div></div>"

@@ -12,8 +12,13 @@ Text that may come from a file (labels) is only ever set through ``textContent``
 """
 from __future__ import annotations
 
+from typing import Callable, Sequence
+
 import param
 from panel.custom import Children, JSComponent
+
+from models.tiling import TensorTiling
+from planner.shards import shard_cuts
 
 REPLICAS_KEY = "replicas"
 
@@ -33,6 +38,30 @@ def shard_changing_counts(blocks: int) -> list[int]:
             break
         n = -(-blocks // (per_partition - 1))  # smallest count whose shard holds fewer blocks
     return counts
+
+
+def axis_bands(shape: Sequence[int], tiling: TensorTiling, accepted: Callable[[int, list[int]], list[int]]) -> list[dict]:
+    """What ``TilingWidget`` draws per axis: sizes, blocks, the track's stops, and which of the
+    stops ``accepted(axis_position, stops)`` says the planner would take."""
+    _, cuts = shard_cuts(shape, tiling)
+    bands = []
+    for position, (axis, cut) in enumerate(zip(tiling.axes, cuts)):
+        stops = sorted(set(shard_changing_counts(cut.blocks)) | {axis.partitions})
+        bands.append(
+            {
+                "label": str(axis.axis),
+                "size": int(cut.size),
+                "padded": int(cut.padded),
+                "blocks": int(cut.blocks),
+                "block_size": int(axis.block_size),
+                "shard_padding_multiple": int(axis.shard_padding_multiple),
+                "partitions": int(axis.partitions),
+                "per_partition": int(cut.per_partition),
+                "counts": stops,
+                "valid_counts": accepted(position, stops),
+            }
+        )
+    return bands
 
 
 _ESM = r"""

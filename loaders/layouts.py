@@ -132,11 +132,16 @@ def parse_debug_at(text: Any, where: str):
     try:
         return parse_debug(text)
     except DebugSyntaxError as exc:
-        raise InputError(
-            f"{where} (character {exc.position})",
-            f"Debug text ({exc.expected})",
-            f"{exc.snippet!r} with the error at offset {exc.caret} of that excerpt",
-        ) from None
+        raise debug_syntax_error(exc, where) from None
+
+
+def debug_syntax_error(exc: DebugSyntaxError, where: str) -> InputError:
+    """A Debug-text syntax error in the string at JSON path ``where``: position and excerpt."""
+    return InputError(
+        f"{where} (character {exc.position})",
+        f"Debug text ({exc.expected})",
+        f"{exc.snippet!r} with the error at offset {exc.caret} of that excerpt",
+    )
 
 
 def layout_from_debug_text(text: Any, where: str) -> Layout:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import gc
 import math
-import re
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Sequence
@@ -31,7 +29,7 @@ from models.tiling import MEMORY_CLASS_REGION, Layout, Precision, TensorTiling
 from .debug_text import DebugSyntaxError, Struct, Tuple, Unit, parse_debug_sequence
 from .detect import kind_of_bytes
 from .json_input import decode_error, read_bytes, validation_error
-from .layouts import layout_from_debug_text, precision_from_text
+from .layouts import debug_syntax_error, layout_from_debug_text, precision_from_text
 from .live_lists import live_lists
 
 Progress = Callable[[str, float], None]
@@ -110,11 +108,7 @@ def operation_kind(text: str, where: str) -> str:
     try:
         parts = parse_debug_sequence(text)
     except DebugSyntaxError as exc:
-        raise InputError(
-            f"{where} (character {exc.position})",
-            f"Debug text ({exc.expected})",
-            f"{exc.snippet!r} with the error at offset {exc.caret} of that excerpt",
-        ) from None
+        raise debug_syntax_error(exc, where) from None
     head = parts[0]
     return head.name if isinstance(head, (Unit, Struct, Tuple)) else describe(head)
 

@@ -219,7 +219,7 @@ def breakdown_rows(data: ReportInput) -> np.ndarray:
 def breakdown_table(data: ReportInput) -> pa.Table:
     """The values live at the step; ``share`` is of the step's usage in both regions (scratch
     included, exchange rows not: they are a whole-program reservation)."""
-    arrays, plan, v = data.arrays, data.plan, data.profile.values
+    plan, v = data.plan, data.profile.values
     rows = breakdown_rows(data)
     step_usage = int(plan.usage_standard[data.step] + plan.usage_interleaved[data.step])
     cost = plan.figures.bytes[rows]

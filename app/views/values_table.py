@@ -27,7 +27,20 @@ TITLES = {
 
 
 def values_frame(state: SessionState) -> pd.DataFrame:
-    """One row per value (the values table's order) with the current plan's figures."""
+    """One row per value (the values table's order) with the current plan's figures.
+
+    Several views need it after every plan change: it is built once per plan and kept on the
+    session (never shared between sessions). Callers must not modify it.
+    """
+    cached = getattr(state, "_values_frame_cache", None)
+    if cached is not None and cached[0] is state.plan:
+        return cached[1]
+    frame = _build_values_frame(state)
+    state._values_frame_cache = (state.plan, frame)
+    return frame
+
+
+def _build_values_frame(state: SessionState) -> pd.DataFrame:
     profile, arrays, plan = state.profile, state.arrays, state.plan
     v = profile.values
     tilings = state.whatif.tilings if state.whatif is not None else {}
