@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from loaders.cache import load_profile_cached
+from loaders.detect import kind_of_bytes
+from loaders.json_input import read_bytes
+from loaders.memory_profile import parse_memory_profile
 from models.errors import InputError, TilescopeError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -83,51 +87,26 @@ def check_upload_size(size: int) -> None:
         )
 
 
-def _cached_loader():
-    try:
-        from loaders.cache import load_profile_cached  # written in parallel; optional
-    except ImportError:
-        return None
-    return load_profile_cached
-
-
-def _kind_of(data: bytes) -> str:
-    """``loaders.detect.kind_of_bytes``, with its one escape closed: JSON that is cut short inside
-    a top-level array (``[1, 2``) raises msgspec's DecodeError from its second decode."""
-    import msgspec
-
-    from loaders.detect import kind_of_bytes
-    from loaders.json_input import decode_error
-
-    try:
-        return kind_of_bytes(data)
-    except msgspec.DecodeError as exc:
-        raise decode_error(data, exc) from None
-
-
 def load_planner_output(source: str | Path | bytes, progress: Progress | None = None, name: str | None = None):
     """``(kind, payload)``: ``("memory_profile", MemoryProfile)`` or ``("search_state", bytes)``.
 
     ``source`` is a path or the file's bytes (an upload, named ``name``). Paths go through the
-    content-hash cache when ``loaders.cache`` exists.
+    content-hash cache.
     """
-    from loaders.json_input import read_bytes
-    from loaders.memory_profile import parse_memory_profile
 
     label = name or str(source if not isinstance(source, bytes) else "<upload>")
     note = progress or (lambda stage, fraction: None)
     note("reading", 0.0)
     data = source if isinstance(source, bytes) else read_bytes(source)
     try:
-        kind = _kind_of(data)
+        kind = kind_of_bytes(data)
     except InputError as exc:
         raise exc.in_file(label) from None
     if kind == "search_state":
         return kind, data
-    cached = _cached_loader()
-    if cached is not None and not isinstance(source, bytes):
+    if not isinstance(source, bytes):
         try:
-            return kind, cached(source, progress=progress)
+            return kind, load_profile_cached(source, progress=progress)
         except InputError as exc:
             # name the file as the user named it (a ?file= name, not the server's absolute path)
             raise InputError(exc.path, exc.expected, exc.found, file=label) from None

@@ -28,6 +28,7 @@ from app.loading import (
     MAX_UPLOAD_BYTES, AppOptions, PathRefused, check_upload_size, display_name, initial_file, parse_app_args,
     resolve_in_root,
 )
+from app.search_view import SearchStateView
 from app.state import Loaded, SessionState, error_text, load_bytes, load_file
 from app.views.at_step import AtStepView
 from app.views.lifetimes import LifetimesView
@@ -91,6 +92,7 @@ class ExplorerApp(pn.viewable.Viewer):
     def __init__(self, options: AppOptions, **params):
         super().__init__(**params)
         self.options = options
+        self._doc = pn.state.curdoc  # this session's document (None outside a server)
         self.file_bar = FileBar(state=self.state)
         self.body = pn.Column(pn.pane.HTML("<i>loading…</i>", margin=20), sizing_mode="stretch_width")
         self._profile_views = None  # built once, on the first memory profile
@@ -131,13 +133,6 @@ class ExplorerApp(pn.viewable.Viewer):
             self.body.objects = [view]
 
     def _search_state_view(self):
-        try:
-            from app.search_view import SearchStateView  # written by another helper; optional
-        except ImportError:
-            return pn.pane.HTML(
-                f'<div data-testid="ts-search-unavailable" style="margin:20px">{esc(self.state.source)} is a search state; '
-                "the search state view is not available in this build.</div>"
-            )
         return SearchStateView(state=self.state)
 
     # ------------------------------------------------------------------ loading
@@ -160,14 +155,14 @@ class ExplorerApp(pn.viewable.Viewer):
         path = initial_file(self.options)
         await self._load(partial(load_file, path, name=display_name(path)))
         if problem:
-            self.state.fail(problem)
+            await self._in_session(self._doc, partial(self.state.fail, problem))
 
     async def _load(self, job) -> bool:
         """Run ``job(progress) -> Loaded`` in a worker thread; adopt the result on this session's loop."""
         state = self.state
         state.param.update(loading=True, progress=0.0, status="loading…")
         loop = asyncio.get_running_loop()
-        doc = pn.state.curdoc
+        doc = self._doc or pn.state.curdoc
         try:
             loaded: Loaded = await loop.run_in_executor(None, job, state.report_progress)
         except Exception as exc:  # bad input (InputError) or anything else: say it, keep what is open
@@ -210,7 +205,7 @@ class ExplorerApp(pn.viewable.Viewer):
         try:
             check_upload_size(len(data))
         except Exception as exc:
-            self.state.fail(error_text(exc))
+            await self._in_session(self._doc, partial(self.state.fail, error_text(exc)))
             return
         await self._load(partial(load_bytes, data, Path(name).name))
 

@@ -36,6 +36,17 @@ def panel_command() -> list[str]:
     return [str(venv_panel)] if venv_panel.exists() else [sys.executable, "-m", "panel"]
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: on Linux, have the kernel stop the server if the test process
+    dies without running its cleanup (killed by a timeout, say)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 class AppServer:
     """A ``panel serve app`` subprocess bound to 127.0.0.1 on a free port; stopped by ``stop()``."""
 
@@ -51,7 +62,9 @@ class AppServer:
         if app_args:
             command += ["--args", *app_args]
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        self.process = subprocess.Popen(
+            command, cwd=REPO_ROOT, stdout=self.log, stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent,
+        )
         self._wait_ready(startup_timeout)
 
     def _wait_ready(self, timeout: float) -> None:

@@ -3,7 +3,6 @@ the exchange-row reservation, and a bar splitting the step's bytes by value (one
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import panel as pn
 import param
