@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import panel as pn
 import param
+from panel.widgets.select import SingleSelectBase
 
 from models.edits import TilingEdit, edit_set_json
 from planner.advisor import advise
@@ -61,6 +62,28 @@ class ValueText:
         )
 
 
+class ValuePicker(pn.widgets.AutocompleteInput):
+    """The value picker: an AutocompleteInput over every value's label (~10⁵ on a large profile).
+
+    On every value change Panel re-derives the labels of all options to map the value to what the
+    browser shows (a Python pass over the options, ~0.1 s at that size). The options here are unique
+    strings shown as themselves, so a value that is one of them goes to the browser as it is.
+    """
+
+    def _process_param_change(self, params: dict) -> dict:
+        value = params.get("value")
+        if params.keys() == {"value"} and isinstance(value, str) and value in self._known_options():
+            return super(SingleSelectBase, self)._process_param_change(params)  # skips only the label pass
+        return super()._process_param_change(params)
+
+    def _known_options(self) -> frozenset:
+        options = self.options
+        if getattr(self, "_known_of", None) is not options:
+            self._known_of = options
+            self._known = frozenset(o for o in options if isinstance(o, str)) if isinstance(options, list) else frozenset()
+        return self._known
+
+
 def largest_live_row(arrays, cost: np.ndarray, step: int) -> int | None:
     """The row of the costliest value live at ``step`` (lowest id on ties); None if nothing is live."""
     live = (arrays.interval_first <= step) & (arrays.interval_last >= step)
@@ -96,7 +119,7 @@ class EditorView(pn.viewable.Viewer):
         super().__init__(**params)
         self._row: int | None = None
         self._counts: dict[str, int] = {}  # handle key → the count the current plan has
-        self._inputs_key: tuple[int, int] | None = None  # (row, axis count) the numeric inputs were made for
+        self._inputs_key: int | None = None  # the axis count the numeric inputs were made for
         self._shown: tuple | None = None  # (row, plan, whatif, profile) last drawn, compared by identity
         self._text: ValueText | None = None
         self._text_of = None  # the profile self._text was read from
@@ -107,7 +130,7 @@ class EditorView(pn.viewable.Viewer):
         self.widget = TilingWidget(width=700, sizing_mode="fixed", min_height=120)
         self.widget.param.watch(self._on_committed, "committed")
 
-        self.value_picker = pn.widgets.AutocompleteInput(
+        self.value_picker = ValuePicker(
             label="Value to edit", placeholder="type an id or part of a name…", case_sensitive=False,
             search_strategy="includes", min_characters=1, restrict=True, width=420,
         )
@@ -234,8 +257,12 @@ class EditorView(pn.viewable.Viewer):
         tile_product = int(np.prod([a.partitions for a in tiling.axes], dtype=np.int64)) if tiling.axes else 1
         self._counts = {str(k): a["partitions"] for k, a in enumerate(axes)}
         self._counts[REPLICAS_KEY] = int(tiling.replicas)
+        inputs = self._inputs_for(row, len(axes))
+        # Re-sending the same inputs would still replace the widget's children in the browser (and make
+        # Bokeh re-walk every model of the page): pass them only when they are new.
+        same_inputs = len(inputs) == len(self.widget.inputs) and all(a is b for a, b in zip(inputs, self.widget.inputs))
         self.widget.param.update(
-            inputs=self._inputs_for(row, len(axes)),
+            **({} if same_inputs else {"inputs": inputs}),
             axes=axes,
             replicas=int(tiling.replicas),
             replica_counts=replica_stops(valid_replicas, int(tiling.replicas), arrays.device_tiles),
@@ -308,11 +335,13 @@ class EditorView(pn.viewable.Viewer):
     # ------------------------------------------------------------------ numeric inputs
 
     def _inputs_for(self, row: int, n_axes: int) -> list:
-        """One IntInput per handle: new ones when the value or its axis count changes, else the
-        current ones with their values updated."""
+        """One IntInput per handle: new ones when the axis count changes, else the current ones with
+        their values updated (also for another value: new inputs are new Bokeh models, which makes
+        Bokeh re-walk every model of the page, ~0.1 s on a large profile). ``self._counts`` already
+        holds the new counts, so updating a field's value does not commit it."""
         keys = [*(str(k) for k in range(n_axes)), REPLICAS_KEY]
         inputs = list(self.widget.inputs)
-        if self._inputs_key != (row, n_axes) or len(inputs) != len(keys):
+        if self._inputs_key != n_axes or len(inputs) != len(keys):
             inputs = []
             for key in keys:
                 field = pn.widgets.IntInput(
@@ -321,7 +350,7 @@ class EditorView(pn.viewable.Viewer):
                 )
                 field.param.watch(lambda event, key=key: self._on_typed(key, event.new), "value")
                 inputs.append(field)
-            self._inputs_key = (row, n_axes)
+            self._inputs_key = n_axes
             return inputs
         for key, field in zip(keys, inputs):
             if field.value != self._counts[key]:

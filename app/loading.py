@@ -83,7 +83,7 @@ def check_upload_size(size: int) -> None:
     if size > MAX_UPLOAD_BYTES:
         raise TilescopeError(
             f"refused upload: {size:,} bytes is over the {MAX_UPLOAD_BYTES // (1024 * 1024)} MB upload limit; "
-            "serve the file with `panel serve app --args PATH` instead"
+            "serve the file with `panel serve app --address 127.0.0.1 --args PATH` instead"
         )
 
 

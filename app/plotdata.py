@@ -7,6 +7,7 @@ so the same code draws the base plan and a what-if plan.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -227,11 +228,18 @@ def partitions_product(arrays, tilings: dict | None = None) -> np.ndarray:
     return product
 
 
-def unpadded_shard_bytes(arrays, tilings: dict | None = None) -> np.ndarray:
-    """Bytes of one shard if the tensor split evenly with no padding: ceil(elements · bytes / shards)."""
-    elements = np.array([int(np.prod(s, dtype=np.int64)) if len(s) else 1 for s in arrays.shapes], dtype=np.int64)
+def tensor_bytes(arrays) -> np.ndarray:
+    """Bytes of each whole tensor: elements · element bytes."""
+    # math.prod per shape: an order of magnitude faster than np.prod on short tuples (profiles hold ~10⁵ values)
+    elements = np.fromiter((math.prod(s) for s in arrays.shapes), dtype=np.int64, count=len(arrays.shapes))
+    return elements * arrays.element_bytes
+
+
+def unpadded_shard_bytes(arrays, tilings: dict | None = None, total: np.ndarray | None = None) -> np.ndarray:
+    """Bytes of one shard if the tensor split evenly with no padding: ceil(elements · bytes / shards).
+    ``total`` is ``tensor_bytes(arrays)`` when the caller keeps it (it only depends on the file)."""
+    total = tensor_bytes(arrays) if total is None else total
     shards = partitions_product(arrays, tilings)
-    total = elements * arrays.element_bytes
     return -(-total // np.maximum(shards, 1))
 
 

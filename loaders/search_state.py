@@ -27,7 +27,6 @@ from typing import Any, Callable
 
 import msgspec
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from models.errors import InputError, describe
 from models.search_schemas import (
@@ -59,6 +58,7 @@ from models.tiling import TensorFormat, TensorTiling
 from planner.shards import ShapeMismatch, shard_bytes, shard_cuts
 
 from .debug_text import Map, Set, Struct, Tuple, Unit, render
+from .parquet import write_parquet_tables
 from .layouts import format_from_debug, format_from_serde, parse_debug_at, serde_to_debug_text
 from .json_input import decode_error, read_bytes
 
@@ -860,13 +860,6 @@ def search_state_tables(state: SearchState) -> dict[str, pa.Table]:
     return tables
 
 
-def write_search_state_tables(state: SearchState, out_dir: str | Path) -> list[Path]:
+def write_search_state_tables(state: SearchState, out_dir: str | Path, *, overwrite: bool = False) -> list[Path]:
     """Write each table as ``out_dir/<table>.parquet`` (the directory is created); returns the paths."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, table in search_state_tables(state).items():
-        path = out / f"{name}.parquet"
-        pq.write_table(table, path)
-        written.append(path)
-    return written
+    return write_parquet_tables(search_state_tables(state), out_dir, overwrite=overwrite)

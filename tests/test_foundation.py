@@ -185,3 +185,16 @@ def test_profile_with_non_contiguous_live_range(tmp_path, raw):
     rows = [(f, l) for v, f, l in zip(t["value_id"], t["first_step"], t["last_step"]) if v == 4]
     assert rows == [(0, 29), (31, 61)]
     assert check_plan(profile, *plan_profile(profile)) == []
+
+
+def test_cli_normalise_never_overwrites_unless_asked(tmp_path):
+    first = run_cli("normalise", str(SAMPLE), "--out", str(tmp_path))
+    assert first.returncode == 0, first.stderr
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    (tmp_path / "values.parquet").write_bytes(b"mine")
+    again = run_cli("normalise", str(SAMPLE), "--out", str(tmp_path))
+    assert again.returncode == 2 and "--overwrite" in again.stderr
+    assert (tmp_path / "values.parquet").read_bytes() == b"mine"  # nothing at all was written
+    forced = run_cli("normalise", str(SAMPLE), "--out", str(tmp_path), "--overwrite")
+    assert forced.returncode == 0, forced.stderr
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before

@@ -249,6 +249,9 @@ def test_text_from_the_file_shows_as_text_in_every_view_and_nothing_runs(watched
     # An edit of 85, and the advisor.
     page.locator(".bk-tab", has_text="What-if editor").click()
     pick_value(page, 85, names[85])
+    # the figures are drawn after the tiling widget's inputs: once they show 85's shard, typing reaches 85
+    shard_85 = next(v["shard_bytes"] for v in doc["timeline"]["values"] if v["id"] == 85)
+    expect(page.locator("[data-testid=ts-editor-figures] tr[data-figure='shard'] td")).to_have_text(kib(shard_85))
     field = page.locator(".ts-row[data-axis='1'] input")
     field.fill("5")
     field.press("Enter")

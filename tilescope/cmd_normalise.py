@@ -1,33 +1,24 @@
-"""``tilescope normalise FILE --out DIR``: each table as ``DIR/<table>.parquet``."""
+"""``tilescope normalise FILE --out DIR [--overwrite]``: each table as ``DIR/<table>.parquet``."""
 from __future__ import annotations
 
-from pathlib import Path
-
-import pyarrow.parquet as pq
-
+from loaders.detect import detect_kind
+from loaders.parquet import write_parquet_tables
 from tilescope.inputs import open_profile
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("file", help="a memory profile or a search state")
     parser.add_argument("--out", required=True, help="directory for the Parquet files (created if missing)")
+    parser.add_argument("--overwrite", action="store_true", help="replace table files that exist already")
 
 
 def run(args) -> int:
-    from loaders.detect import detect_kind  # written with the search-state loader
-
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     if detect_kind(args.file) == "search_state":
-        from loaders.search_state import load_search_state, write_search_state_tables
+        from loaders.search_state import load_search_state, search_state_tables
 
-        written = write_search_state_tables(load_search_state(args.file), out)
+        tables = search_state_tables(load_search_state(args.file))
     else:
-        written = []
-        for name, table in open_profile(args.file).tables().items():
-            path = out / f"{name}.parquet"
-            pq.write_table(table, path)
-            written.append(path)
-    for path in written:
+        tables = open_profile(args.file).tables()
+    for path in write_parquet_tables(tables, args.out, overwrite=args.overwrite):
         print(path)
     return 0

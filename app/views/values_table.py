@@ -6,13 +6,15 @@ formatter, which escapes HTML.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import panel as pn
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
-from app.plotdata import first_last_steps, tile_counts, tiling_summaries, unpadded_shard_bytes
+from app.plotdata import first_last_steps, tensor_bytes, tile_counts, tiling_summaries, tiling_summary, unpadded_shard_bytes
 from app.state import SessionState
 
 TEXT_COLUMNS = ("name", "group", "shape", "precision", "region", "tiling", "alias_of")
@@ -40,40 +42,78 @@ def values_frame(state: SessionState) -> pd.DataFrame:
     return frame
 
 
+FRAME_COLUMNS = ("id", "name", "group", "storage_group", "root", "alias_of", "region", "shape", "precision", "tiling", "tiles",
+                 "shard", "unpadded_shard", "shard_padding", "aligned", "padding_waste", "bytes", "bytes_before", "change",
+                 "first_step", "last_step")
+
+
+@dataclass(frozen=True)
+class FileColumns:
+    """The values table's columns read from the file, and the recorded tilings' columns: built once
+    per profile (text columns of ~10⁵ values take a while), then shared by every plan's frame."""
+
+    arrays: object  # the ProfileArrays these were read from (compared by identity)
+    frame: pd.DataFrame  # id, name, group, storage_group, root, alias_of, region, shape, precision, first_step, last_step
+    tiling: list[str]
+    tiles: np.ndarray
+    unpadded: np.ndarray
+    tensor_bytes: np.ndarray
+
+    @staticmethod
+    def of(profile, arrays) -> "FileColumns":
+        v = profile.values
+        first, last = first_last_steps(arrays)
+        ids, roots = arrays.value_ids, arrays.roots
+        frame = pd.DataFrame(
+            {
+                "id": ids,
+                "name": v.column("name").to_pylist(),
+                "group": v.column("group").to_pylist(),
+                "storage_group": v.column("storage_group").to_numpy(),
+                "root": roots,
+                "alias_of": np.where(roots != ids, roots.astype(str), ""),
+                "region": v.column("region").to_pylist(),
+                "shape": ["[" + ", ".join(map(str, s)) + "]" for s in arrays.shapes],
+                "precision": v.column("precision_name").to_pylist(),
+                "first_step": first,
+                "last_step": last,
+            }
+        )
+        total = tensor_bytes(arrays)
+        return FileColumns(arrays, frame, tiling_summaries(arrays), tile_counts(arrays), unpadded_shard_bytes(arrays, total=total), total)
+
+
+def _file_columns(state: SessionState) -> FileColumns:
+    cached = getattr(state, "_file_columns_cache", None)
+    if cached is None or cached.arrays is not state.arrays:
+        cached = state._file_columns_cache = FileColumns.of(state.profile, state.arrays)
+    return cached
+
+
 def _build_values_frame(state: SessionState) -> pd.DataFrame:
-    profile, arrays, plan = state.profile, state.arrays, state.plan
-    v = profile.values
+    arrays, plan = state.arrays, state.plan
+    file = _file_columns(state)
     tilings = state.whatif.tilings if state.whatif is not None else {}
     figures, base = plan.figures, state.base_plan.figures
-    first, last = first_last_steps(arrays)
-    unpadded = unpadded_shard_bytes(arrays, tilings)
-    ids, roots = arrays.value_ids, arrays.roots
-    frame = pd.DataFrame(
-        {
-            "id": ids,
-            "name": v.column("name").to_pylist(),
-            "group": v.column("group").to_pylist(),
-            "storage_group": v.column("storage_group").to_numpy(),
-            "root": roots,
-            "alias_of": np.where(roots != ids, roots.astype(str), ""),
-            "region": v.column("region").to_pylist(),
-            "shape": ["[" + ", ".join(map(str, s)) + "]" for s in arrays.shapes],
-            "precision": v.column("precision_name").to_pylist(),
-            "tiling": tiling_summaries(arrays, tilings),
-            "tiles": tile_counts(arrays, tilings),
-            "shard": figures.shard,
-            "unpadded_shard": unpadded,
-            "shard_padding": figures.shard - unpadded,
-            "aligned": figures.aligned,
-            "padding_waste": figures.aligned - figures.shard,
-            "bytes": figures.bytes,
-            "bytes_before": base.bytes,
-            "change": figures.bytes - base.bytes,
-            "first_step": first,
-            "last_step": last,
-        }
-    )
-    return frame
+    tiling, tiles, unpadded = file.tiling, file.tiles, file.unpadded
+    if tilings:  # only the edited rows differ from the file's tilings
+        tiling = list(tiling)
+        for row, edited in tilings.items():
+            tiling[row] = tiling_summary(edited)
+        tiles = tile_counts(arrays, tilings)
+        unpadded = unpadded_shard_bytes(arrays, tilings, total=file.tensor_bytes)
+    frame = file.frame.copy(deep=False)  # shares the file's columns (copy-on-write)
+    frame["tiling"] = tiling
+    frame["tiles"] = tiles
+    frame["shard"] = figures.shard
+    frame["unpadded_shard"] = unpadded
+    frame["shard_padding"] = figures.shard - unpadded
+    frame["aligned"] = figures.aligned
+    frame["padding_waste"] = figures.aligned - figures.shard
+    frame["bytes"] = figures.bytes
+    frame["bytes_before"] = base.bytes
+    frame["change"] = figures.bytes - base.bytes
+    return frame[list(FRAME_COLUMNS)]
 
 
 def table_formatters(columns) -> dict:
@@ -128,6 +168,11 @@ class SelectionLink:
                 self._syncing = False
 
 
+# The columns a plan (what-if edits) changes; the others come from the file.
+PLAN_COLUMNS = ("tiling", "tiles", "shard", "unpadded_shard", "shard_padding", "aligned", "padding_waste", "bytes",
+                "bytes_before", "change")
+
+
 class ValuesTableView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SessionState)
 
@@ -144,6 +189,7 @@ class ValuesTableView(pn.viewable.Viewer):
         )
         self._note = pn.pane.HTML("", styles={"font-size": "12px", "color": "#555"})
         self._link = SelectionLink(self.state, self.table)
+        self._shown_arrays = None  # the profile (arrays) whose values the table holds
         self.state.param.watch(self._refresh, ["plan", "profile"])
         self._refresh()
 
@@ -151,13 +197,30 @@ class ValuesTableView(pn.viewable.Viewer):
         if self.state.plan is None:
             return
         frame = values_frame(self.state)[list(self.COLUMNS)]
-        self.table.value = frame
+        if self._shown_arrays is self.state.arrays:
+            self._patch_changed(frame)
+        else:
+            self.table.value = frame
+            self._shown_arrays = self.state.arrays
         self._link.sync()
         self._note.object = (
             f"{len(frame):,} values. Bytes per tile; <i>aligned − shard</i> is what the allocation granule adds; "
             "<i>shard padding</i> is the largest shard beyond an even, unpadded split. An alias (<i>alias of</i> set) "
             "is never live itself: its bytes are its root's, counted once while the root is live."
         )
+
+    def _patch_changed(self, frame: pd.DataFrame) -> None:
+        """Another plan of the same profile: send only the cells that changed (an edit changes a few
+        values' rows), not the whole table; Tabulator re-sends its page itself when sorted or filtered."""
+        shown = self.table.value
+        patch = {}
+        for column in (c for c in PLAN_COLUMNS if c in frame.columns):
+            # compared as pandas arrays: text columns stay Arrow strings (no Python str per cell)
+            changed = np.flatnonzero(np.asarray(shown[column].array != frame[column].array, dtype=bool))
+            if changed.size:
+                patch[column] = list(zip(shown.index[changed].tolist(), frame[column].iloc[changed].tolist()))
+        if patch:
+            self.table.patch(patch)
 
     def __panel__(self):
         return pn.Column(self._note, self.table, sizing_mode="stretch_width")
