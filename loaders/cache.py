@@ -27,7 +27,7 @@ from . import memory_profile
 
 # Bump when the loader's tables change (schemas, meaning or normalisation): old entries are then
 # never read again.
-LOADER_SCHEMA_VERSION = 1
+LOADER_SCHEMA_VERSION = 2  # 2: repeated text columns dictionary-encoded (models.schemas.REPEATED_TEXT)
 CACHE_ENV = "TILESCOPE_CACHE_DIR"
 _READ_BLOCK = 1 << 20
 _HASH_SHARE = 0.1  # of the progress bar (on a cache hit, hashing is most of the time: the bar then jumps)

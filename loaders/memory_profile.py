@@ -129,7 +129,9 @@ class _ValueColumns:
         self.kind_of: dict[tuple, int] = {}
         # What each kind derives from its layout and precision, by kind code.
         self.kinds: dict[str, list] = {
-            name: [] for name in ("precision_name", "element_bytes", "order", "region", "tile_count", "replicas", "axes_count")
+            name: []
+            for name in ("layout", "precision", "memory_class", "precision_name", "element_bytes", "order", "region", "tile_count",
+                         "replicas", "axes_count")
         }
         self.kind_axes: dict[str, list] = {name: [] for name in AXES.names if name != "value_id"}
         self.codes: list[np.ndarray] = []  # kind of each value, a batch per array
@@ -162,6 +164,9 @@ class _ValueColumns:
         _check_tile_count(where, layout.tiling)
         _check_size(where, v, layout.tiling, precision.element_bytes)
         kind = self.kinds
+        kind["layout"].append(v.layout)  # part of the kind key, like precision and memory_class
+        kind["precision"].append(v.precision)
+        kind["memory_class"].append(v.memory_class)
         kind["precision_name"].append(precision.name)
         kind["element_bytes"].append(precision.element_bytes)
         kind["order"].append(str(layout.order))
@@ -246,11 +251,21 @@ def _string_array(texts: Sequence[str]) -> pa.Array:
 
 def _gather(values: list, index: np.ndarray, type_: pa.DataType) -> pa.Array:
     """``[values[i] for i in index]`` as an Arrow array, gathered by numpy (None stays null)."""
+    if pa.types.is_dictionary(type_):
+        codes, distinct = _dictionary_codes(values)
+        return pa.DictionaryArray.from_arrays(pa.array(codes[index], type=type_.index_type), pa.array(distinct, type=type_.value_type))
     if pa.types.is_integer(type_):
         present = np.array([v is not None for v in values], dtype=bool)
         numbers = np.array([0 if v is None else v for v in values], dtype=np.int64)
         return pa.array(numbers[index], type=type_, mask=None if present.all() else ~present[index])
     return pa.array(np.array(values, dtype=object)[index], type=type_)
+
+
+def _dictionary_codes(texts: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """Each text's position among the distinct texts (first-seen order), and those texts."""
+    distinct: dict[str, int] = {}
+    codes = np.fromiter((distinct.setdefault(t, len(distinct)) for t in texts), dtype=np.int32, count=len(texts))
+    return codes, list(distinct)
 
 
 def _axis_dimensions(where: str, shape: list[int], tiling: TensorTiling) -> list[int | None]:
@@ -370,7 +385,11 @@ def _steps_table(steps: list[StepRecord], live_count: np.ndarray) -> pa.Table:
         "usage_standard": [s.usage.standard for s in steps],
         "usage_interleaved": [s.usage.interleaved for s in steps],
     }
-    arrays = [pa.array(columns[n], type=STEPS.field(n).type) for n in STEPS.names if n != "live_count"]
+    arrays = [
+        _gather(columns[n], np.arange(len(steps)), STEPS.field(n).type) if pa.types.is_dictionary(STEPS.field(n).type)
+        else pa.array(columns[n], type=STEPS.field(n).type)
+        for n in STEPS.names if n != "live_count"
+    ]
     arrays.append(pa.array(live_count, type=pa.int64()))
     return pa.Table.from_arrays(arrays, schema=STEPS)
 
