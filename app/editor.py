@@ -23,7 +23,7 @@ from planner.shards import ShapeMismatch
 
 from .format import esc, fmt_bytes, fmt_change, shorten, step_range
 from .state import SessionState
-from .tiling_widget import REPLICAS_KEY, TilingWidget, axis_bands
+from .tiling_widget import REPLICAS_KEY, TilingWidget, axis_bands, count_inputs
 
 PEAK_KINDS = ("total", "standard", "interleaved")
 
@@ -342,14 +342,7 @@ class EditorView(pn.viewable.Viewer):
         keys = [*(str(k) for k in range(n_axes)), REPLICAS_KEY]
         inputs = list(self.widget.inputs)
         if self._inputs_key != n_axes or len(inputs) != len(keys):
-            inputs = []
-            for key in keys:
-                field = pn.widgets.IntInput(
-                    label="replicas" if key == REPLICAS_KEY else "partitions",
-                    value=self._counts[key], step=1, width=130, css_classes=[f"ts-count-{key}"],
-                )
-                field.param.watch(lambda event, key=key: self._on_typed(key, event.new), "value")
-                inputs.append(field)
+            inputs = count_inputs(keys, self._counts, self._on_typed)
             self._inputs_key = n_axes
             return inputs
         for key, field in zip(keys, inputs):

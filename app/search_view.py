@@ -50,7 +50,7 @@ from planner.shards import ShapeMismatch, axis_blocks, shard_bytes
 
 from .format import esc, fmt_bytes, fmt_signed_bytes, shorten
 from .state import SessionState, error_text
-from .tiling_widget import REPLICAS_KEY, TilingWidget, axis_bands
+from .tiling_widget import REPLICAS_KEY, TilingWidget, axis_bands, count_inputs
 
 OUTPUT_KEY = "output"  # the editor target of an operation's output requirement
 CHOSEN_MARK = "★ chosen"
@@ -783,16 +783,8 @@ class SearchStateView(pn.viewable.Viewer):
         identity = (self.operation_id, key, n_axes)
         inputs = list(self.widget.inputs)
         if self._inputs_key != identity or len(inputs) != len(keys):
-            inputs = []
-            for handle in keys:
-                field = pn.widgets.IntInput(
-                    label="replicas" if handle == REPLICAS_KEY else "partitions",
-                    value=self._counts[handle], step=1, width=130, css_classes=[f"ts-count-{handle}"],
-                )
-                field.param.watch(lambda event, handle=handle: self._on_typed(handle, event.new), "value")
-                inputs.append(field)
             self._inputs_key = identity
-            self.widget.inputs = inputs
+            self.widget.inputs = count_inputs(keys, self._counts, self._on_typed)
             return
         for handle, field in zip(keys, inputs):
             if field.value != self._counts[handle]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import panel as pn
 import param
 from panel.custom import Children, JSComponent
 
@@ -62,6 +63,20 @@ def axis_bands(shape: Sequence[int], tiling: TensorTiling, accepted: Callable[[i
             }
         )
     return bands
+
+
+def count_inputs(keys: Sequence[str], counts: dict, on_typed: Callable[[str, int], None]) -> list:
+    """One numeric input per handle (axis positions, then ``REPLICAS_KEY``), for keyboard and exact
+    entry beside the drag handles; ``on_typed(key, count)`` gets each typed count."""
+    inputs = []
+    for key in keys:
+        field = pn.widgets.IntInput(
+            label="replicas" if key == REPLICAS_KEY else "partitions",
+            value=counts[key], step=1, width=130, css_classes=[f"ts-count-{key}"],
+        )
+        field.param.watch(lambda event, key=key: on_typed(key, event.new), "value")
+        inputs.append(field)
+    return inputs
 
 
 _ESM = r"""

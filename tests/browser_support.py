@@ -135,3 +135,14 @@ def wait_for_app(page, timeout: float = 60_000) -> None:
     """Until the summary view is drawn (the app's first view) and a Bokeh canvas exists."""
     page.wait_for_selector("[data-testid=ts-summary]", timeout=timeout)
     page.wait_for_selector("canvas", timeout=timeout)
+
+
+# Canvas position (page pixels) of data point (x, y) in the Bokeh figure named `name`.
+JS_DATA_TO_PAGE = """([name, x, y]) => {
+  for (const doc of Bokeh.documents) for (const m of doc._all_models.values()) if (m.name === name) {
+    const view = Bokeh.index.find_one(m);
+    const box = view.canvas_view.el.getBoundingClientRect();
+    return [box.left + view.frame.x_scale.compute(x), box.top + view.frame.y_scale.compute(y)];
+  }
+  return null;
+}"""

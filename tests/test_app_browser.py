@@ -3,11 +3,10 @@ and the timeline's point budget at scale. Expected figures come from the files' 
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
-from browser_support import SAMPLE, served_app, wait_for_app
+from browser_support import JS_DATA_TO_PAGE, SAMPLE, served_app, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -20,15 +19,6 @@ JS_SOURCE_DATA = """(name) => {
 JS_STEP_TABLE_IDS = """() => {
   for (const doc of Bokeh.documents) for (const m of doc._all_models.values())
     if (m.source && m.source.data && m.source.data.share !== undefined) return Array.from(m.source.data.id);
-  return null;
-}"""
-# Canvas position (page pixels) of data point (x, y) in the figure named `name`.
-JS_DATA_TO_PAGE = """([name, x, y]) => {
-  for (const doc of Bokeh.documents) for (const m of doc._all_models.values()) if (m.name === name) {
-    const view = Bokeh.index.find_one(m);
-    const box = view.canvas_view.el.getBoundingClientRect();
-    return [box.left + view.frame.x_scale.compute(x), box.top + view.frame.y_scale.compute(y)];
-  }
   return null;
 }"""
 

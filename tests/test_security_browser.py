@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import SAMPLE, served_app, wait_for_app
+from browser_support import JS_DATA_TO_PAGE, SAMPLE, served_app, wait_for_app
 from hostile import GROUP_NAMES, HOSTILE_FILE_NAME, SCOPE, HostileProfile, write_hostile_profile
 
 pytestmark = pytest.mark.browser
@@ -43,14 +43,6 @@ JS_INJECTED = """() => {
 JS_SOURCE_DATA = """(name) => {
   for (const doc of Bokeh.documents) for (const m of doc._all_models.values())
     if (m.name === name && m.data) { const out = {}; for (const [k, v] of Object.entries(m.data)) out[k] = Array.from(v); return out; }
-  return null;
-}"""
-JS_DATA_TO_PAGE = """([name, x, y]) => {
-  for (const doc of Bokeh.documents) for (const m of doc._all_models.values()) if (m.name === name) {
-    const view = Bokeh.index.find_one(m);
-    const box = view.canvas_view.el.getBoundingClientRect();
-    return [box.left + view.frame.x_scale.compute(x), box.top + view.frame.y_scale.compute(y)];
-  }
   return null;
 }"""
 
