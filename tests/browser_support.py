@@ -146,3 +146,16 @@ JS_DATA_TO_PAGE = """([name, x, y]) => {
   }
   return null;
 }"""
+
+
+# Ids in the "at this step" table's data source (the one with a ``share`` column).
+JS_STEP_TABLE_IDS = """() => {
+  for (const doc of Bokeh.documents) for (const m of doc._all_models.values())
+    if (m.source && m.source.data && m.source.data.share !== undefined) return Array.from(m.source.data.id);
+  return null;
+}"""
+
+
+def kib(n: int) -> str:
+    """The UI's byte figure, written out independently: exact bytes and KiB to one decimal."""
+    return f"{n:,} B ({n / 1024:.1f} KiB)"

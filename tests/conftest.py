@@ -5,6 +5,7 @@ Browser tests skip when Chromium/Playwright are missing on a developer machine, 
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -19,6 +20,13 @@ from browser_support import SAMPLE, AppServer, chromium_missing_reason, launch_c
 @pytest.fixture(scope="session")
 def sample_path() -> Path:
     return SAMPLE
+
+
+@pytest.fixture(scope="session")
+def raw() -> dict:
+    """The sample profile as the stdlib reads it: the independent source of expected figures.
+    Shared by every test module, so tests copy it before changing anything."""
+    return json.loads(SAMPLE.read_text())
 
 
 def _require_browser() -> None:

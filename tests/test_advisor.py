@@ -29,12 +29,6 @@ REPLICAS = re.compile(r"replicas: (\d+)")
 
 
 @pytest.fixture(scope="module")
-def raw() -> dict:
-    with open(SAMPLE) as f:
-        return json.load(f)
-
-
-@pytest.fixture(scope="module")
 def loaded():
     return plan_profile(load_memory_profile(SAMPLE))
 

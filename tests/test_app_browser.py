@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from browser_support import JS_DATA_TO_PAGE, SAMPLE, served_app, wait_for_app
+from browser_support import JS_DATA_TO_PAGE, JS_STEP_TABLE_IDS, SAMPLE, kib, served_app, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -16,21 +16,7 @@ JS_SOURCE_DATA = """(name) => {
     if (m.name === name && m.data) { const out = {}; for (const [k, v] of Object.entries(m.data)) out[k] = Array.from(v); return out; }
   return null;
 }"""
-JS_STEP_TABLE_IDS = """() => {
-  for (const doc of Bokeh.documents) for (const m of doc._all_models.values())
-    if (m.source && m.source.data && m.source.data.share !== undefined) return Array.from(m.source.data.id);
-  return null;
-}"""
 
-
-def kib(n: int) -> str:
-    """formats.md/preamble rule, written out independently: exact bytes and KiB to one decimal."""
-    return f"{n:,} B ({n / 1024:.1f} KiB)"
-
-
-@pytest.fixture(scope="module")
-def raw():
-    return json.loads(SAMPLE.read_text())
 
 
 def text_of(page, testid: str) -> str:

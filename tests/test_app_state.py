@@ -13,11 +13,6 @@ from models.edits import TilingEdit
 from models.errors import TilescopeError
 
 
-@pytest.fixture(scope="module")
-def raw(sample_path):
-    return json.loads(sample_path.read_text())
-
-
 @pytest.fixture
 def state(sample_path):
     s = SessionState()

@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from loaders.memory_profile import load_memory_profile
@@ -19,11 +18,6 @@ from planner.model import plan_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "vit_finalist5.memory_profile.json"
-
-
-@pytest.fixture(scope="module")
-def raw():
-    return json.loads(SAMPLE.read_text())
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, SAMPLE, AppServer, chromium_missing_reason
+from browser_support import CHROMIUM, CHROMIUM_ARGS, SAMPLE, AppServer, chromium_missing_reason, kib
 
 pytestmark = pytest.mark.browser
 
@@ -30,9 +30,6 @@ BOUND_S = 180.0
 OFFLINE_CDN = "https://cdn.holoviz.org/"  # Panel's loading-spinner stylesheet; unreachable offline
 UNREACHABLE = "Failed to load resource: net::ERR_NAME_NOT_RESOLVED"
 
-
-def kib(n: int) -> str:
-    return f"{n:,} B ({n / 1024:.1f} KiB)"
 
 
 async def open_sessions(url: str, expected_total: str, deadline: float) -> tuple[list[float], list[str]]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import JS_DATA_TO_PAGE, SAMPLE, served_app, wait_for_app
+from browser_support import JS_DATA_TO_PAGE, SAMPLE, kib, served_app, wait_for_app
 from hostile import GROUP_NAMES, HOSTILE_FILE_NAME, SCOPE, HostileProfile, write_hostile_profile
 
 pytestmark = pytest.mark.browser
@@ -57,9 +57,6 @@ JS_TOOLTIP_HAS_TEXT = """(text) => {
   return texts.some((t) => t.includes(text));
 }"""
 
-
-def kib(n: int) -> str:
-    return f"{n:,} B ({n / 1024:.1f} KiB)"
 
 
 OLD_MTIME_NS = 1_600_000_000_123_456_789  # 2020-09-13: any rewrite would move it

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from browser_support import SAMPLE, wait_for_app, watch_console
+from browser_support import JS_STEP_TABLE_IDS, SAMPLE, kib, wait_for_app, watch_console
 from editor_support import RawProfile, edited_bytes
 
 pytestmark = pytest.mark.browser
@@ -22,15 +22,7 @@ EDIT_A = (85, 1, 5)
 EDIT_B = (84, 1, 3)
 STEP_A, STEP_B = 20, 30
 EXTRA_EXCHANGE_ROWS = 8192  # the uploaded file reserves this much more than the sample
-JS_STEP_TABLE_IDS = """() => {
-  for (const doc of Bokeh.documents) for (const m of doc._all_models.values())
-    if (m.source && m.source.data && m.source.data.share !== undefined) return Array.from(m.source.data.id);
-  return null;
-}"""
 
-
-def kib(n: int) -> str:
-    return f"{n:,} B ({n / 1024:.1f} KiB)"
 
 
 def expected_peaks(raw: RawProfile, edit: tuple[int, int, int]) -> dict[str, int]:

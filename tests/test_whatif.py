@@ -40,12 +40,6 @@ DEVICE_TILES = 1472
 
 
 @pytest.fixture(scope="module")
-def raw() -> dict:
-    with open(SAMPLE) as f:
-        return json.load(f)
-
-
-@pytest.fixture(scope="module")
 def loaded():
     return plan_profile(load_memory_profile(SAMPLE))
 
