@@ -105,6 +105,7 @@ def load_planner_output(source: str | Path | bytes, progress: Progress | None = 
     if kind == "search_state":
         return kind, data
     if not isinstance(source, bytes):
+        del data  # the loader reads the file again, releasing it as it parses: not held twice
         try:
             return kind, load_profile_cached(source, progress=progress)
         except InputError as exc:

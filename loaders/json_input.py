@@ -1,11 +1,15 @@
 """Reading a planner output's bytes and turning JSON decoding errors into located InputErrors."""
 from __future__ import annotations
 
+import mmap
+import os
 import re
+import stat
 import sys
 from pathlib import Path
 
 import msgspec
+import numpy as np
 
 from models.errors import InputError, describe
 
@@ -22,6 +26,69 @@ def read_bytes(path: str | Path) -> bytes:
             return handle.read()
     except OSError as exc:
         raise InputError("$", "a readable file", exc.strerror or str(exc), file=str(path)) from None
+
+
+class InputBuffer:
+    """One load's input bytes, whose memory can be handed back a span at a time once parsed.
+
+    Read from a file, the bytes go into private anonymous memory (the file is copied, not mapped:
+    another program rewriting it cannot fault this process, and the file is never written). The
+    loader decodes in place, keeping parts of the text as ``msgspec.Raw`` views into it, and calls
+    ``release(first, last)`` when the parts from ``first`` to ``last`` are parsed: the whole pages
+    they cover go back to the system, so a large file does not stay resident beside what is built
+    from it (peak memory). Bytes given by the caller (an upload) are kept as they are.
+    """
+
+    def __init__(self, data: bytes | mmap.mmap, path: str | Path | None = None):
+        self.data = data  # what decoders read
+        self._path = path
+        self._released = False
+        self._base = np.frombuffer(data, dtype=np.uint8).ctypes.data if isinstance(data, mmap.mmap) and len(data) else 0
+
+    @classmethod
+    def read(cls, path: str | Path) -> "InputBuffer":
+        """The file's bytes; a missing or unreadable file is an InputError."""
+        try:
+            with open(path, "rb") as handle:
+                info = os.fstat(handle.fileno())
+                if not stat.S_ISREG(info.st_mode) or info.st_size < mmap.PAGESIZE:
+                    return cls(handle.read(), path)
+                # Private: released pages are freed (a shared mapping would only unmap them).
+                memory = mmap.mmap(-1, info.st_size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+                view = memoryview(memory)
+                done = 0
+                while done < info.st_size:
+                    n = handle.readinto(view[done:])
+                    if not n:
+                        break
+                    done += n
+                rest = handle.read()
+                del view
+                if done < info.st_size or rest:  # the file changed size while being read
+                    return cls(memory[:done] + rest, path)
+                return cls(memory, path)
+        except OSError as exc:
+            raise InputError("$", "a readable file", exc.strerror or str(exc), file=str(path)) from None
+
+    def release(self, first: msgspec.Raw, last: msgspec.Raw) -> None:
+        """Hand back the whole pages from ``first``'s start to ``last``'s end (Raw views into
+        ``data``, ``last`` not before ``first``): nothing on them may be read again."""
+        if not self._base:
+            return
+        start = np.frombuffer(first, dtype=np.uint8).ctypes.data - self._base
+        end = np.frombuffer(last, dtype=np.uint8).ctypes.data - self._base + len(last)
+        page = mmap.PAGESIZE
+        start = -(-start // page) * page  # pages partly outside the span may hold text still needed
+        end = end // page * page
+        if 0 <= start < end <= len(self.data):
+            self.data.madvise(mmap.MADV_DONTNEED, start, end - start)
+            self._released = True
+
+    def whole(self) -> bytes:
+        """All the bytes, for an error message (read again from the file if some were released)."""
+        if self._released and self._path is not None:
+            return read_bytes(self._path)
+        return self.data if isinstance(self.data, bytes) else bytes(self.data)
 
 
 def locate_byte(data: bytes, offset: int) -> str:

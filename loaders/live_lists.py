@@ -220,19 +220,20 @@ def live_lists(
     raws: Sequence[bytes],
     ids_sorted: np.ndarray,
     order: np.ndarray,
-    progress: Callable[[float], None] | None = None,
+    parsed: Callable[[int, int], None] | None = None,
 ) -> LiveLists:
     """Live intervals (by value-table row) and distinct live counts from each step's raw list.
 
     ``ids_sorted`` are the value ids sorted, ``order`` the value-table row of each of them.
+    ``parsed(begin, end)`` is called after each chunk of steps: their lists are no longer read.
     """
     runs = _RunCollector(len(raws))
     rank_of = _RankOf(ids_sorted)
     for begin, end in _chunks(raws):
         counts, ids = _parse_chunk(raws[begin:end], begin)
         runs.add(begin, counts, rank_of(ids, counts, begin))
-        if progress is not None:
-            progress(end / len(raws))
+        if parsed is not None:
+            parsed(begin, end)
     if not raws:
         return LiveLists(Intervals(*(np.zeros(0, np.int64),) * 3), runs.live_count)
     return LiveLists(runs.finish(order), runs.live_count)

@@ -1,10 +1,12 @@
 """Memory profile (formats.md §1) → validated ``MemoryProfile`` of Arrow tables.
 
-msgspec decodes and type-checks the file (errors carry a JSON path). Two things keep a large file
+msgspec decodes and type-checks the file (errors carry a JSON path). Three things keep a large file
 cheap: each value stays raw JSON until it is decoded in a batch of a few thousand and turned into
-Arrow columns (so the values' Python objects never all exist at once), and each step's ``live``
-list stays raw JSON text, parsed by ``loaders.live_lists`` with numpy straight into live
-intervals. Checks and everything derived from a layout run once per distinct kind of value.
+Arrow columns (so the values' Python objects never all exist at once), each step's ``live`` list
+stays raw JSON text, parsed by ``loaders.live_lists`` with numpy straight into live intervals, and
+the file's text is handed back to the system a batch at a time as it is parsed
+(``InputBuffer.release``), so it does not stay resident beside the tables built from it. Checks
+and everything derived from a layout run once per distinct kind of value.
 Any decoding error is reported by decoding the whole file strictly, so messages are the same
 whichever way the file was read.
 """
@@ -28,7 +30,7 @@ from models.tiling import MEMORY_CLASS_REGION, Layout, Precision, TensorTiling
 
 from .debug_text import DebugSyntaxError, Struct, Tuple, Unit, parse_debug_sequence
 from .detect import kind_of_bytes
-from .json_input import decode_error, read_bytes, validation_error
+from .json_input import InputBuffer, decode_error, validation_error
 from .layouts import debug_syntax_error, layout_from_debug_text, precision_from_text
 from .live_lists import live_lists
 
@@ -49,11 +51,12 @@ class LazyProfileRecord(MemoryProfileRecord, frozen=True):
 _DECODER = msgspec.json.Decoder(MemoryProfileRecord)
 _LAZY_DECODER = msgspec.json.Decoder(LazyProfileRecord)
 _VALUE_BATCH = msgspec.json.Decoder(list[ValueRecord])
-_BATCH_SIZE = 4096
+_BATCH_SIZE = 1024  # values per batch: small enough that a batch's objects are a small part of peak memory
 
 
 def _raise_decode_error(data: bytes):
-    """Raise the error of the first problem in ``data``, found by decoding it whole and strictly."""
+    """Raise the error of the first problem in ``data`` (all the file's bytes), found by decoding
+    it whole and strictly."""
     try:
         _DECODER.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -66,29 +69,34 @@ def _raise_decode_error(data: bytes):
     raise InputError("$", "a valid memory profile", "a file the strict decoder accepts but the loader did not")
 
 
-def decode_profile(data: bytes) -> LazyProfileRecord:
+def decode_profile(data: InputBuffer) -> LazyProfileRecord:
     """Decode and type-check everything but the values, which stay raw JSON: ``value_batches``
     decodes them a batch at a time, so their Python objects never all exist at once. Errors are
     those of the strict decoder (same message and place)."""
     try:
-        record = _LAZY_DECODER.decode(data)
+        record = _LAZY_DECODER.decode(data.data)
     except (msgspec.DecodeError, msgspec.ValidationError):
-        _raise_decode_error(data)
+        _raise_decode_error(data.whole())
     if record.version != 1:
         raise InputError("$.version", "version 1", describe(record.version))
     return record
 
 
-def value_batches(record: LazyProfileRecord, data: bytes):
+def value_batches(record: LazyProfileRecord, data: InputBuffer):
     """``(index of the first, records)`` for each batch of the file's values, in file order; a
-    value that does not type-check raises the strict decoder's error for the whole file."""
+    value that does not type-check raises the strict decoder's error for the whole file. Once the
+    caller has taken a batch, its text is released."""
     raws = record.timeline.values
     for first in range(0, len(raws), _BATCH_SIZE):
-        text = b"[" + b",".join(raws[first : first + _BATCH_SIZE]) + b"]"
+        batch = raws[first : first + _BATCH_SIZE]
+        text = b"[" + b",".join(batch) + b"]"
         try:
-            yield first, _VALUE_BATCH.decode(text)
+            records = _VALUE_BATCH.decode(text)
         except msgspec.DecodeError:  # (ValidationError is one) e.g. a type error, bad UTF-8 in a string
-            _raise_decode_error(data)
+            _raise_decode_error(data.whole())
+        del text
+        yield first, records
+        data.release(batch[0], batch[-1])
 
 
 @contextmanager
@@ -209,15 +217,18 @@ class _ValueColumns:
                 self.chunks[field.name].append(_string_array(column) if exact else pa.array(column, type=field.type))
 
     def tables(self) -> tuple[pa.Table, pa.Table]:
-        # Gathers are numpy and value columns stay chunked by batch: no concatenation copies, and
-        # no Arrow compute kernels (their first use alone costs tens of MB of resident memory).
+        # Gathers are numpy, and no Arrow compute kernels (their first use alone costs tens of MB
+        # of resident memory). Each column's batches are joined into one array, a column at a
+        # time (so the copy costs one column's bytes of peak), because hundreds of small chunks
+        # slow every later reader of the table.
         code = np.concatenate(self.codes) if self.codes else np.zeros(0, np.int64)
         columns = []
         for field in VALUES:
             if field.name in self.kinds:
                 columns.append(pa.chunked_array([_gather(self.kinds[field.name], code, field.type)], type=field.type))
             else:
-                columns.append(pa.chunked_array(self.chunks.pop(field.name), type=field.type))
+                columns.append(pa.chunked_array([pa.concat_arrays(self.chunks.pop(field.name))], type=field.type))
+                pa.default_memory_pool().release_unused()  # the batches' memory, before the next copy
         value_table = pa.Table.from_arrays(columns, schema=VALUES)
 
         # Each value's axes are its kind's axis rows, in tiling order.
@@ -400,6 +411,15 @@ def parse_memory_profile(data: bytes, source: str = "<memory profile>", progress
     ``progress(stage, fraction)`` is told each stage and the fraction of the whole load done
     (values and live lists report as they go; decoding is one call and reports at its ends).
     """
+    return _parse_input(InputBuffer(data), source, progress)
+
+
+def load_memory_profile(path: str | Path, progress: Progress | None = None) -> MemoryProfile:
+    """``parse_memory_profile`` of a file, whose text is released as it is parsed (peak memory)."""
+    return _parse_input(InputBuffer.read(path), str(path), progress)
+
+
+def _parse_input(data: InputBuffer, source: str, progress: Progress | None) -> MemoryProfile:
     note = progress or (lambda stage, fraction: None)
     try:
         with _no_gc():
@@ -410,7 +430,7 @@ def parse_memory_profile(data: bytes, source: str = "<memory profile>", progress
         raise InputError("$", "JSON nested within Python's recursion limit", "deeper nesting", file=source) from None
 
 
-def _parse(data: bytes, source: str, note: Progress) -> MemoryProfile:
+def _parse(data: InputBuffer, source: str, note: Progress) -> MemoryProfile:
     note("decoding JSON", 0.0)
     record = decode_profile(data)
     note("values and layouts", 0.35)
@@ -439,7 +459,14 @@ def _parse(data: bytes, source: str, note: Progress) -> MemoryProfile:
 
     note("live lists", 0.5)
     steps = record.timeline.steps
-    lists = live_lists([s.live for s in steps], ids[order], order, lambda done: note("live lists", 0.5 + 0.45 * done))
+    raws = [s.live for s in steps]
+
+    def parsed(begin: int, end: int) -> None:
+        data.release(raws[begin], raws[end - 1])
+        note("live lists", 0.5 + 0.45 * end / len(raws))
+
+    lists = live_lists(raws, ids[order], order, parsed)
+    del raws
     intervals = lists.intervals
     live = pa.Table.from_arrays(
         [pa.array(ids[intervals.value_row]), pa.array(intervals.first_step), pa.array(intervals.last_step)],
@@ -450,6 +477,3 @@ def _parse(data: bytes, source: str, note: Progress) -> MemoryProfile:
     note("done", 1.0)
     return MemoryProfile(source, _profile_table(record), values, axes, steps_table, live)
 
-
-def load_memory_profile(path: str | Path, progress: Progress | None = None) -> MemoryProfile:
-    return parse_memory_profile(read_bytes(path), str(path), progress)
