@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 import panel as pn
 import param
-from panel.widgets.select import SingleSelectBase
 
 from models.edits import TilingEdit, edit_set_json
 from planner.advisor import advise
@@ -24,6 +23,7 @@ from planner.shards import ShapeMismatch
 from .format import esc, fmt_bytes, fmt_change, shorten, step_range
 from .state import SessionState
 from .tiling_widget import REPLICAS_KEY, TilingWidget, axis_bands, count_inputs
+from .value_search import LabelSearch
 
 PEAK_KINDS = ("total", "standard", "interleaved")
 
@@ -62,26 +62,47 @@ class ValueText:
         )
 
 
-class ValuePicker(pn.widgets.AutocompleteInput):
-    """The value picker: an AutocompleteInput over every value's label (~10⁵ on a large profile).
+PICKER_MATCHES = 100  # completions sent per keystroke
 
-    On every value change Panel re-derives the labels of all options to map the value to what the
-    browser shows (a Python pass over the options, ~0.1 s at that size). The options here are unique
-    strings shown as themselves, so a value that is one of them goes to the browser as it is.
+# Bokeh's autocomplete re-filters its menu only on a key press; the matches arrive from the server
+# just after one, so the menu is re-drawn when they land (while the input still has the focus).
+_REFRESH_MENU_JS = """
+const view = Bokeh.index.find_one(source)
+if (view != null && view.shadow_el.activeElement === view.input_el) {
+  view._toggle_menu()
+}
+"""
+
+
+class ValuePicker(pn.widgets.AutocompleteInput):
+    """The value picker: an autocomplete whose completions are searched on the server.
+
+    The browser holds only the matches of what is typed (``PICKER_MATCHES`` at most, found by
+    ``LabelSearch`` on each ``value_input``), never every value's label: ~10⁵–10⁶ labels would be
+    tens of MB sent with the page and a slow keystroke in it.
     """
 
-    def _process_param_change(self, params: dict) -> dict:
-        value = params.get("value")
-        if params.keys() == {"value"} and isinstance(value, str) and value in self._known_options():
-            return super(SingleSelectBase, self)._process_param_change(params)  # skips only the label pass
-        return super()._process_param_change(params)
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._search = LabelSearch([])
+        self.param.watch(self._on_typed, "value_input")
+        self.jscallback(options=_REFRESH_MENU_JS)
 
-    def _known_options(self) -> frozenset:
-        options = self.options
-        if getattr(self, "_known_of", None) is not options:
-            self._known_of = options
-            self._known = frozenset(o for o in options if isinstance(o, str)) if isinstance(options, list) else frozenset()
-        return self._known
+    def set_labels(self, labels: list[str]) -> None:
+        self._search = LabelSearch(labels)
+        self.param.update(options=[], value="")
+
+    def show(self, label: str) -> None:
+        """Show ``label`` as the picked value (it is its own only completion until the user types)."""
+        if self.value != label:
+            self.param.update(options=[label], value=label)
+
+    def _on_typed(self, event) -> None:
+        matches = self._search.matches(event.new or "", PICKER_MATCHES)
+        if self.value and self.value not in matches:
+            # Panel clears a value that is not among the options, and the browser's input with it.
+            matches.append(self.value)
+        self.options = matches
 
 
 def largest_live_row(arrays, cost: np.ndarray, step: int) -> int | None:
@@ -207,7 +228,7 @@ class EditorView(pn.viewable.Viewer):
                 f"#{int(i)} {shorten(name, 120)}": int(i) for i, name in zip(self.state.arrays.value_ids, self._text.names)
             }
             self._label_of = {v: k for k, v in self._labels.items()}
-            self.value_picker.options = list(self._labels)
+            self.value_picker.set_labels(list(self._labels))
         return self._text
 
     def _on_state(self, *events) -> None:
@@ -235,8 +256,8 @@ class EditorView(pn.viewable.Viewer):
         tiling = current_tiling(arrays, row, tilings)
         value_id = int(arrays.value_ids[row])
         label = self._label_of.get(value_id)
-        if label is not None and self.value_picker.value != label:
-            self.value_picker.value = label
+        if label is not None:
+            self.value_picker.show(label)
         self.heading.object = self._heading_html(row, text)
         try:
             self._draw_tiling(row, tiling, tilings)
