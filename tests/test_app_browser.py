@@ -17,6 +17,12 @@ JS_SOURCE_DATA = """(name) => {
   return null;
 }"""
 
+# Rows the Tabulator with CSS class `css` holds in the browser.
+JS_TABLE_ROWS = """(css) => {
+  for (const doc of Bokeh.documents) for (const m of doc._all_models.values())
+    if (m.source && (m.css_classes || []).includes(css)) return m.source.get_length();
+  return null;
+}"""
 
 
 def text_of(page, testid: str) -> str:
@@ -227,3 +233,40 @@ def test_an_uploaded_bad_file_is_refused_and_a_search_state_is_routed(page, app_
     header.wait_for()
     assert "flash_attention.search_state.json" in header.inner_text()
     assert page.locator("[data-testid=ts-summary]").count() == 0
+
+
+def test_the_groups_table_pages_filters_and_selects_on_the_server(page, app_server, raw):
+    """The groups table sends one page of rows (remote pagination); the next page, a filter on a
+    member id and a click all act on the right group."""
+    from collections import Counter
+
+    from playwright.sync_api import expect
+
+    counts = Counter(v["storage_group"] for v in raw["timeline"]["values"])
+    groups = sorted(g for g, n in counts.items() if n >= 2)
+    assert len(groups) > 15  # more than one page
+    page.goto(app_server)
+    wait_for_app(page)
+    page.get_by_text("Storage groups", exact=True).first.click()
+    table = page.locator(".ts-groups-table")
+    group_cells = table.locator(".tabulator-cell[tabulator-field=storage_group]")
+    expect(group_cells.first).to_have_text(str(groups[0]))
+    assert page.evaluate(JS_TABLE_ROWS, "ts-groups-table") == 15  # the page, not all groups
+
+    table.locator(".tabulator-page[data-page=next]").click()
+    expect(group_cells.first).to_have_text(str(groups[15]))
+    group_cells.first.click()
+    expect(page.locator(f"[data-testid=ts-group-detail][data-group='{groups[15]}']").first).to_be_visible()
+
+    # Filter the member ids on "85": group 83 (values 84 and 85) is among the rows; pick it.
+    member_filter = table.locator(".tabulator-col[tabulator-field=values] input")
+    member_filter.click()
+    member_filter.press_sequentially("85", delay=40)
+    member_filter.press("Enter")
+    with_85 = sorted(g for g in groups if any(v["storage_group"] == g and "85" in str(v["id"]) for v in raw["timeline"]["values"]))
+    expect(group_cells).to_have_count(len(with_85))
+    table.locator(".tabulator-cell[tabulator-field=storage_group]", has_text="83").first.click()
+    detail = page.locator("[data-testid=ts-group-detail][data-group='83']").first
+    expect(detail).to_be_visible()
+    assert "84" in detail.inner_text() and "85" in detail.inner_text()
+    assert page.console_errors == []

@@ -17,6 +17,7 @@ from bokeh.models.widgets.tables import NumberFormatter
 from app.format import esc, fmt_bytes, shorten, step_range
 from app.plotdata import ALL_PAIRS_LIMIT, first_last_steps, hand_overs, storage_group_members
 from app.state import SessionState
+from app.views.table_patch import patch_cells
 
 CSS = """
 .ts-groups { font-size: 13px; line-height: 1.5; }
@@ -123,7 +124,7 @@ class StorageGroupsView(pn.viewable.Viewer):
         self.group = None  # storage group shown in the detail pane
         self.table = pn.widgets.Tabulator(
             pd.DataFrame({c: [] for c in TABLE_COLUMNS}),
-            name="ts-groups-table", show_index=False, disabled=True, selectable=1, pagination="local", page_size=15,
+            name="ts-groups-table", show_index=False, disabled=True, selectable=1, pagination="remote", page_size=15,
             titles={"storage_group": "group", "hand_overs": "hand-overs", "largest_overlap": "largest overlap B", "values": "member ids"},
             formatters={"values": {"type": "plaintext"}, "largest_overlap": NumberFormatter(format="0,0")},
             header_filters={"values": {"type": "input", "func": "like", "placeholder": "id…"}}, width=560, height=480,
@@ -166,7 +167,7 @@ class StorageGroupsView(pn.viewable.Viewer):
         now = self._groups.largest_overlap(cost)[positions]
         changed = np.flatnonzero(now != frame["largest_overlap"].to_numpy())
         if changed.size:
-            self.table.patch({"largest_overlap": [(int(k), int(now[k])) for k in changed.tolist()]})
+            patch_cells(self.table, {"largest_overlap": [(int(k), int(now[k])) for k in changed.tolist()]})
 
     def _on_values(self, *_):
         ids = self.state.selected_values

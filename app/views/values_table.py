@@ -16,6 +16,7 @@ from bokeh.models.widgets.tables import NumberFormatter
 
 from app.plotdata import first_last_steps, tensor_bytes, tile_counts, tiling_summaries, tiling_summary, unpadded_shard_bytes
 from app.state import SessionState
+from app.views.table_patch import patch_cells
 
 TEXT_COLUMNS = ("name", "group", "shape", "precision", "region", "tiling", "alias_of")
 BYTE_COLUMNS = ("shard", "aligned", "bytes", "bytes_before", "change", "padding_waste", "shard_padding", "unpadded_shard")
@@ -219,8 +220,7 @@ class ValuesTableView(pn.viewable.Viewer):
             changed = np.flatnonzero(np.asarray(shown[column].array != frame[column].array, dtype=bool))
             if changed.size:
                 patch[column] = list(zip(shown.index[changed].tolist(), frame[column].iloc[changed].tolist()))
-        if patch:
-            self.table.patch(patch)
+        patch_cells(self.table, patch)
 
     def __panel__(self):
         return pn.Column(self._note, self.table, sizing_mode="stretch_width")
