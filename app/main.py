@@ -29,7 +29,8 @@ from app.loading import (
     resolve_in_root,
 )
 from app.search_view import SearchStateView
-from app.state import Loaded, SessionState, error_text, load_bytes, load_file
+from app.shared import SharedProfiles, shared_profiles
+from app.state import Loaded, SessionState, error_text, load_bytes
 from app.views.at_step import AtStepView
 from app.views.lifetimes import LifetimesView
 from app.views.storage_groups import StorageGroupsView
@@ -88,8 +89,10 @@ class ExplorerApp(pn.viewable.Viewer):
     """The page of one session: file bar, then the memory-profile views (or the search-state view)."""
 
     state = param.ClassSelector(class_=SessionState)
+    shared = param.ClassSelector(class_=SharedProfiles, doc="profiles this server process has loaded (app.shared)")
 
     def __init__(self, options: AppOptions, **params):
+        params.setdefault("shared", SharedProfiles())
         super().__init__(**params)
         self.options = options
         self._doc = pn.state.curdoc  # this session's document (None outside a server)
@@ -149,11 +152,11 @@ class ExplorerApp(pn.viewable.Viewer):
             except PathRefused as exc:
                 problem = str(exc)
             else:
-                if await self._load(partial(load_file, path, name=name)):
+                if await self._load(partial(self.shared.load_file, path, name=name)):
                     return
                 problem = self.state.error
         path = initial_file(self.options)
-        await self._load(partial(load_file, path, name=display_name(path)))
+        await self._load(partial(self.shared.load_file, path, name=display_name(path)))
         if problem:
             await self._in_session(self._doc, partial(self.state.fail, problem))
 
@@ -215,7 +218,7 @@ class ExplorerApp(pn.viewable.Viewer):
 
 def build_app(argv: list[str]) -> ExplorerApp:
     options = parse_app_args(argv)
-    return ExplorerApp(options, state=SessionState())
+    return ExplorerApp(options, state=SessionState(), shared=shared_profiles())
 
 
 pn.extension("tabulator", "filedropper", notifications=False, sizing_mode="stretch_width")

@@ -34,6 +34,7 @@ class Loaded:
     arrays: ProfileArrays | None = None
     plan: Plan | None = None
     search_state: bytes | None = None
+    shared: object | None = None  # an app.shared entry: kept alive while a session holds this load
 
 
 def load_file(path: str | Path, progress: Progress | None = None, name: str | None = None) -> Loaded:
@@ -110,6 +111,7 @@ class SessionState(param.Parameterized):
 
     def adopt(self, loaded: Loaded) -> None:
         """Make a finished load current: clears edits and selection."""
+        self._shared = loaded.shared  # (what a profile shared with other sessions needs to stay loaded)
         if loaded.kind == "search_state":
             self.param.update(
                 source=loaded.name, kind=loaded.kind, search_state=loaded.search_state,

@@ -6,6 +6,8 @@ derive new plans from a base plan incrementally.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -283,5 +285,23 @@ def compute_plan(arrays: ProfileArrays, figures: ValueBytes | None = None) -> Pl
 
 
 def plan_profile(profile: MemoryProfile) -> tuple[ProfileArrays, Plan]:
+    """The profile's arrays and its plan, both read-only: an app process shares them between
+    sessions, and every what-if plan is computed into new arrays."""
     arrays = arrays_of(profile)
-    return arrays, compute_plan(arrays)
+    plan = compute_plan(arrays)
+    read_only(arrays)
+    read_only(plan)
+    return arrays, plan
+
+
+def read_only(record) -> None:
+    """Make every numpy array of a (nested) dataclass record unwritable, in place."""
+    for value in vars(record).values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+        elif isinstance(value, dict):
+            for item in value.values():
+                if isinstance(item, np.ndarray):
+                    item.flags.writeable = False
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            read_only(value)
