@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import panel as pn
 import param
+import pyarrow as pa
 
 from models.edits import TilingEdit, edit_set_json
 from planner.advisor import advise
@@ -44,22 +45,20 @@ SUGGESTION_LIMIT = 12
 
 @dataclass(frozen=True)
 class ValueText:
-    """Per-row text columns of the open profile the editor shows (names are untrusted)."""
+    """Text columns of the open profile the editor shows (names are untrusted): the names as Python
+    strings (every picker label needs one), the other columns read a row at a time (only the shown
+    value's: converting ~10⁵ rows of each would cost most of the editor's start-up)."""
 
     names: list[str]
-    precisions: list[str]
-    orders: list[str]
-    storage_groups: list[int]
+    columns: pa.Table  # precision, order, storage_group
 
     @staticmethod
     def of(profile) -> "ValueText":
         v = profile.values
-        return ValueText(
-            names=v.column("name").to_pylist(),
-            precisions=v.column("precision").to_pylist(),
-            orders=v.column("order").to_pylist(),
-            storage_groups=v.column("storage_group").to_pylist(),
-        )
+        return ValueText(names=v.column("name").to_pylist(), columns=v.select(["precision", "order", "storage_group"]))
+
+    def field(self, name: str, row: int):
+        return self.columns.column(name)[row].as_py()
 
 
 PICKER_MATCHES = 100  # completions sent per keystroke
@@ -314,8 +313,8 @@ class EditorView(pn.viewable.Viewer):
         alias = "" if root == value_id else f" · alias of #{root}: an edit re-tiles #{root} and all its aliases"
         return (
             f"<div class='ts-value-head'><b>#{value_id} {esc(text.names[row])}</b><br>"
-            f"<span>shape {esc(shape)} · {esc(text.precisions[row])} · {region} region · order {esc(text.orders[row])}"
-            f" · storage group {int(text.storage_groups[row])} · live {esc(', '.join(spans) or 'never')}{esc(alias)}</span></div>"
+            f"<span>shape {esc(shape)} · {esc(text.field('precision', row))} · {region} region · order {esc(text.field('order', row))}"
+            f" · storage group {int(text.field('storage_group', row))} · live {esc(', '.join(spans) or 'never')}{esc(alias)}</span></div>"
         )
 
     def _figures_html(self, row: int) -> str:
