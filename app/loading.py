@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from loaders.cache import load_profile_cached
+from loaders.cache import open_planner_output
 from loaders.detect import kind_of_bytes
-from loaders.json_input import read_bytes
 from loaders.memory_profile import parse_memory_profile
 from models.errors import InputError, TilescopeError
 
@@ -97,18 +96,17 @@ def load_planner_output(source: str | Path | bytes, progress: Progress | None = 
     label = name or str(source if not isinstance(source, bytes) else "<upload>")
     note = progress or (lambda stage, fraction: None)
     note("reading", 0.0)
-    data = source if isinstance(source, bytes) else read_bytes(source)
+    if not isinstance(source, bytes):
+        try:
+            return open_planner_output(source, progress=progress)
+        except InputError as exc:
+            # name the file as the user named it (a ?file= name, not the server's absolute path)
+            raise InputError(exc.path, exc.expected, exc.found, file=label) from None
+    data = source
     try:
         kind = kind_of_bytes(data)
     except InputError as exc:
         raise exc.in_file(label) from None
     if kind == "search_state":
         return kind, data
-    if not isinstance(source, bytes):
-        del data  # the loader reads the file again, releasing it as it parses: not held twice
-        try:
-            return kind, load_profile_cached(source, progress=progress)
-        except InputError as exc:
-            # name the file as the user named it (a ?file= name, not the server's absolute path)
-            raise InputError(exc.path, exc.expected, exc.found, file=label) from None
     return kind, parse_memory_profile(data, label, progress)

@@ -24,6 +24,8 @@ from models.profile import MemoryProfile
 from models.schemas import PROFILE_TABLES
 
 from . import memory_profile
+from .detect import kind_of_bytes
+from .json_input import read_bytes
 
 # Bump when the loader's tables change (schemas, meaning or normalisation): old entries are then
 # never read again.
@@ -100,22 +102,23 @@ def _write_table(table: pa.Table, path: Path) -> None:
         raise
 
 
-def load_profile_cached(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None) -> MemoryProfile:
+def load_profile_cached(
+    path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None, key: str | None = None
+) -> MemoryProfile:
     """``load_memory_profile(path)``, from the cache when this content was normalised before.
 
     ``progress(stage, fraction)`` goes from 0 to 1 over the whole call: hashing, then either
     reading the cache (memory-mapped: instant) or loading the file and writing the entry.
+    ``key``: the file's ``content_key`` when the caller has just computed it (not hashed again).
     """
     note = progress or (lambda stage, fraction: None)
     folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    key = content_key(path, note, _HASH_SHARE)
+    if key is None:
+        key = content_key(path, note, _HASH_SHARE)
     paths = _entry_paths(folder, key)
-    if all(p.exists() for p in paths.values()):
-        note("reading cache", 0.9)
-        cached = _read_entry(paths, str(path))
-        if cached is not None:
-            note("done", 1.0)
-            return cached
+    cached = _cached(paths, str(path), note)
+    if cached is not None:
+        return cached
     scale = 0.9 - _HASH_SHARE
     profile = memory_profile.load_memory_profile(path, lambda stage, f: note(stage, _HASH_SHARE + scale * f))
     note("writing cache", 0.9)
@@ -127,3 +130,40 @@ def load_profile_cached(path: str | Path, cache_dir: str | Path | None = None, p
     note("done", 1.0)
     return profile
 
+
+
+def _cached(paths: dict[str, Path], source: str, note: Progress) -> MemoryProfile | None:
+    if not all(p.exists() for p in paths.values()):
+        return None
+    note("reading cache", 0.9)
+    cached = _read_entry(paths, source)
+    if cached is not None:
+        note("done", 1.0)
+    return cached
+
+
+def open_planner_output(
+    path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None
+) -> tuple[str, MemoryProfile | bytes]:
+    """``("memory_profile", MemoryProfile)`` or ``("search_state", the file's bytes)`` for a path.
+
+    A profile normalised before comes from the cache without reading its JSON at all (only
+    profiles are cached, so a cache entry also answers which kind the file is); otherwise the
+    file is read once to tell its kind, and a profile is loaded and cached. Bad input is an
+    InputError naming the file.
+    """
+    note = progress or (lambda stage, fraction: None)
+    folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    key = content_key(path, note, _HASH_SHARE)
+    cached = _cached(_entry_paths(folder, key), str(path), note)
+    if cached is not None:
+        return "memory_profile", cached
+    data = read_bytes(path)
+    try:
+        kind = kind_of_bytes(data)
+    except InputError as exc:
+        raise exc.in_file(str(path)) from None
+    if kind == "search_state":
+        return kind, data
+    del data  # the loader reads the file again, releasing it as it parses: not held twice
+    return kind, load_profile_cached(path, folder, progress, key=key)

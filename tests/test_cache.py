@@ -173,3 +173,67 @@ def test_progress_only_for_terminals_or_large_files(sample, monkeypatch):
     lines = log.getvalue().split("\n")
     assert lines[-1] == "" and len(lines) == 2  # one line, ended with a newline in a log
     assert lines[0].split("\r")[-1].startswith("loading vit.memory_profile.json: done 100%")
+
+
+def forbid_reading_json(monkeypatch):
+    """Fail any read of the file's JSON text: decoding it, reading it whole, or telling its kind,
+    under whatever name any of the project's modules imported those functions."""
+    import sys
+
+    from loaders.detect import detect_kind, kind_of_bytes
+    from loaders.json_input import InputBuffer, read_bytes
+
+    forbid_json_decoding(monkeypatch)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the file's JSON was read although the cache holds this file")
+
+    originals = {id(f) for f in (read_bytes, kind_of_bytes, detect_kind)}
+    for name, module in list(sys.modules.items()):
+        if module is not None and name.split(".")[0] in ("loaders", "app", "tilescope"):
+            for attribute, value in list(vars(module).items()):
+                if id(value) in originals:
+                    monkeypatch.setattr(module, attribute, refuse)
+    monkeypatch.setattr(InputBuffer, "read", classmethod(refuse))
+
+
+def test_app_reopen_skips_the_json_even_to_tell_its_kind(sample, tmp_path, monkeypatch):
+    from app.loading import load_planner_output
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    kind, first = load_planner_output(sample, name="vit.json")
+    assert kind == "memory_profile"
+    forbid_reading_json(monkeypatch)
+    kind, second = load_planner_output(sample, name="vit.json")
+    assert kind == "memory_profile"
+    assert_same_tables(first, second)
+
+
+def test_cli_summary_and_normalise_reopen_from_the_cache(sample, tmp_path, monkeypatch, capsys):
+    from tilescope import cli
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv("TILESCOPE_NO_CACHE", raising=False)
+    assert cli.main(["summary", "--json", str(sample)]) == 0
+    first = json.loads(capsys.readouterr().out)
+    forbid_reading_json(monkeypatch)
+    assert cli.main(["summary", "--json", str(sample)]) == 0
+    assert json.loads(capsys.readouterr().out) == first
+    recorded = json.loads(SAMPLE_PATH.read_bytes())
+    assert first["peak"]["total"] == recorded["peak"]["total"] and first["values"] == len(recorded["timeline"]["values"])
+    assert cli.main(["normalise", str(sample), "--out", str(tmp_path / "out")]) == 0
+    assert sorted(p.stem for p in (tmp_path / "out").glob("*.parquet")) == sorted(PROFILE_TABLES)
+
+
+def test_uncached_outputs_are_told_apart_and_bad_ones_located(tmp_path, monkeypatch):
+    from loaders.cache import open_planner_output
+
+    search = next(SAMPLE_PATH.parent.glob("*.search_state.json"))
+    kind, data = open_planner_output(search, tmp_path / "cache")
+    assert kind == "search_state" and data == search.read_bytes()
+    assert not entry_files(tmp_path / "cache")  # only profiles are cached
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 1, "timeline": {"values": 3}}')
+    with pytest.raises(InputError) as caught:
+        open_planner_output(bad, tmp_path / "cache")
+    assert caught.value.file == str(bad) and caught.value.path.startswith("$.timeline.values")

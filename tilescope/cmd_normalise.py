@@ -1,9 +1,8 @@
 """``tilescope normalise FILE --out DIR [--overwrite]``: each table as ``DIR/<table>.parquet``."""
 from __future__ import annotations
 
-from loaders.detect import detect_kind
 from loaders.parquet import write_parquet_tables
-from tilescope.inputs import open_profile
+from tilescope.inputs import open_output
 
 
 def add_arguments(parser) -> None:
@@ -13,12 +12,13 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    if detect_kind(args.file) == "search_state":
-        from loaders.search_state import load_search_state, search_state_tables
+    kind, opened = open_output(args.file)
+    if kind == "search_state":
+        from loaders.search_state import parse_search_state, search_state_tables
 
-        tables = search_state_tables(load_search_state(args.file))
+        tables = search_state_tables(parse_search_state(opened, str(args.file)))
     else:
-        tables = open_profile(args.file).tables()
+        tables = opened.tables()
     for path in write_parquet_tables(tables, args.out, overwrite=args.overwrite):
         print(path)
     return 0

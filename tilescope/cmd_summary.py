@@ -29,16 +29,17 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     # Loaders are imported here: the CLI imports every subcommand module at start-up.
-    from loaders.detect import detect_kind
-    from loaders.search_state import load_search_state
+    from loaders.search_state import parse_search_state
+    from tilescope.inputs import open_output
 
-    if detect_kind(args.file) == "memory_profile":
+    kind, opened = open_output(args.file)
+    if kind == "memory_profile":
         from tilescope.profile_summary import memory_profile_summary
 
-        summary = memory_profile_summary(args.file)
+        summary = memory_profile_summary(opened)
         text = _generic_text(args.file, "memory profile", summary)
     else:
-        state = load_search_state(args.file)
+        state = parse_search_state(opened, str(args.file))
         summary = search_state_summary(state)
         text = search_state_text(state)
     print(json.dumps(summary) if args.json else text)

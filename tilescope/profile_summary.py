@@ -1,12 +1,11 @@
 """The memory-profile half of ``tilescope summary``."""
 from __future__ import annotations
 
-from tilescope.inputs import open_profile
+from models.profile import MemoryProfile
 from planner.model import plan_profile
 
 
-def memory_profile_summary(path) -> dict:
-    profile = open_profile(path)
+def memory_profile_summary(profile: MemoryProfile) -> dict:
     arrays, plan = plan_profile(profile)
     p, h = plan.peaks, profile.header
     return {
