@@ -1,7 +1,7 @@
 """Memory profile (formats.md §1) → validated ``MemoryProfile`` of Arrow tables.
 
 msgspec decodes and type-checks the file (errors carry a JSON path). Three things keep a large file
-cheap: each value stays raw JSON until it is decoded in a batch of a few thousand and turned into
+cheap: each value stays raw JSON until it is decoded in a batch of about a thousand and turned into
 Arrow columns (so the values' Python objects never all exist at once), each step's ``live`` list
 stays raw JSON text, parsed by ``loaders.live_lists`` with numpy straight into live intervals, and
 the file's text is handed back to the system a batch at a time as it is parsed

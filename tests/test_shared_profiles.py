@@ -116,6 +116,7 @@ def test_apps_of_one_process_share_through_panels_cache(sample_path):
     """``build_app`` (what ``panel serve app`` runs per session) hands every session the
     process's one SharedProfiles, kept in ``pn.state.cache``."""
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
     import panel as pn
 
@@ -126,7 +127,9 @@ def test_apps_of_one_process_share_through_panels_cache(sample_path):
     try:
         apps = [build_app([str(sample_path)]) for _ in range(2)]
         for app in apps:
-            asyncio.run(app.load_initial())
+            # in a thread of its own: an earlier browser test may leave an event loop running in this one
+            with ThreadPoolExecutor(1) as worker:
+                worker.submit(asyncio.run, app.load_initial()).result()
         assert apps[0].shared is apps[1].shared is pn.state.cache[CACHE_KEY]
         assert apps[0].shared.loads == 1
         assert apps[1].state.arrays is apps[0].state.arrays
