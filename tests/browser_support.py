@@ -157,5 +157,6 @@ JS_STEP_TABLE_IDS = """() => {
 
 
 def kib(n: int) -> str:
-    """The UI's byte figure, written out independently: exact bytes and KiB to one decimal."""
-    return f"{n:,} B ({n / 1024:.1f} KiB)"
+    """The UI's byte figure, written out independently: exact bytes and KiB to one decimal, both
+    with thousands separators."""
+    return f"{n:,} B ({n / 1024:,.1f} KiB)"
