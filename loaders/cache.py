@@ -148,9 +148,10 @@ def open_planner_output(
     """``("memory_profile", MemoryProfile)`` or ``("search_state", the file's bytes)`` for a path.
 
     A profile normalised before comes from the cache without reading its JSON at all (only
-    profiles are cached, so a cache entry also answers which kind the file is); otherwise the
-    file is read once to tell its kind, and a profile is loaded and cached. Bad input is an
-    InputError naming the file.
+    profiles are cached, so a cache entry also answers which kind the file is). Otherwise the file
+    is loaded as a memory profile (and cached); only when that fails is it read again to tell
+    whether it is a search state (small files), so a large profile's JSON is parsed once. Bad
+    input is the loader's InputError, naming the file.
     """
     note = progress or (lambda stage, fraction: None)
     folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
@@ -158,12 +159,14 @@ def open_planner_output(
     cached = _cached(_entry_paths(folder, key), str(path), note)
     if cached is not None:
         return "memory_profile", cached
-    data = read_bytes(path)
     try:
-        kind = kind_of_bytes(data)
-    except InputError as exc:
-        raise exc.in_file(str(path)) from None
-    if kind == "search_state":
-        return kind, data
-    del data  # the loader reads the file again, releasing it as it parses: not held twice
-    return kind, load_profile_cached(path, folder, progress, key=key)
+        return "memory_profile", load_profile_cached(path, folder, progress, key=key)
+    except InputError as not_a_profile:
+        data = read_bytes(path)
+        try:
+            kind = kind_of_bytes(data)
+        except InputError as exc:
+            raise exc.in_file(str(path)) from None
+        if kind == "search_state":
+            return kind, data
+        raise not_a_profile from None
