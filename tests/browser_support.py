@@ -149,6 +149,14 @@ JS_DATA_TO_PAGE = """([name, x, y]) => {
 
 
 # Ids in the "at this step" table's data source (the one with a ``share`` column).
+# The columns of the data source named `name`, as plain arrays.
+JS_SOURCE_DATA = """(name) => {
+  for (const doc of Bokeh.documents) for (const m of doc._all_models.values())
+    if (m.name === name && m.data) { const out = {}; for (const [k, v] of Object.entries(m.data)) out[k] = Array.from(v); return out; }
+  return null;
+}"""
+
+
 JS_STEP_TABLE_IDS = """() => {
   for (const doc of Bokeh.documents) for (const m of doc._all_models.values())
     if (m.source && m.source.data && m.source.data.share !== undefined) return Array.from(m.source.data.id);

@@ -6,16 +6,9 @@ import json
 
 import pytest
 
-from browser_support import JS_DATA_TO_PAGE, JS_STEP_TABLE_IDS, SAMPLE, kib, served_app, wait_for_app
+from browser_support import JS_DATA_TO_PAGE, JS_SOURCE_DATA, JS_STEP_TABLE_IDS, SAMPLE, kib, served_app, wait_for_app
 
 pytestmark = pytest.mark.browser
-
-# JavaScript helpers: the Bokeh models the app sent, found by name or by their columns.
-JS_SOURCE_DATA = """(name) => {
-  for (const doc of Bokeh.documents) for (const m of doc._all_models.values())
-    if (m.name === name && m.data) { const out = {}; for (const [k, v] of Object.entries(m.data)) out[k] = Array.from(v); return out; }
-  return null;
-}"""
 
 # Rows the Tabulator with CSS class `css` holds in the browser.
 JS_TABLE_ROWS = """(css) => {

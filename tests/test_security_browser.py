@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import JS_DATA_TO_PAGE, SAMPLE, kib, served_app, wait_for_app
+from browser_support import JS_DATA_TO_PAGE, JS_SOURCE_DATA, SAMPLE, kib, served_app, wait_for_app
 from hostile import GROUP_NAMES, HOSTILE_FILE_NAME, SCOPE, HostileProfile, write_hostile_profile
 
 pytestmark = pytest.mark.browser
@@ -39,11 +39,6 @@ JS_INJECTED = """() => {
   };
   walk(document);
   return found;
-}"""
-JS_SOURCE_DATA = """(name) => {
-  for (const doc of Bokeh.documents) for (const m of doc._all_models.values())
-    if (m.name === name && m.data) { const out = {}; for (const [k, v] of Object.entries(m.data)) out[k] = Array.from(v); return out; }
-  return null;
 }"""
 
 # Whether a tooltip's text (read through its shadow root, case-sensitive) holds the given text.
