@@ -102,23 +102,22 @@ def _write_table(table: pa.Table, path: Path) -> None:
         raise
 
 
-def load_profile_cached(
-    path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None, key: str | None = None
-) -> MemoryProfile:
+def load_profile_cached(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None) -> MemoryProfile:
     """``load_memory_profile(path)``, from the cache when this content was normalised before.
 
     ``progress(stage, fraction)`` goes from 0 to 1 over the whole call: hashing, then either
     reading the cache (memory-mapped: instant) or loading the file and writing the entry.
-    ``key``: the file's ``content_key`` when the caller has just computed it (not hashed again).
     """
     note = progress or (lambda stage, fraction: None)
     folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    if key is None:
-        key = content_key(path, note, _HASH_SHARE)
+    key = content_key(path, note, _HASH_SHARE)
     paths = _entry_paths(folder, key)
-    cached = _cached(paths, str(path), note)
-    if cached is not None:
-        return cached
+    if all(p.exists() for p in paths.values()):
+        note("reading cache", 0.9)
+        cached = _read_entry(paths, str(path))
+        if cached is not None:
+            note("done", 1.0)
+            return cached
     scale = 0.9 - _HASH_SHARE
     profile = memory_profile.load_memory_profile(path, lambda stage, f: note(stage, _HASH_SHARE + scale * f))
     note("writing cache", 0.9)
@@ -131,36 +130,21 @@ def load_profile_cached(
     return profile
 
 
-
-def _cached(paths: dict[str, Path], source: str, note: Progress) -> MemoryProfile | None:
-    if not all(p.exists() for p in paths.values()):
-        return None
-    note("reading cache", 0.9)
-    cached = _read_entry(paths, source)
-    if cached is not None:
-        note("done", 1.0)
-    return cached
-
-
 def open_planner_output(
-    path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None
+    path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None, *, use_cache: bool = True
 ) -> tuple[str, MemoryProfile | bytes]:
     """``("memory_profile", MemoryProfile)`` or ``("search_state", the file's bytes)`` for a path.
 
-    A profile normalised before comes from the cache without reading its JSON at all (only
-    profiles are cached, so a cache entry also answers which kind the file is). Otherwise the file
-    is loaded as a memory profile (and cached); only when that fails is it read again to tell
-    whether it is a search state (small files), so a large profile's JSON is parsed once. Bad
-    input is the loader's InputError, naming the file.
+    The file is opened as a memory profile (through the cache unless ``use_cache`` is false: a
+    profile normalised before comes back without its JSON being read at all, and only profiles are
+    cached). Only when that fails is the file read again to tell whether it is a search state (a
+    small file), so a large profile's JSON is never parsed twice. Bad input is the loader's
+    InputError, naming the file.
     """
-    note = progress or (lambda stage, fraction: None)
-    folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    key = content_key(path, note, _HASH_SHARE)
-    cached = _cached(_entry_paths(folder, key), str(path), note)
-    if cached is not None:
-        return "memory_profile", cached
     try:
-        return "memory_profile", load_profile_cached(path, folder, progress, key=key)
+        if use_cache:
+            return "memory_profile", load_profile_cached(path, cache_dir, progress)
+        return "memory_profile", memory_profile.load_memory_profile(path, progress)
     except InputError as not_a_profile:
         data = read_bytes(path)
         try:
@@ -168,5 +152,7 @@ def open_planner_output(
         except InputError as exc:
             raise exc.in_file(str(path)) from None
         if kind == "search_state":
+            if progress is not None:
+                progress("done", 1.0)
             return kind, data
         raise not_a_profile from None

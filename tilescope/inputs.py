@@ -6,8 +6,6 @@ import os
 from pathlib import Path
 
 from loaders.cache import load_profile_cached, open_planner_output
-from loaders.detect import detect_kind
-from loaders.json_input import read_bytes
 from loaders.memory_profile import load_memory_profile
 from models.profile import MemoryProfile
 from tilescope.progress import progress_for
@@ -23,8 +21,5 @@ def open_profile(path: str | Path, *, quiet: bool = False) -> MemoryProfile:
 def open_output(path: str | Path, *, quiet: bool = False) -> tuple[str, MemoryProfile | bytes]:
     """``("memory_profile", MemoryProfile)`` or ``("search_state", the file's bytes)``; a cached
     profile's JSON is not read at all, not even to tell its kind."""
-    if os.environ.get("TILESCOPE_NO_CACHE"):
-        if detect_kind(path) == "search_state":
-            return "search_state", read_bytes(path)
-        return "memory_profile", load_memory_profile(path, progress_for(path, quiet=quiet))
-    return open_planner_output(path, progress=progress_for(path, quiet=quiet))
+    use_cache = not os.environ.get("TILESCOPE_NO_CACHE")
+    return open_planner_output(path, progress=progress_for(path, quiet=quiet), use_cache=use_cache)
