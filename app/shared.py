@@ -10,7 +10,8 @@ This is the app's one piece of process-wide state. It lives in Panel's process-w
 ``pn.state.cache`` (not in a module global), and holds each entry only while some session has it
 open (weak references): when the last session showing a profile closes, its memory goes.
 A file is the same file while its path, device, inode, size and modification time are; uploads
-are never shared.
+are never shared. Two sessions opening a file at the same moment may each load it (the second
+entry replaces the first); the loads run in worker threads, so the look-ups take a lock.
 """
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ class SharedProfiles:
                 progress("done (already open in another session)", 1.0)
             return Loaded(label, "memory_profile", profile=entry.profile, arrays=entry.arrays, plan=entry.plan, shared=entry)
         loaded = load_file(path, progress, name)
-        self.loads += 1
+        with self._lock:
+            self.loads += 1
         if loaded.kind != "memory_profile" or before is None or file_identity(path) != before:
             return loaded  # a search state, or a file that changed while it was read: not shared
         entry = _Entry(loaded)
