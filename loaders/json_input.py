@@ -28,6 +28,10 @@ def read_bytes(path: str | Path) -> bytes:
         raise InputError("$", "a readable file", exc.strerror or str(exc), file=str(path)) from None
 
 
+# Private anonymous memory whose pages can be handed back (Linux, macOS); elsewhere plain bytes.
+_CAN_RELEASE = all(hasattr(mmap, name) for name in ("MAP_PRIVATE", "MAP_ANONYMOUS", "MADV_DONTNEED"))
+
+
 class InputBuffer:
     """One load's input bytes, whose memory can be handed back a span at a time once parsed.
 
@@ -51,7 +55,7 @@ class InputBuffer:
         try:
             with open(path, "rb") as handle:
                 info = os.fstat(handle.fileno())
-                if not stat.S_ISREG(info.st_mode) or info.st_size < mmap.PAGESIZE:
+                if not stat.S_ISREG(info.st_mode) or info.st_size < mmap.PAGESIZE or not _CAN_RELEASE:
                     return cls(handle.read(), path)
                 # Private: released pages are freed (a shared mapping would only unmap them).
                 memory = mmap.mmap(-1, info.st_size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
