@@ -466,7 +466,6 @@ def _parse(data: InputBuffer, source: str, note: Progress) -> MemoryProfile:
         note("live lists", 0.5 + 0.45 * end / len(raws))
 
     lists = live_lists(raws, ids[order], order, parsed)
-    del raws
     intervals = lists.intervals
     live = pa.Table.from_arrays(
         [pa.array(ids[intervals.value_row]), pa.array(intervals.first_step), pa.array(intervals.last_step)],

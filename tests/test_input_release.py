@@ -115,7 +115,7 @@ def test_an_error_after_text_was_released_reads_as_from_the_bytes(tmp_path, synt
     assert released_fraction(buffers[0]) > 0.1  # the error came after text had been let go
 
 
-def test_a_file_smaller_than_a_page_is_read_as_bytes(tmp_path, raw):
+def test_a_file_smaller_than_a_page_is_read_as_bytes(tmp_path):
     path = tmp_path / "tiny.json"
     path.write_bytes(b'{"version": 1}')
     buffer = json_input.InputBuffer.read(path)
