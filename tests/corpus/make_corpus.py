@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any, Callable
