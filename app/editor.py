@@ -307,7 +307,7 @@ class EditorView(pn.viewable.Viewer):
         arrays = self.state.arrays
         value_id = int(arrays.value_ids[row])
         root = int(arrays.roots[row])
-        spans = [step_range(int(arrays.interval_first[i]), int(arrays.interval_last[i])) for i in arrays.intervals_of_row[int(arrays.root_rows[row])]]
+        spans = [step_range(int(arrays.interval_first[i]), int(arrays.interval_last[i])) for i in arrays.intervals_of(int(arrays.root_rows[row]))]
         shape = "[" + ", ".join(str(d) for d in arrays.shapes[row]) + "]"
         region = "interleaved" if arrays.region[row] else "standard"
         alias = "" if root == value_id else f" · alias of #{root}: an edit re-tiles #{root} and all its aliases"

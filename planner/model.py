@@ -68,10 +68,15 @@ class ProfileArrays:
         return {int(v): i for i, v in enumerate(self.value_ids)}
 
     @cached_property
-    def intervals_of_row(self) -> list[np.ndarray]:
-        """Interval indices per value row (intervals are sorted by value row)."""
-        bounds = np.searchsorted(self.interval_row, np.arange(self.n_values + 1))
-        return [np.arange(bounds[i], bounds[i + 1]) for i in range(self.n_values)]
+    def interval_bounds(self) -> np.ndarray:
+        """Row r's live intervals are ``interval_bounds[r]`` up to ``interval_bounds[r + 1]``
+        (intervals are sorted by value row): one array, not an object per value."""
+        return np.searchsorted(self.interval_row, np.arange(self.n_values + 1))
+
+    def intervals_of(self, row: int) -> range:
+        """Indices of value row ``row``'s live intervals."""
+        bounds = self.interval_bounds
+        return range(int(bounds[row]), int(bounds[row + 1]))
 
     @cached_property
     def alias_rows(self) -> dict[int, list[int]]:

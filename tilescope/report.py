@@ -420,9 +420,8 @@ def _draw_lifetimes(ax, data: ReportInput) -> None:
     # The largest values, plus the edited ones (however small the edit made them), largest first.
     chosen = set(by_size[:GANTT_ROWS].tolist()) | {r for r in by_size[GANTT_ROWS:].tolist() if r in edited}
     largest = np.array([r for r in by_size.tolist() if r in chosen], dtype=np.int64)
-    intervals = arrays.intervals_of_row
     for y, row in enumerate(largest):
-        spans = [(int(arrays.interval_first[k]) - 0.5, int(arrays.interval_last[k] - arrays.interval_first[k]) + 1) for k in intervals[row]]
+        spans = [(int(arrays.interval_first[k]) - 0.5, int(arrays.interval_last[k] - arrays.interval_first[k]) + 1) for k in arrays.intervals_of(row)]
         colour = REGION_COLOURS[int(arrays.region[row])]
         # The edge keeps a short lifetime visible when thousands of steps share the axis.
         ax.broken_barh(spans, (y - 0.4, 0.8), facecolors=colour, edgecolors="red" if int(row) in edited else colour, linewidth=1.5)
