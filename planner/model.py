@@ -17,7 +17,7 @@ import pyarrow as pa
 from models.profile import MemoryProfile
 from models.tiling import Axis, AxisTiling, TensorTiling
 
-from .shards import infer_granule, shard_bytes
+from .shards import infer_granules, shard_bytes
 
 REGION_CODES = {"standard": 0, "interleaved": 1}  # ProfileArrays.region holds these codes
 
@@ -118,7 +118,10 @@ class ProfileArrays:
 
 
 def _int_column(table, name: str, fill: int = -1) -> np.ndarray:
-    return table.column(name).fill_null(fill).to_numpy().astype(np.int64, copy=False)
+    column = table.column(name)
+    if column.null_count:
+        column = column.fill_null(fill)
+    return column.to_numpy().astype(np.int64, copy=False)  # a column without nulls: often no copy
 
 
 def _text_column(table, name: str) -> np.ndarray:
@@ -148,14 +151,12 @@ def arrays_of(profile: MemoryProfile) -> ProfileArrays:
     region = (_text_column(v, "region") == "interleaved").astype(np.int8)
     recorded_shard = _int_column(v, "shard_bytes")
     recorded_aligned = _int_column(v, "aligned_bytes")
-    granule = np.array(
-        [infer_granule(int(s), int(a), "interleaved" if g else "standard") for s, a, g in zip(recorded_shard, recorded_aligned, region)],
-        dtype=np.int64,
-    )
+    granule = infer_granules(recorded_shard, recorded_aligned, region)
     # Axes grouped by value row, in tiling order, so a value's axes are one contiguous slice.
     axis_row = rows_of_ids(ids, _int_column(ax, "value_id"))
     axis_order = np.lexsort((_int_column(ax, "position"), axis_row))
-    ax = ax.take(axis_order)
+    if np.any(axis_order != np.arange(axis_order.size)):  # (the loader writes them in this order)
+        ax = ax.take(axis_order)
     axes_count = np.bincount(axis_row, minlength=ids.size).astype(np.int64)
     axes_start = np.concatenate(([0], np.cumsum(axes_count)[:-1])).astype(np.int64)
     axes_columns = {name: _int_column(ax, name) for name in _AXIS_INTS}

@@ -5,6 +5,8 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 from models.tiling import AxisTiling, TensorTiling
 
 # Allocation granules seen in the sample for matrix-multiply operand/result buffers, per region.
@@ -77,6 +79,19 @@ def axis_blocks(shape: Sequence[int], tiling: TensorTiling) -> list[int]:
 
 def aligned_bytes(shard: int, granule: int) -> int:
     return ceil_div(shard, granule) * granule
+
+
+def infer_granules(shard: np.ndarray, aligned: np.ndarray, interleaved: np.ndarray) -> np.ndarray:
+    """``infer_granule`` of every value at once: the two usual answers with numpy, the rare value
+    neither explains one at a time."""
+    region_granule = np.where(interleaved.astype(bool), REGION_GRANULES["interleaved"], REGION_GRANULES["standard"])
+    granule = np.where(aligned == shard, 1, 0).astype(np.int64)
+    by_region = (granule == 0) & (-(-shard // region_granule) * region_granule == aligned)
+    granule[by_region] = region_granule[by_region]
+    for row in np.flatnonzero(granule == 0).tolist():
+        region = "interleaved" if interleaved[row] else "standard"
+        granule[row] = infer_granule(int(shard[row]), int(aligned[row]), region)
+    return granule
 
 
 def infer_granule(shard: int, aligned: int, region: str | None) -> int:

@@ -412,3 +412,26 @@ def test_cli_malformed_edit_exits_2_with_one_line(capsys, argument):
     code, out, err = run_cli_exit(capsys, "plan", str(SAMPLE), "--edit", argument)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "V:K=N" in err
+
+
+def test_granules_of_all_values_at_once_match_one_at_a_time():
+    """planner.shards.infer_granules (numpy) against infer_granule per value, on figures that take
+    every branch: aligned == shard, the region's granule, another power of two, and none."""
+    import numpy as np
+
+    from planner.shards import infer_granule, infer_granules
+
+    rng = np.random.default_rng(7)
+    shard = rng.integers(0, 200_000, 4000)
+    kind = rng.integers(0, 4, shard.size)
+    pick = rng.choice([1 << k for k in range(1, 21)], shard.size)
+    interleaved = rng.integers(0, 2, shard.size).astype(np.int8)
+    region = np.where(interleaved == 1, 32768, 16384)
+    aligned = np.select(
+        [kind == 0, kind == 1, kind == 2],
+        [shard, -(-shard // region) * region, -(-shard // pick) * pick],
+        shard + 3,  # no granule reproduces it
+    )
+    expected = [infer_granule(int(s), int(a), "interleaved" if i else "standard") for s, a, i in zip(shard, aligned, interleaved)]
+    assert infer_granules(shard, aligned, interleaved).tolist() == expected
+    assert len(set(expected)) > 5
