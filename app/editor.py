@@ -16,10 +16,10 @@ import panel as pn
 import param
 import pyarrow as pa
 
-from models.edits import TilingEdit, edit_set_json
-from planner.advisor import advise
-from planner.edits import current_tiling, valid_partition_counts, valid_replica_counts
-from planner.shards import ShapeMismatch
+from tilescope.models.edits import TilingEdit, edit_set_json
+from tilescope.planner.advisor import advise
+from tilescope.planner.edits import current_tiling, valid_partition_counts, valid_replica_counts
+from tilescope.planner.shards import ShapeMismatch
 
 from .format import esc, fmt_bytes, fmt_change, shorten, step_range
 from .state import SessionState

@@ -13,9 +13,9 @@ import io
 import panel as pn
 import param
 
-from app.format import esc
-from app.state import SessionState
-from tilescope.report import (
+from tilescope.app.format import esc
+from tilescope.app.state import SessionState
+from tilescope.report.build import (
     EDITS_CSV,
     EDITS_JSON,
     PNG_NAME,

@@ -9,14 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from loaders.cache import open_planner_output
-from loaders.detect import kind_of_bytes
-from loaders.memory_profile import parse_memory_profile
-from models.errors import InputError, TilescopeError
+from tilescope import samples
+from tilescope.loaders.cache import open_planner_output
+from tilescope.loaders.detect import kind_of_bytes
+from tilescope.loaders.memory_profile import parse_memory_profile
+from tilescope.models.errors import InputError, TilescopeError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATA_ROOT = REPO_ROOT / "sample_data"
-DEFAULT_FILE = "vit_finalist5.memory_profile.json"
+DEFAULT_DATA_ROOT = samples.sample_dir()
+DEFAULT_FILE = samples.MEMORY_PROFILE
 # Uploads travel through the browser's websocket as one message and are parsed in memory: 200 MB
 # covers the largest synthetic profiles (tens of thousands of steps) with room to spare. Larger
 # files are refused with a message; open them from disk with ``--args PATH`` instead.

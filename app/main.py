@@ -21,22 +21,22 @@ from pathlib import Path
 import panel as pn
 import param
 
-from app.editor import EditorView
-from app.export import ExportView
-from app.format import esc
-from app.loading import (
+from tilescope.app.editor import EditorView
+from tilescope.app.export import ExportView
+from tilescope.app.format import esc
+from tilescope.app.loading import (
     MAX_UPLOAD_BYTES, AppOptions, PathRefused, check_upload_size, display_name, initial_file, parse_app_args,
     resolve_in_root,
 )
-from app.search_view import SearchStateView
-from app.shared import SharedProfiles, shared_profiles
-from app.state import Loaded, SessionState, error_text, load_bytes
-from app.views.at_step import AtStepView
-from app.views.lifetimes import LifetimesView
-from app.views.storage_groups import StorageGroupsView
-from app.views.summary import SummaryView
-from app.views.timeline import TimelineView
-from app.views.values_table import ValuesTableView
+from tilescope.app.search_view import SearchStateView
+from tilescope.app.shared import SharedProfiles, shared_profiles
+from tilescope.app.state import Loaded, SessionState, error_text, load_bytes
+from tilescope.app.views.at_step import AtStepView
+from tilescope.app.views.lifetimes import LifetimesView
+from tilescope.app.views.storage_groups import StorageGroupsView
+from tilescope.app.views.summary import SummaryView
+from tilescope.app.views.timeline import TimelineView
+from tilescope.app.views.values_table import ValuesTableView
 
 CSS = """
 .ts-error { color: #b71c1c; background: #fdecea; border: 1px solid #f5c6cb; border-radius: 4px; padding: 6px 10px;

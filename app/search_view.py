@@ -42,11 +42,11 @@ from bokeh.core.properties import value as text_value
 from bokeh.models import ColumnDataSource, HoverTool, PlainText
 from bokeh.plotting import figure
 
-from loaders.search_state import load_search_state, parse_search_state, search_state_tables
-from models.search_schemas import PLANS_FIXED
-from models.search_state import InputFormat, Requirement, SearchState
-from models.tiling import TensorFormat, TensorTiling
-from planner.shards import ShapeMismatch, axis_blocks, shard_bytes
+from tilescope.loaders.search_state import load_search_state, parse_search_state, search_state_tables
+from tilescope.models.search_schemas import PLANS_FIXED
+from tilescope.models.search_state import InputFormat, Requirement, SearchState
+from tilescope.models.tiling import TensorFormat, TensorTiling
+from tilescope.planner.shards import ShapeMismatch, axis_blocks, shard_bytes
 
 from .format import esc, fmt_bytes, fmt_signed_bytes, shorten
 from .state import SessionState, error_text

@@ -13,10 +13,10 @@ from typing import Callable, Sequence
 
 import param
 
-from models.edits import TilingEdit, parse_edit_set
-from models.errors import InputError, TilescopeError
-from models.profile import MemoryProfile
-from planner.model import Plan, ProfileArrays, plan_profile
+from tilescope.models.edits import TilingEdit, parse_edit_set
+from tilescope.models.errors import InputError, TilescopeError
+from tilescope.models.profile import MemoryProfile
+from tilescope.planner.model import Plan, ProfileArrays, plan_profile
 
 from .loading import load_planner_output
 
@@ -162,7 +162,7 @@ class SessionState(param.Parameterized):
             self.reset()
             return None
         try:
-            from planner.edits import apply_edits  # written in parallel; absent → say so
+            from tilescope.planner.edits import apply_edits  # written in parallel; absent → say so
         except ImportError:
             self.error = WHATIF_MISSING
             return self.error

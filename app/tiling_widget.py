@@ -18,8 +18,8 @@ import panel as pn
 import param
 from panel.custom import Children, JSComponent
 
-from models.tiling import TensorTiling
-from planner.shards import shard_cuts
+from tilescope.models.tiling import TensorTiling
+from tilescope.planner.shards import shard_cuts
 
 REPLICAS_KEY = "replicas"
 

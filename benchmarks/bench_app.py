@@ -39,18 +39,18 @@ import numpy as np
 from bokeh.document import Document
 from bokeh.protocol import Protocol
 
-from app.editor import EditorView
-from app.export import ExportView
-from app.state import SessionState
-from app.views.at_step import AtStepView
-from app.views.lifetimes import LifetimesView
-from app.views.storage_groups import StorageGroupsView
-from app.views.summary import SummaryView
-from app.views.timeline import TimelineView
-from app.views.values_table import ValuesTableView
-from models.edits import TilingEdit
-from planner.edits import EditError, apply_edits
-from planner.model import Plan, ProfileArrays
+from tilescope.app.editor import EditorView
+from tilescope.app.export import ExportView
+from tilescope.app.state import SessionState
+from tilescope.app.views.at_step import AtStepView
+from tilescope.app.views.lifetimes import LifetimesView
+from tilescope.app.views.storage_groups import StorageGroupsView
+from tilescope.app.views.summary import SummaryView
+from tilescope.app.views.timeline import TimelineView
+from tilescope.app.views.values_table import ValuesTableView
+from tilescope.models.edits import TilingEdit
+from tilescope.planner.edits import EditError, apply_edits
+from tilescope.planner.model import Plan, ProfileArrays
 from tilescope.synth import SAMPLE_PATH
 
 GOAL_SECONDS = 0.5

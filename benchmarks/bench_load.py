@@ -43,7 +43,7 @@ def _peak_rss() -> int:
 def _normalise(path: Path) -> None:
     import pyarrow.parquet as pq
 
-    from loaders.memory_profile import load_memory_profile
+    from tilescope.loaders.memory_profile import load_memory_profile
 
     with tempfile.TemporaryDirectory(prefix="bench_normalise.") as out:
         for name, table in load_memory_profile(path).tables().items():
@@ -61,7 +61,7 @@ def worker(mode: str, path: Path, cache_dir: Path | None) -> dict:
     elif mode == "normalise":
         operation = _normalise
     elif mode in ("cache-fill", "cached"):
-        from loaders.cache import load_profile_cached
+        from tilescope.loaders.cache import load_profile_cached
 
         warm_cache = Path(tempfile.mkdtemp(prefix="bench_warm_cache."))
 

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-from loaders.memory_profile import load_memory_profile
-from planner.advisor import PEAK_KINDS, advise, candidate_edits
-from planner.edits import EditError, apply_edits
-from planner.model import Plan, ProfileArrays, peaks_of, plan_profile
+from tilescope.loaders.memory_profile import load_memory_profile
+from tilescope.planner.advisor import PEAK_KINDS, advise, candidate_edits
+from tilescope.planner.edits import EditError, apply_edits
+from tilescope.planner.model import Plan, ProfileArrays, peaks_of, plan_profile
 from tilescope.synth import SAMPLE_PATH, write_synthetic_profile
 
 

@@ -19,9 +19,9 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.feather as feather
 
-from models.errors import InputError
-from models.profile import MemoryProfile
-from models.schemas import PROFILE_TABLES
+from tilescope.models.errors import InputError
+from tilescope.models.profile import MemoryProfile
+from tilescope.models.schemas import PROFILE_TABLES
 
 from . import memory_profile
 from .detect import kind_of_bytes

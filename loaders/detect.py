@@ -9,7 +9,7 @@ from typing import Literal
 
 import msgspec
 
-from models.errors import InputError
+from tilescope.models.errors import InputError
 
 from .json_input import decode_error, read_bytes
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from models.errors import InputError, describe
+from tilescope.models.errors import InputError, describe
 
 _VALIDATION = re.compile(r"^(?P<msg>.*?)(?: - at `(?P<path>[^`]*)`)?$", re.S)
 _EXPECTED = re.compile(r"^Expected `(?P<exp>[^`]*)`(?P<bound>[^,`]*)(?:, got `(?P<got>[^`]*)`)?$")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.errors import InputError, describe
-from models.tiling import (
+from tilescope.models.errors import InputError, describe
+from tilescope.models.tiling import (
     AXIS_KINDS,
     Axis,
     AxisTiling,

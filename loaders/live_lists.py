@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from models.errors import InputError
+from tilescope.models.errors import InputError
 
 # Characters a flat list of non-negative integers can contain, given that it is valid JSON.
 _ALLOWED = np.zeros(256, dtype=bool)

@@ -22,11 +22,11 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 
-from models.errors import InputError, describe
-from models.profile import MemoryProfile
-from models.records import MAX_INT, MemoryProfileRecord, StepRecord, ValueRecord
-from models.schemas import AXES, LIVE_INTERVALS, PROFILE, STEPS, VALUES
-from models.tiling import MEMORY_CLASS_REGION, Layout, Precision, TensorTiling
+from tilescope.models.errors import InputError, describe
+from tilescope.models.profile import MemoryProfile
+from tilescope.models.records import MAX_INT, MemoryProfileRecord, StepRecord, ValueRecord
+from tilescope.models.schemas import AXES, LIVE_INTERVALS, PROFILE, STEPS, VALUES
+from tilescope.models.tiling import MEMORY_CLASS_REGION, Layout, Precision, TensorTiling
 
 from .debug_text import DebugSyntaxError, Struct, Tuple, Unit, parse_debug_sequence
 from .detect import kind_of_bytes

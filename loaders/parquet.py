@@ -8,8 +8,8 @@ from typing import Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from models.edits import write_atomically
-from models.errors import InputError
+from tilescope.models.edits import write_atomically
+from tilescope.models.errors import InputError
 
 
 def write_parquet_tables(tables: Mapping[str, pa.Table], out_dir: str | Path, *, overwrite: bool = False) -> list[Path]:

@@ -28,8 +28,8 @@ from typing import Any, Callable
 import msgspec
 import pyarrow as pa
 
-from models.errors import InputError, describe
-from models.search_schemas import (
+from tilescope.models.errors import InputError, describe
+from tilescope.models.search_schemas import (
     CONFIG,
     CONFIG_DERIVED,
     FORMATS,
@@ -41,7 +41,7 @@ from models.search_schemas import (
     dispatch_field,
     plans_schema,
 )
-from models.search_state import (
+from tilescope.models.search_state import (
     ComputeGraph,
     GraphInput,
     InputFormat,
@@ -54,8 +54,8 @@ from models.search_state import (
     SearchBookkeeping,
     SearchState,
 )
-from models.tiling import TensorFormat, TensorTiling
-from planner.shards import ShapeMismatch, shard_bytes, shard_cuts
+from tilescope.models.tiling import TensorFormat, TensorTiling
+from tilescope.planner.shards import ShapeMismatch, shard_bytes, shard_cuts
 
 from .debug_text import Map, Set, Struct, Tuple, Unit, render
 from .parquet import write_parquet_tables

@@ -20,8 +20,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from models.edits import TilingEdit
-from models.tiling import TensorTiling
+from tilescope.models.edits import TilingEdit
+from tilescope.models.tiling import TensorTiling
 
 from .edits import EditError, WhatIf, apply_edits, current_tiling
 from .model import Peaks, Plan, ProfileArrays

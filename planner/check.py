@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.profile import MemoryProfile
+from tilescope.models.profile import MemoryProfile
 
 from .model import Plan, ProfileArrays
 

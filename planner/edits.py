@@ -35,9 +35,9 @@ from typing import Sequence
 
 import numpy as np
 
-from models.edits import TilingEdit
-from models.errors import TilescopeError
-from models.tiling import TensorTiling
+from tilescope.models.edits import TilingEdit
+from tilescope.models.errors import TilescopeError
+from tilescope.models.tiling import TensorTiling
 
 from .model import Peaks, Plan, ProfileArrays, ValueBytes, peaks_of
 from .shards import aligned_bytes, axis_blocks, shard_bytes

@@ -14,8 +14,8 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 
-from models.profile import MemoryProfile
-from models.tiling import Axis, AxisTiling, TensorTiling
+from tilescope.models.profile import MemoryProfile
+from tilescope.models.tiling import Axis, AxisTiling, TensorTiling
 
 from .shards import infer_granules, shard_bytes
 

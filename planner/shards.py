@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from models.tiling import AxisTiling, TensorTiling
+from tilescope.models.tiling import AxisTiling, TensorTiling
 
 # Allocation granules seen in the sample for matrix-multiply operand/result buffers, per region.
 # Open in formats.md: the file does not state g. We infer it per value (see ``infer_granule``).

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from loaders.memory_profile import load_memory_profile
-from models.edits import TilingEdit
-from planner.advisor import advise
-from planner.edits import apply_edits
-from planner.model import plan_profile
+from tilescope.loaders.memory_profile import load_memory_profile
+from tilescope.models.edits import TilingEdit
+from tilescope.planner.advisor import advise
+from tilescope.planner.edits import apply_edits
+from tilescope.planner.model import plan_profile
 from tilescope.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]

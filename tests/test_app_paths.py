@@ -27,10 +27,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.loading import MAX_UPLOAD_BYTES, PathRefused, check_upload_size, resolve_in_root
+from tilescope.app.loading import MAX_UPLOAD_BYTES, PathRefused, check_upload_size, resolve_in_root
 from browser_support import REPO_ROOT, free_port
-from models.edits import TilingEdit, load_edit_set, save_edit_set, write_atomically
-from models.errors import InputError, TilescopeError
+from tilescope.models.edits import TilingEdit, load_edit_set, save_edit_set, write_atomically
+from tilescope.models.errors import InputError, TilescopeError
 
 README = REPO_ROOT / "README.md"
 

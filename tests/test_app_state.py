@@ -7,10 +7,10 @@ import os
 
 import pytest
 
-from app.loading import MAX_UPLOAD_BYTES, PathRefused, check_upload_size, parse_app_args, resolve_in_root
-from app.state import SessionState
-from models.edits import TilingEdit
-from models.errors import TilescopeError
+from tilescope.app.loading import MAX_UPLOAD_BYTES, PathRefused, check_upload_size, parse_app_args, resolve_in_root
+from tilescope.app.state import SessionState
+from tilescope.models.edits import TilingEdit
+from tilescope.models.errors import TilescopeError
 
 
 @pytest.fixture
@@ -155,7 +155,7 @@ def test_sessions_do_not_share_state(sample_path):
 
 
 def test_the_summary_shows_before_after_and_difference(state, raw):
-    from app.views.summary import summary_html
+    from tilescope.app.views.summary import summary_html
 
     html = summary_html(state)
     assert '<span class="ts-fig" data-testid="ts-peak-total">429,904 B (419.8 KiB)</span>' in html
@@ -172,7 +172,7 @@ def test_the_summary_shows_before_after_and_difference(state, raw):
 
 
 def test_format_rules():
-    from app.format import esc, fmt_bytes, fmt_change, fmt_signed_bytes
+    from tilescope.app.format import esc, fmt_bytes, fmt_change, fmt_signed_bytes
 
     assert fmt_bytes(206_032) == "206,032 B (201.2 KiB)"
     assert fmt_bytes(0) == "0 B (0.0 KiB)"

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from loaders.layouts import layout_from_debug_text
-from loaders.memory_profile import load_memory_profile
-from loaders.search_state import load_search_state
-from models.errors import InputError
+from tilescope.loaders.layouts import layout_from_debug_text
+from tilescope.loaders.memory_profile import load_memory_profile
+from tilescope.loaders.search_state import load_search_state
+from tilescope.models.errors import InputError
 from tilescope import cli
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from app.plotdata import hand_overs
-from app.state import SessionState
-from app.views.storage_groups import GroupTable, StorageGroupsView
-from app.views.values_table import ValuesTableView
+from tilescope.app.plotdata import hand_overs
+from tilescope.app.state import SessionState
+from tilescope.app.views.storage_groups import GroupTable, StorageGroupsView
+from tilescope.app.views.values_table import ValuesTableView
 from benchmarks.bench_app import INTERACTIONS, edits_to_apply, measure_app, report
 from tilescope.synth import write_synthetic_profile
 

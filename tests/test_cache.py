@@ -1,4 +1,4 @@
-"""The normalised-profile cache (loaders.cache) and the stderr progress display (tilescope.progress)."""
+"""The normalised-profile cache (loaders.cache) and the stderr progress display (tilescope.cli.progress)."""
 from __future__ import annotations
 
 import io
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import loaders.memory_profile as memory_profile
-from loaders.cache import CACHE_ENV, content_key, load_profile_cached
-from models.errors import InputError
-from models.schemas import PROFILE_TABLES
-from tilescope import progress as progress_module
+import tilescope.loaders.memory_profile as memory_profile
+from tilescope.loaders.cache import CACHE_ENV, content_key, load_profile_cached
+from tilescope.models.errors import InputError
+from tilescope.models.schemas import PROFILE_TABLES
+from tilescope.cli import progress as progress_module
 from tilescope.synth import SAMPLE_PATH, write_synthetic_profile
 
 
@@ -180,8 +180,8 @@ def forbid_reading_json(monkeypatch):
     under whatever name any of the project's modules imported those functions."""
     import sys
 
-    from loaders.detect import detect_kind, kind_of_bytes
-    from loaders.json_input import InputBuffer, read_bytes
+    from tilescope.loaders.detect import detect_kind, kind_of_bytes
+    from tilescope.loaders.json_input import InputBuffer, read_bytes
 
     forbid_json_decoding(monkeypatch)
 
@@ -198,7 +198,7 @@ def forbid_reading_json(monkeypatch):
 
 
 def test_app_reopen_skips_the_json_even_to_tell_its_kind(sample, tmp_path, monkeypatch):
-    from app.loading import load_planner_output
+    from tilescope.app.loading import load_planner_output
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     kind, first = load_planner_output(sample, name="vit.json")
@@ -226,7 +226,7 @@ def test_cli_summary_and_normalise_reopen_from_the_cache(sample, tmp_path, monke
 
 
 def test_uncached_outputs_are_told_apart_and_bad_ones_located(tmp_path, monkeypatch):
-    from loaders.cache import open_planner_output
+    from tilescope.loaders.cache import open_planner_output
 
     search = next(SAMPLE_PATH.parent.glob("*.search_state.json"))
     kind, data = open_planner_output(search, tmp_path / "cache")

@@ -6,8 +6,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from models.errors import InputError
-from tilescope.csv_safe import to_csv_bytes, write_csv
+from tilescope.models.errors import InputError
+from tilescope.report.csv_safe import to_csv_bytes, write_csv
 
 HOSTILE = ['=HYPERLINK("http://x","click")', "+1", "@SUM(A1)", "-2+3", "\tTAB", "\rCR=1"]
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from loaders.debug_text import DebugSyntaxError, Map, Set, Struct, Tuple, Unit, parse_debug, parse_debug_sequence, render
-from loaders.layouts import format_from_debug, layout_from_debug_text, layout_from_serde
-from models.errors import InputError
+from tilescope.loaders.debug_text import DebugSyntaxError, Map, Set, Struct, Tuple, Unit, parse_debug, parse_debug_sequence, render
+from tilescope.loaders.layouts import format_from_debug, layout_from_debug_text, layout_from_serde
+from tilescope.models.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 

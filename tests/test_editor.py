@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from app.editor import EditorView
-from app.state import SessionState
-from app.tiling_widget import shard_changing_counts
+from tilescope.app.editor import EditorView
+from tilescope.app.state import SessionState
+from tilescope.app.tiling_widget import shard_changing_counts
 from editor_support import RawProfile, blocks_of, edited_bytes
 
 # Value 85 ("operation 17 result 0", [1, 729, 1152] F8, standard region, live at steps 45–47 — the

@@ -86,9 +86,9 @@ def test_png_and_csv_downloads(app_server, page):
 
 def test_view_follows_the_session_edits_and_step():
     """Without a browser: the callbacks the buttons run, after an edit and a step change."""
-    from app.export import ExportView
-    from app.state import SessionState
-    from models.edits import TilingEdit
+    from tilescope.app.export import ExportView
+    from tilescope.app.state import SessionState
+    from tilescope.models.edits import TilingEdit
 
     state = SessionState()
     view = ExportView(state=state)

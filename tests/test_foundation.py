@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from loaders.memory_profile import load_memory_profile
-from planner.check import check_plan
-from planner.model import plan_profile
+from tilescope.loaders.memory_profile import load_memory_profile
+from tilescope.planner.check import check_plan
+from tilescope.planner.model import plan_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "vit_finalist5.memory_profile.json"
@@ -157,7 +157,7 @@ def test_cli_bad_input_is_one_line(tmp_path):
 
 
 def test_each_distinct_layout_is_parsed_once(monkeypatch, raw):
-    import loaders.memory_profile as mp
+    import tilescope.loaders.memory_profile as mp
 
     calls = []
     real = mp.layout_from_debug_text

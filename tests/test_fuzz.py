@@ -22,12 +22,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loaders.debug_text import DebugSyntaxError, Map, Set, Struct, Tuple, Unit, parse_debug, parse_debug_sequence, render
-from loaders.layouts import layout_from_debug_text, precision_from_text
-from loaders.memory_profile import parse_memory_profile
-from models.errors import InputError
-from planner.check import check_plan
-from planner.model import plan_profile
+from tilescope.loaders.debug_text import DebugSyntaxError, Map, Set, Struct, Tuple, Unit, parse_debug, parse_debug_sequence, render
+from tilescope.loaders.layouts import layout_from_debug_text, precision_from_text
+from tilescope.loaders.memory_profile import parse_memory_profile
+from tilescope.models.errors import InputError
+from tilescope.planner.check import check_plan
+from tilescope.planner.model import plan_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = json.loads((ROOT / "sample_data" / "vit_finalist5.memory_profile.json").read_bytes())

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from loaders import json_input, memory_profile
-from loaders.memory_profile import load_memory_profile, parse_memory_profile
-from models.errors import InputError
+from tilescope.loaders import json_input, memory_profile
+from tilescope.loaders.memory_profile import load_memory_profile, parse_memory_profile
+from tilescope.models.errors import InputError
 from tilescope.synth import write_synthetic_profile
 
 

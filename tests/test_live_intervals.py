@@ -11,8 +11,8 @@ import random
 import numpy as np
 import pytest
 
-from loaders import live_lists as ll
-from models.errors import InputError
+from tilescope.loaders import live_lists as ll
+from tilescope.models.errors import InputError
 
 
 def expected_intervals(lists: list[list[int]], ids: list[int]) -> tuple[list[tuple[int, int, int]], list[int]]:

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from loaders.detect import detect_kind
-from loaders.memory_profile import load_memory_profile
-from loaders.search_state import load_search_state
-from models.errors import InputError
-from planner.model import plan_profile
+from tilescope.loaders.detect import detect_kind
+from tilescope.loaders.memory_profile import load_memory_profile
+from tilescope.loaders.search_state import load_search_state
+from tilescope.models.errors import InputError
+from tilescope.planner.model import plan_profile
 from tilescope import cli
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.plotdata import (
+from tilescope.app.plotdata import (
     first_last_steps, gantt_bars, hand_overs, live_rows_at, loop_regions, minmax_indices, runs_where,
     storage_group_members, unpadded_shard_bytes, window_of,
 )
-from planner.model import plan_profile
-from loaders.memory_profile import load_memory_profile
+from tilescope.planner.model import plan_profile
+from tilescope.loaders.memory_profile import load_memory_profile
 
 
 @pytest.fixture(scope="module")

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from loaders.memory_profile import load_memory_profile
-from models.edits import TilingEdit
-from planner.edits import apply_edits
-from planner.model import plan_profile
+from tilescope.loaders.memory_profile import load_memory_profile
+from tilescope.models.edits import TilingEdit
+from tilescope.planner.edits import apply_edits
+from tilescope.planner.model import plan_profile
 from tilescope.cli import main
-from tilescope.report import build_report, report_tables, write_report
+from tilescope.report.build import build_report, report_tables, write_report
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "vit_finalist5.memory_profile.json"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -266,7 +266,7 @@ def test_write_report_never_overwrites_unless_asked(report, tmp_path):
     assert (out / "report.png").read_bytes() == report.png
     (out / "values.csv").unlink()
     (out / "steps.csv").write_text("mine")
-    from models.errors import InputError
+    from tilescope.models.errors import InputError
 
     with pytest.raises(InputError, match="existing file"):
         write_report(report, out)

@@ -14,11 +14,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from loaders.debug_text import parse_debug
-from loaders.detect import detect_kind
-from loaders.layouts import format_from_debug, format_from_serde, layout_from_debug_text, layout_from_serde
-from loaders.search_state import load_search_state, search_state_tables, write_search_state_tables
-from models.errors import InputError
+from tilescope.loaders.debug_text import parse_debug
+from tilescope.loaders.detect import detect_kind
+from tilescope.loaders.layouts import format_from_debug, format_from_serde, layout_from_debug_text, layout_from_serde
+from tilescope.loaders.search_state import load_search_state, search_state_tables, write_search_state_tables
+from tilescope.models.errors import InputError
 from tilescope.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from app.search_view import CHOSEN, CHOSEN_MARK, SearchStateView
-from app.state import SessionState
-from loaders.search_state import load_search_state, parse_search_state
+from tilescope.app.search_view import CHOSEN, CHOSEN_MARK, SearchStateView
+from tilescope.app.state import SessionState
+from tilescope.loaders.search_state import load_search_state, parse_search_state
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "flash_attention.search_state.json"
 KEY = "1"  # the key is input 1 of the attention

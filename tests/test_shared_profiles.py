@@ -14,11 +14,11 @@ import shutil
 import numpy as np
 import pytest
 
-from app.shared import SharedProfiles
-from app.state import SessionState, load_bytes
-from models.edits import TilingEdit
-from models.errors import InputError
-from planner.edits import current_tiling, valid_partition_counts
+from tilescope.app.shared import SharedProfiles
+from tilescope.app.state import SessionState, load_bytes
+from tilescope.models.edits import TilingEdit
+from tilescope.models.errors import InputError
+from tilescope.planner.edits import current_tiling, valid_partition_counts
 
 
 @pytest.fixture
@@ -120,8 +120,8 @@ def test_apps_of_one_process_share_through_panels_cache(sample_path):
 
     import panel as pn
 
-    from app.main import build_app
-    from app.shared import CACHE_KEY
+    from tilescope.app.main import build_app
+    from tilescope.app.shared import CACHE_KEY
 
     pn.state.cache.pop(CACHE_KEY, None)
     try:

@@ -13,10 +13,10 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from loaders.memory_profile import load_memory_profile
-from planner.check import check_plan
+from tilescope.loaders.memory_profile import load_memory_profile
+from tilescope.planner.check import check_plan
 from tilescope import cli
-from planner.model import plan_profile
+from tilescope.planner.model import plan_profile
 from tilescope.synth import SAMPLE_PATH, write_synthetic_profile
 
 SAMPLE = json.loads(SAMPLE_PATH.read_bytes())

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from bokeh.document import Document
 
-from app.state import SessionState
-from app.views.storage_groups import StorageGroupsView
-from app.views.values_table import ValuesTableView
-from models.edits import TilingEdit
-from planner.edits import current_tiling, valid_partition_counts
+from tilescope.app.state import SessionState
+from tilescope.app.views.storage_groups import StorageGroupsView
+from tilescope.app.views.values_table import ValuesTableView
+from tilescope.models.edits import TilingEdit
+from tilescope.planner.edits import current_tiling, valid_partition_counts
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ from bokeh.protocol import Protocol
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.editor import PICKER_MATCHES, EditorView
-from app.state import SessionState
-from app.value_search import LabelSearch
+from tilescope.app.editor import PICKER_MATCHES, EditorView
+from tilescope.app.state import SessionState
+from tilescope.app.value_search import LabelSearch
 from tilescope.synth import write_synthetic_profile
 
 ALPHABET = "ab#1 \nİK"  # 'İ'.lower() is two characters; '\n' is the search's own separator

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from loaders.memory_profile import load_memory_profile
-from models.edits import TilingEdit, load_edit_set, save_edit_set
-from models.errors import TilescopeError
-from planner.edits import (
+from tilescope.loaders.memory_profile import load_memory_profile
+from tilescope.models.edits import TilingEdit, load_edit_set, save_edit_set
+from tilescope.models.errors import TilescopeError
+from tilescope.planner.edits import (
     RULE_MAX_PARTITIONS,
     RULE_MIN_PARTITIONS,
     RULE_MIN_REPLICAS,
@@ -28,7 +28,7 @@ from planner.edits import (
     valid_partition_counts,
     valid_replica_counts,
 )
-from planner.model import plan_profile
+from tilescope.planner.model import plan_profile
 from tilescope.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -419,7 +419,7 @@ def test_granules_of_all_values_at_once_match_one_at_a_time():
     every branch: aligned == shard, the region's granule, another power of two, and none."""
     import numpy as np
 
-    from planner.shards import infer_granule, infer_granules
+    from tilescope.planner.shards import infer_granule, infer_granules
 
     rng = np.random.default_rng(7)
     shard = rng.integers(0, 200_000, 4000)

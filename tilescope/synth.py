@@ -30,10 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
-from loaders.memory_profile import parse_memory_profile
-from planner.model import Plan, ProfileArrays, arrays_of, compute_plan, peaks_of
+from tilescope import samples
+from tilescope.loaders.memory_profile import parse_memory_profile
+from tilescope.planner.model import Plan, ProfileArrays, arrays_of, compute_plan, peaks_of
 
-SAMPLE_PATH = Path(__file__).resolve().parent.parent / "sample_data" / "vit_finalist5.memory_profile.json"
+SAMPLE_PATH = samples.sample_path()
 _LAYER_NAME = re.compile(r"^(?P<head>.*)\.layer(?P<k>\d+)\.(?P<tail>.*)$")
 _REPEAT = re.compile(r"^Repeat (?P<n>\d+) boundary$")
 _COMPACT = {"separators": (",", ":"), "ensure_ascii": False}

@@ -11,10 +11,10 @@ from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Rang
 from bokeh.palettes import Category20_20
 from bokeh.plotting import figure
 
-from app.format import esc, fmt_bytes, shorten
-from app.plotdata import live_rows_at
-from app.state import SessionState
-from app.views.values_table import TITLES, SelectionLink, table_formatters, values_frame
+from tilescope.app.format import esc, fmt_bytes, shorten
+from tilescope.app.plotdata import live_rows_at
+from tilescope.app.state import SessionState
+from tilescope.app.views.values_table import TITLES, SelectionLink, table_formatters, values_frame
 
 COLUMNS = ("id", "name", "region", "bytes", "share", "shard", "aligned", "storage_group", "root", "first_step", "last_step", "tiling")
 LANES = {"standard": 1, "interleaved": 0}

@@ -12,9 +12,9 @@ from bokeh.events import Tap
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d, Span
 from bokeh.plotting import figure
 
-from app.format import shorten
-from app.plotdata import gantt_bars, minmax_indices
-from app.state import SessionState
+from tilescope.app.format import shorten
+from tilescope.app.plotdata import gantt_bars, minmax_indices
+from tilescope.app.state import SessionState
 
 REGION_COLORS = {0: "#4C78A8", 1: "#F58518"}
 REST_COLOR = "#9E9E9E"

@@ -14,10 +14,10 @@ import panel as pn
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
-from app.format import esc, fmt_bytes, shorten, step_range
-from app.plotdata import ALL_PAIRS_LIMIT, first_last_steps, hand_overs, storage_group_members
-from app.state import SessionState
-from app.views.table_patch import patch_cells
+from tilescope.app.format import esc, fmt_bytes, shorten, step_range
+from tilescope.app.plotdata import ALL_PAIRS_LIMIT, first_last_steps, hand_overs, storage_group_members
+from tilescope.app.state import SessionState
+from tilescope.app.views.table_patch import patch_cells
 
 CSS = """
 .ts-groups { font-size: 13px; line-height: 1.5; }

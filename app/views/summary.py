@@ -9,8 +9,8 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from app.format import esc, fmt_bytes, fmt_change
-from app.state import SessionState
+from tilescope.app.format import esc, fmt_bytes, fmt_change
+from tilescope.app.state import SessionState
 
 CSS = """
 .ts-summary { font-size: 13px; line-height: 1.45; }

@@ -17,9 +17,9 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from app.format import shorten
-from app.plotdata import loop_regions, minmax_indices, window_of
-from app.state import SessionState
+from tilescope.app.format import shorten
+from tilescope.app.plotdata import loop_regions, minmax_indices, window_of
+from tilescope.app.state import SessionState
 
 PIXEL_COLUMNS = 700  # columns per visible window; each keeps first, last and min/max of every series
 COLORS = {"standard": "#4C78A8", "interleaved": "#F58518", "exchange": "#9D9D9D", "ghost": "#222222", "budget": "#C62828"}

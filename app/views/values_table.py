@@ -15,9 +15,9 @@ import param
 import pyarrow as pa
 from bokeh.models.widgets.tables import NumberFormatter
 
-from app.plotdata import first_last_steps, tensor_bytes, tile_counts, tiling_summaries, tiling_summary, unpadded_shard_bytes
-from app.state import SessionState
-from app.views.table_patch import patch_cells
+from tilescope.app.plotdata import first_last_steps, tensor_bytes, tile_counts, tiling_summaries, tiling_summary, unpadded_shard_bytes
+from tilescope.app.state import SessionState
+from tilescope.app.views.table_patch import patch_cells
 
 TEXT_COLUMNS = ("name", "group", "shape", "precision", "region", "tiling", "alias_of")
 BYTE_COLUMNS = ("shard", "aligned", "bytes", "bytes_before", "change", "padding_waste", "shard_padding", "unpadded_shard")

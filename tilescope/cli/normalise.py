@@ -1,8 +1,8 @@
 """``tilescope normalise FILE --out DIR [--overwrite]``: each table as ``DIR/<table>.parquet``."""
 from __future__ import annotations
 
-from loaders.parquet import write_parquet_tables
-from tilescope.inputs import open_output
+from tilescope.loaders.parquet import write_parquet_tables
+from tilescope.cli.inputs import open_output
 
 
 def add_arguments(parser) -> None:
@@ -14,7 +14,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     kind, opened = open_output(args.file)
     if kind == "search_state":
-        from loaders.search_state import parse_search_state, search_state_tables
+        from tilescope.loaders.search_state import parse_search_state, search_state_tables
 
         tables = search_state_tables(parse_search_state(opened, str(args.file)))
     else:

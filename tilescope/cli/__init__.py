@@ -1,4 +1,4 @@
-"""The ``tilescope`` command. Each subcommand lives in its own ``tilescope.cmd_*`` module that
+"""The ``tilescope`` command. Each subcommand lives in its own ``tilescope.cli.*`` module that
 provides ``add_arguments(parser)`` and ``run(args) -> int``; this module only dispatches and turns
 user-facing errors into one line on stderr and exit code 2."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import argparse
 import importlib
 import sys
 
-from models.errors import TilescopeError
+from tilescope.models.errors import TilescopeError
 
 COMMANDS = {
     "check": "compare every recorded figure of a memory profile with the recomputation",
@@ -30,14 +30,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tilescope", description="Explore tile-accelerator memory plans.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, help_text in COMMANDS.items():
-        module = importlib.import_module(f"tilescope.cmd_{name}")
+        module = importlib.import_module(f"tilescope.cli.{name}")
         module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    module = importlib.import_module(f"tilescope.cmd_{args.command}")
+    module = importlib.import_module(f"tilescope.cli.{args.command}")
     try:
         return module.run(args)
     except TilescopeError as exc:

@@ -12,14 +12,14 @@ For a search state the JSON is::
 ``kind`` of an operation is its variant name (``FlashAttention``). A value "arrives" in its input
 format, or, when another operation produces it, in that operation's chosen output format; a format
 the file does not give is null, and so are ``required``/``output`` of an operation without a plan.
-A memory profile is summarised by ``tilescope.profile_summary.memory_profile_summary``.
+A memory profile is summarised by ``tilescope.derived.profile_summary.memory_profile_summary``.
 """
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from models.search_state import INPUT_FORMAT_SOURCE, InputFormat, Requirement, SearchState
+from tilescope.models.search_state import INPUT_FORMAT_SOURCE, InputFormat, Requirement, SearchState
 
 
 def add_arguments(parser) -> None:
@@ -29,12 +29,12 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     # Loaders are imported here: the CLI imports every subcommand module at start-up.
-    from loaders.search_state import parse_search_state
-    from tilescope.inputs import open_output
+    from tilescope.loaders.search_state import parse_search_state
+    from tilescope.cli.inputs import open_output
 
     kind, opened = open_output(args.file)
     if kind == "memory_profile":
-        from tilescope.profile_summary import memory_profile_summary
+        from tilescope.derived.profile_summary import memory_profile_summary
 
         summary = memory_profile_summary(opened)
         text = _generic_text(args.file, "memory profile", summary)

@@ -15,7 +15,7 @@ Files of a report (``Report.files``, in this order):
 - ``step_<N>_breakdown.csv``: the values live at step N, largest first;
 - ``edits.json`` (the edit-set file format of ``models.edits``) and ``edits.csv``.
 
-Every CSV goes through ``tilescope.csv_safe`` (file text cannot become a spreadsheet formula).
+Every CSV goes through ``tilescope.report.csv_safe`` (file text cannot become a spreadsheet formula).
 Text from the file drawn on the PNG is drawn with mathtext off (``parse_math=False``), so a ``$``
 in a name is a dollar sign, not TeX.
 """
@@ -32,16 +32,16 @@ import pyarrow as pa
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from models.edits import edit_set_json, write_atomically
-from models.errors import InputError
-from models.profile import MemoryProfile
-from models.tiling import TensorTiling
-from planner.model import Peaks, Plan, ProfileArrays
+from tilescope.models.edits import edit_set_json, write_atomically
+from tilescope.models.errors import InputError
+from tilescope.models.profile import MemoryProfile
+from tilescope.models.tiling import TensorTiling
+from tilescope.planner.model import Peaks, Plan, ProfileArrays
 
 from .csv_safe import to_csv_bytes
 
 if TYPE_CHECKING:  # planner.edits is only needed for its type here
-    from planner.edits import WhatIf
+    from tilescope.planner.edits import WhatIf
 
 PNG_NAME = "report.png"
 VALUES_CSV = "values.csv"

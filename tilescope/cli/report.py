@@ -3,9 +3,9 @@ report and the CSV files (``tilescope.report``) into DIR. Existing files are nev
 ``--overwrite``; in that case nothing at all is written."""
 from __future__ import annotations
 
-from tilescope.inputs import open_profile
-from models.edits import load_edit_set
-from planner.model import plan_profile
+from tilescope.cli.inputs import open_profile
+from tilescope.models.edits import load_edit_set
+from tilescope.planner.model import plan_profile
 
 
 
@@ -19,7 +19,7 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     # matplotlib is imported only when a report is drawn, not on every CLI start.
-    from .report import check_targets, report_input, report_names, report_of, write_report
+    from tilescope.report.build import check_targets, report_input, report_names, report_of, write_report
 
     profile = open_profile(args.file)
     arrays, base_plan = plan_profile(profile)
@@ -27,7 +27,7 @@ def run(args) -> int:
     if args.edits:
         edits = load_edit_set(args.edits)
         if edits:
-            from planner.edits import apply_edits  # raises EditError (a TilescopeError) on a bad set
+            from tilescope.planner.edits import apply_edits  # raises EditError (a TilescopeError) on a bad set
 
             whatif = apply_edits(arrays, base_plan, edits)
     data = report_input(profile, arrays, base_plan, whatif, args.step)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import sys
 
-from tilescope.inputs import open_profile
-from planner.check import check_plan
-from planner.model import plan_profile
+from tilescope.cli.inputs import open_profile
+from tilescope.planner.check import check_plan
+from tilescope.planner.model import plan_profile
 
 
 def add_arguments(parser) -> None:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import argparse
 
-from models.errors import TilescopeError
+from tilescope.models.errors import TilescopeError
 
-from .synth import write_synthetic_profile
+from tilescope.synth import write_synthetic_profile
 
 
 def _positive(text: str) -> int:

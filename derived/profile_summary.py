@@ -1,8 +1,8 @@
 """The memory-profile half of ``tilescope summary``."""
 from __future__ import annotations
 
-from models.profile import MemoryProfile
-from planner.model import plan_profile
+from tilescope.models.profile import MemoryProfile
+from tilescope.planner.model import plan_profile
 
 
 def memory_profile_summary(profile: MemoryProfile) -> dict:

@@ -23,11 +23,11 @@ import argparse
 import json
 import re
 
-from tilescope.inputs import open_profile
-from models.edits import TilingEdit, load_edit_set
-from models.errors import TilescopeError, describe
-from planner.edits import AppliedEdit, WhatIf, apply_edits
-from planner.model import Plan, ProfileArrays, plan_profile
+from tilescope.cli.inputs import open_profile
+from tilescope.models.edits import TilingEdit, load_edit_set
+from tilescope.models.errors import TilescopeError, describe
+from tilescope.planner.edits import AppliedEdit, WhatIf, apply_edits
+from tilescope.planner.model import Plan, ProfileArrays, plan_profile
 
 _EDIT_ARGUMENT = re.compile(r"^(?P<value>\d+):(?:(?P<axis>\d+)|(?P<replicas>replicas))=(?P<count>-?\d+)$")
 

@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from models.edits import write_atomically
+from tilescope.models.edits import write_atomically
 
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 _TRIGGER_PATTERN = r"^([=+\-@\t\r])"  # the same set, for Arrow's RE2

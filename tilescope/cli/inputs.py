@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from loaders.cache import load_profile_cached, open_planner_output
-from loaders.memory_profile import load_memory_profile
-from models.profile import MemoryProfile
-from tilescope.progress import progress_for
+from tilescope.loaders.cache import load_profile_cached, open_planner_output
+from tilescope.loaders.memory_profile import load_memory_profile
+from tilescope.models.profile import MemoryProfile
+from tilescope.cli.progress import progress_for
 
 
 def open_profile(path: str | Path, *, quiet: bool = False) -> MemoryProfile:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 
-from tilescope.inputs import open_profile
-from models.edits import load_edit_set
-from planner.advisor import PEAK_KINDS, Suggestion, advise, peak_step, peak_value
-from planner.edits import apply_edits
-from planner.model import plan_profile
+from tilescope.cli.inputs import open_profile
+from tilescope.models.edits import load_edit_set
+from tilescope.planner.advisor import PEAK_KINDS, Suggestion, advise, peak_step, peak_value
+from tilescope.planner.edits import apply_edits
+from tilescope.planner.model import plan_profile
 
 
 def add_arguments(parser) -> None:
