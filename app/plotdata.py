@@ -193,7 +193,7 @@ def storage_group_members(arrays, storage_group: np.ndarray) -> dict[int, np.nda
 def hand_overs(arrays, cost: np.ndarray, group: int, members: np.ndarray) -> list[HandOver]:
     """Pairs of live members of a group whose live ranges overlap, with the overlapping steps.
 
-    Uses each member's first..last live step (contiguous in the sample; formats.md does not
+    Uses each member's first..last live step (contiguous in the sample; docs/formats.md does not
     promise it, so a gap inside a range is reported as overlapping).
     """
     first, last = first_last_steps(arrays)

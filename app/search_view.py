@@ -1,4 +1,4 @@
-"""The search-state view: the planner's saved search for a graph (formats.md §3).
+"""The search-state view: the planner's saved search for a graph (docs/formats.md §3).
 
 What it shows, top to bottom:
 - the graph: inputs, operations and outputs with their shapes;
@@ -19,7 +19,7 @@ bytes (parsed here; a file that does not validate shows its located one-line err
 ``SearchStateView.from_path(path)`` loads a file.
 
 Edits here are explorations of one required format; they are kept per view (per session) and do
-not change the file or the plan. Rules an edit must keep (formats.md §2, "Invariants"):
+not change the file or the plan. Rules an edit must keep (docs/formats.md §2, "Invariants"):
 1 <= partitions <= blocks on each axis (``planner.shards.axis_blocks``), replicas >= 1, and the
 tiling's tile count (product of partitions times replicas) at most the config's ``tile_count``.
 """
@@ -465,7 +465,7 @@ def formats_html(pairs: list[FormatPair]) -> str:
         "<div class='ts-sv' data-testid='ts-search-formats'><h4>Formats: as they arrive → as the chosen plan requires</h4>"
         "<table class='ts-formats'><tr><th>input</th><th>arrives in</th><th></th><th>plan requires (output: produces)</th><th>conversion</th></tr>"
         f"{''.join(rows)}</table>"
-        "<div class='ts-note'>bytes are per tile: the largest shard (formats.md §2)</div></div>"
+        "<div class='ts-note'>bytes are per tile: the largest shard (docs/formats.md §2)</div></div>"
     )
 
 

@@ -102,7 +102,7 @@ function ceilDiv(a, b) { return Math.floor((a + b - 1) / b); }
 
 function formatInt(n) { return Number(n).toLocaleString("en-US"); }
 
-// Elements of one shard along the axis for a partition count (formats.md §2).
+// Elements of one shard along the axis for a partition count (docs/formats.md §2).
 function perPartition(axis, count) {
   const raw = ceilDiv(axis.blocks, Math.max(count, 1)) * axis.block_size;
   const multiple = Math.max(axis.shard_padding_multiple || 1, 1);

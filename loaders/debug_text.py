@@ -1,4 +1,4 @@
-"""A real grammar for Rust ``{:?}`` text (formats.md §4), parsed with lark's LALR parser.
+"""A real grammar for Rust ``{:?}`` text (docs/formats.md §4), parsed with lark's LALR parser.
 
 The parse gives plain data: ``Struct``/``Tuple``/``Unit`` records for named things, Python lists,
 ``Map``/``Set`` records for braces, and str/int/float/bool for literals. Nothing here knows what a

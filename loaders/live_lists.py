@@ -179,7 +179,7 @@ class _RunCollector:
         local = np.repeat(np.arange(1, m + 1, dtype=np.int64), counts)
         key = np.concatenate((self.carry * span, ranks * span + local))
         key.sort()
-        if key.size:  # a value listed twice at one step counts once (formats.md §2)
+        if key.size:  # a value listed twice at one step counts once (docs/formats.md §2)
             keep = np.empty(key.size, dtype=bool)
             keep[0] = True
             np.not_equal(key[1:], key[:-1], out=keep[1:])

@@ -1,4 +1,4 @@
-"""Memory profile (formats.md §1) → validated ``MemoryProfile`` of Arrow tables.
+"""Memory profile (docs/formats.md §1) → validated ``MemoryProfile`` of Arrow tables.
 
 msgspec decodes and type-checks the file (errors carry a JSON path). Three things keep a large file
 cheap: each value stays raw JSON until it is decoded in a batch of about a thousand and turned into
@@ -166,7 +166,7 @@ class _ValueColumns:
             raise InputError(f"{where}.class", "a memory class (" + ", ".join(MEMORY_CLASS_REGION) + ")", describe(v.memory_class))
         if layout.region is None:
             raise InputError(f"{where}.layout (memory_class)", "a memory class (" + ", ".join(MEMORY_CLASS_REGION) + ")", describe(layout.memory_class))
-        if layout.memory_class != v.memory_class:  # formats.md §2 invariant; `class` decides the region
+        if layout.memory_class != v.memory_class:  # docs/formats.md §2 invariant; `class` decides the region
             raise InputError(f"{where}.class", f"the layout's memory class {layout.memory_class}", describe(v.memory_class))
         dims = _axis_dimensions(where, v.shape, layout.tiling)
         _check_tile_count(where, layout.tiling)
@@ -281,7 +281,7 @@ def _dictionary_codes(texts: Sequence[str]) -> tuple[np.ndarray, list[str]]:
 
 def _axis_dimensions(where: str, shape: list[int], tiling: TensorTiling) -> list[int | None]:
     """The dimension each axis cuts (None for ``Linear``), following the shard rule of
-    formats.md §2: ``Linear`` flattens the tensor so far into one dimension. Every axis must name
+    docs/formats.md §2: ``Linear`` flattens the tensor so far into one dimension. Every axis must name
     a dimension the shape has at that point, and no dimension may be cut twice."""
     rank, flattened, cut, dims = len(shape), False, set(), []
     for k, axis in enumerate(tiling.axes):
@@ -302,7 +302,7 @@ def _axis_dimensions(where: str, shape: list[int], tiling: TensorTiling) -> list
 
 
 def _check_tile_count(where: str, tiling: TensorTiling) -> None:
-    """formats.md §2 invariant: ``tile_count == prod(partitions) * replicas`` (edits keep it so)."""
+    """docs/formats.md §2 invariant: ``tile_count == prod(partitions) * replicas`` (edits keep it so)."""
     product = math.prod(a.partitions for a in tiling.axes) * tiling.replicas
     if tiling.tile_count != product:
         raise InputError(f"{where}.layout (tiling.tile_count)", f"partitions × replicas = {product}", str(tiling.tile_count))

@@ -1,11 +1,11 @@
-"""Search state (formats.md §3) → validated ``SearchState`` → Arrow tables.
+"""Search state (docs/formats.md §3) → validated ``SearchState`` → Arrow tables.
 
 The file is one JSON object. Its ``context`` holds Rust ``Debug`` text, one value per line: the
 ``ComputeGraph``, the ``PipelineConfig`` and a third value (``None`` in the sample, kept as text).
 The rest is serde JSON. Both spellings of a format become the one tiling model (``models.tiling``)
 through ``loaders.layouts``.
 
-Choices made here (formats.md leaves them open):
+Choices made here (docs/formats.md leaves them open):
 - Input formats are written twice: ``PipelineConfig.inputs`` (Debug) and ``$.inputs`` (serde).
   The serde spelling is the one used (``INPUT_FORMAT_SOURCE``); a value both spell must get equal
   formats, else the file is rejected at the first difference. A value only one of them spells is

@@ -1,4 +1,4 @@
-"""Arrow schemas of the search-state tables (formats.md §3). Field docs are in each field's metadata.
+"""Arrow schemas of the search-state tables (docs/formats.md §3). Field docs are in each field's metadata.
 
 Every table has a fixed schema except ``plans``: its dispatch columns come from the file (the
 dispatch object flattened, nested keys joined by '_'), so ``plans_schema`` builds it from the fixed
@@ -103,8 +103,8 @@ AXIS_TILING = pa.struct(
         _f("shard_padding_multiple", pa.int64(), "a shard's extent is rounded up to a multiple of this"),
         _f("padding", pa.string(), "Zero, Reject, …"),
         _f("tile_stride", pa.int64(), "Some(n) → n, None → null", True),
-        _f("blocks", pa.int64(), "blocks on the axis: the most partitions it can take (formats.md §2)"),
-        _f("shard_extent", pa.int64(), "the axis's extent in one shard (formats.md §2)"),
+        _f("blocks", pa.int64(), "blocks on the axis: the most partitions it can take (docs/formats.md §2)"),
+        _f("shard_extent", pa.int64(), "the axis's extent in one shard (docs/formats.md §2)"),
     ]
 )
 
@@ -128,7 +128,7 @@ FORMATS = pa.schema(
         _f("tile_count", pa.int64(), "tiling tile count"),
         _f("replicas", pa.int64(), "tiling replicas"),
         _f("axes", pa.list_(AXIS_TILING), "the tiling's AxisTiling entries, in order"),
-        _f("shard_bytes", pa.int64(), "bytes of the largest shard, per tile (formats.md §2)", True),
+        _f("shard_bytes", pa.int64(), "bytes of the largest shard, per tile (docs/formats.md §2)", True),
         _f("local_staging", pa.string(), "requirement's local_staging; null for role arrives", True),
         _f("materialization", pa.string(), "requirement's materialization; null for role arrives", True),
     ]

@@ -1,8 +1,8 @@
-"""The planner's saved search (formats.md §3), as ``loaders.search_state`` reads it.
+"""The planner's saved search (docs/formats.md §3), as ``loaders.search_state`` reads it.
 
 Everything here is already validated: ids refer to values and operations of the graph, every
 format has been applied to its value's shape (``shard_bytes`` is the per-tile figure of
-formats.md §2), and the chosen plan of each operation has been located among its alternatives.
+docs/formats.md §2), and the chosen plan of each operation has been located among its alternatives.
 The Arrow tables are built from these records by ``loaders.search_state.search_state_tables``.
 """
 from __future__ import annotations

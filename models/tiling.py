@@ -107,7 +107,7 @@ class Precision:
 
 
 def element_bytes_of(name: str) -> int | None:
-    """Bytes per element for a precision name; None when unknown (formats.md §2)."""
+    """Bytes per element for a precision name; None when unknown (docs/formats.md §2)."""
     if name == "F16":
         return 2
     if name == "F32":

@@ -1,1 +1,1 @@
-"""The memory model (formats.md §2): pure numpy/pyarrow, never imports panel or bokeh."""
+"""The memory model (docs/formats.md §2): pure numpy/pyarrow, never imports panel or bokeh."""

@@ -8,7 +8,7 @@ the total peak), on every axis of its tiling with more than one block per partit
 - when such a count would exceed the device's tiles, the same count with the replicas lowered to
   the largest count that fits (e.g. value 84: axis 1 partitions 9 → 18 with replicas 54 → 27).
 
-Replicas alone never shrink a shard (formats.md §2), so they only appear paired with more
+Replicas alone never shrink a shard (docs/formats.md §2), so they only appear paired with more
 partitions. Each candidate set is re-planned with ``apply_edits`` (on top of the current what-if
 edits when given); the list keeps the ones whose verified peak is lower, best saving first.
 """

@@ -37,7 +37,7 @@ def check_plan(profile: MemoryProfile, arrays: ProfileArrays, plan: Plan) -> lis
     out += _array_mismatches("value", ids, "bytes", arrays.recorded_bytes, plan.figures.bytes)
     memory_class = profile.values.column("memory_class").to_pylist()
     for row, layout in enumerate(profile.values.column("layout").to_pylist()):
-        # The layout's own memory class must agree with the value's `class` (formats.md invariant).
+        # The layout's own memory class must agree with the value's `class` (docs/formats.md invariant).
         if f"memory_class: {memory_class[row]}" not in layout:
             out.append(Mismatch("value", int(ids[row]), "layout memory_class", memory_class[row], "differs in layout"))
     steps = profile.steps

@@ -1,6 +1,6 @@
 """What-if tiling edits: validate a set of edits together, then re-plan incrementally.
 
-Semantics (formats.md §2):
+Semantics (docs/formats.md §2):
 
 - An edit sets the partition count of one axis position of a value's tiling, or its replica count;
   the tiling's ``tile_count`` follows (product of partitions times replicas).

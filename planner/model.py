@@ -1,4 +1,4 @@
-"""The memory model over a loaded profile (formats.md §2): per-value bytes, per-step usage, peaks.
+"""The memory model over a loaded profile (docs/formats.md §2): per-value bytes, per-step usage, peaks.
 
 ``ProfileArrays`` holds the numpy columns the model needs (built once per loaded profile, immutable).
 ``compute_plan`` recomputes everything from tilings; ``Plan`` is its result. Edits (``planner.edits``)
@@ -39,7 +39,7 @@ class ProfileArrays:
     recorded_shard: np.ndarray
     recorded_aligned: np.ndarray
     recorded_bytes: np.ndarray
-    granule: np.ndarray  # allocation granule inferred per value (open in formats.md; see shards.infer_granule)
+    granule: np.ndarray  # allocation granule inferred per value (open in docs/formats.md; see shards.infer_granule)
     axes_start: np.ndarray  # first row of the value's axes in the axes columns
     axes_count: np.ndarray
     axes_columns: dict[str, np.ndarray]
@@ -259,9 +259,9 @@ class Peaks:
 
 
 def peaks_of(arrays: ProfileArrays, usage_standard: np.ndarray, usage_interleaved: np.ndarray, cost: np.ndarray) -> Peaks:
-    """formats.md §2. Each peak step is the first step reaching the maximum (np.argmax's rule).
+    """docs/formats.md §2. Each peak step is the first step reaching the maximum (np.argmax's rule).
 
-    fits_budget is open in formats.md; our rule: effective peak within the budget and the
+    fits_budget is open in docs/formats.md; our rule: effective peak within the budget and the
     interleaved peak within the interleaved budget.
     """
     both = usage_standard + usage_interleaved

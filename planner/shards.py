@@ -1,4 +1,4 @@
-"""Shard size of a tiled tensor, and the allocation granule (formats.md §2)."""
+"""Shard size of a tiled tensor, and the allocation granule (docs/formats.md §2)."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ import numpy as np
 from tilescope.models.tiling import AxisTiling, TensorTiling
 
 # Allocation granules seen in the sample for matrix-multiply operand/result buffers, per region.
-# Open in formats.md: the file does not state g. We infer it per value (see ``infer_granule``).
+# Open in docs/formats.md: the file does not state g. We infer it per value (see ``infer_granule``).
 REGION_GRANULES = {"standard": 16384, "interleaved": 32768}
 
 
@@ -97,7 +97,7 @@ def infer_granules(shard: np.ndarray, aligned: np.ndarray, interleaved: np.ndarr
 def infer_granule(shard: int, aligned: int, region: str | None) -> int:
     """The allocation granule of one value, inferred from its recorded figures.
 
-    Open in formats.md; our choice: 1 when ``aligned == shard``, else the region's granule
+    Open in docs/formats.md; our choice: 1 when ``aligned == shard``, else the region's granule
     (16384 standard, 32768 interleaved). When neither reproduces the recorded ``aligned_bytes`` we
     fall back to the largest power of two (≤ 1 MiB) that does, and the consistency check still
     compares the result; if none does, 1, and the check reports the difference.

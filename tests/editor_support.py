@@ -1,4 +1,4 @@
-"""Expected figures for editor tests, computed straight from the raw sample JSON by formats.md §2.
+"""Expected figures for editor tests, computed straight from the raw sample JSON by docs/formats.md §2.
 
 Deliberately independent of loaders/ and planner/: the layout's ``AxisTiling`` fields are read
 with a regular expression, and the shard rule and the per-step usage are re-implemented here.
@@ -48,7 +48,7 @@ def element_bytes(precision: str) -> int:
 
 
 def shard_bytes(value: dict, partitions: dict[int, int] | None = None) -> int:
-    """formats.md §2 "Shard size of one tiling", with some axes' partitions overridden."""
+    """docs/formats.md §2 "Shard size of one tiling", with some axes' partitions overridden."""
     dims = list(value["shape"])
     for position, axis in enumerate(raw_axes(value["layout"])):
         count = (partitions or {}).get(position, axis.partitions)
@@ -78,7 +78,7 @@ def blocks_of(value: dict, position: int) -> int:
 
 
 def granule(value: dict) -> int:
-    """The allocation granule formats.md describes: 1 unless the recorded aligned size differs."""
+    """The allocation granule docs/formats.md describes: 1 unless the recorded aligned size differs."""
     if value["aligned_bytes"] == value["shard_bytes"]:
         return 1
     return 16384 if value["class"] == "Ipu21Standard" else 32768

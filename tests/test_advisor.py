@@ -1,7 +1,7 @@
 """The advisor (planner.advisor) and ``tilescope advise``.
 
 Each suggestion's verified peak is re-derived here without the planner: the edited value's new
-shard bytes from formats.md §2 applied to its layout text (parsed with a regex in this file), its
+shard bytes from docs/formats.md §2 applied to its layout text (parsed with a regex in this file), its
 alias class and live steps and the recorded usage read from the sample with ``json.load``.
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ def by_id(raw: dict) -> dict[int, dict]:
 
 
 def shard_by_hand(v: dict, partitions: dict[int, int]) -> int:
-    """formats.md §2 on the value's layout text, with some axes' partitions replaced."""
+    """docs/formats.md §2 on the value's layout text, with some axes' partitions replaced."""
     dims = list(v["shape"])
     for position, m in enumerate(AXIS.finditer(v["layout"])):
         if m["kind"] == "Linear":

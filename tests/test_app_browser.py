@@ -182,7 +182,7 @@ def test_a_20k_step_profile_renders_with_a_bounded_point_budget(page, tmp_path):
 
 
 def test_selecting_a_value_opens_its_storage_group_and_outlines_it(page, app_server, raw):
-    """At the standard peak, values 84 and 85 of storage group 83 hand over (formats.md §2)."""
+    """At the standard peak, values 84 and 85 of storage group 83 hand over (docs/formats.md §2)."""
     page.goto(app_server)
     wait_for_app(page)
     step = raw["standard_peak_step"]

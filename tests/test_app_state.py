@@ -1,5 +1,5 @@
 """SessionState and app.loading, without a browser. Expected figures come from the sample file's
-recorded fields (json.load) or are worked out by hand from formats.md."""
+recorded fields (json.load) or are worked out by hand from docs/formats.md."""
 from __future__ import annotations
 
 import json

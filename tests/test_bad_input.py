@@ -3,7 +3,7 @@
 The corpus (``tests/corpus``, written by ``tests/corpus/make_corpus.py`` from the sample) holds one
 file per way a memory profile can be wrong; ``expected.json`` says, for each, which JSON path the
 message must name and which words it must contain. Those expectations were written by hand from
-formats.md, not copied from the loader's output.
+docs/formats.md, not copied from the loader's output.
 """
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def test_corpus_files_are_what_the_generator_writes(tmp_path):
 
 def test_base_is_valid_and_its_figures_reproduce(capsys):
     """Each corpus file fails only because of its one mutation: the file it was cut from passes
-    ``check`` (its usage and peaks were recomputed by the generator from formats.md §2)."""
+    ``check`` (its usage and peaks were recomputed by the generator from docs/formats.md §2)."""
     profile = load_memory_profile(BASE)
     assert profile.n_values == 15 and profile.n_steps == 6
     assert cli.main(["check", str(BASE)]) == 0

@@ -1,7 +1,7 @@
 """The what-if editor view without a browser: commits as the drag widget sends them, numeric input,
 undo / reset, save → load, the advisor's one-click apply, and escaping of file text.
 
-Expected figures come from the raw sample JSON by formats.md's rules (tests/editor_support.py).
+Expected figures come from the raw sample JSON by docs/formats.md's rules (tests/editor_support.py).
 """
 from __future__ import annotations
 

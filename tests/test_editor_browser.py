@@ -2,7 +2,7 @@
 handle with the mouse, watch the summary's peak follow; a refused drag shows its reason at the
 handle and snaps back; undo restores the file's figures.
 
-The expected peak comes from the raw sample JSON by formats.md's rules (tests/editor_support.py).
+The expected peak comes from the raw sample JSON by docs/formats.md's rules (tests/editor_support.py).
 """
 from __future__ import annotations
 

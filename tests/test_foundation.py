@@ -69,7 +69,7 @@ def test_check_finds_nothing_on_the_sample(loaded):
 
 
 def test_worked_examples_of_the_spec(loaded):
-    # formats.md §2: value 0 → 1*16*160*2 = 5120; value 89 (Linear) → 533 blocks of 4 → 4264 bytes.
+    # docs/formats.md §2: value 0 → 1*16*160*2 = 5120; value 89 (Linear) → 533 blocks of 4 → 4264 bytes.
     _, arrays, plan = loaded
     assert int(plan.figures.shard[arrays.row_of_id[0]]) == 1 * 16 * 160 * 2
     blocks = -(-(1 * 729 * 4304) // 4)

@@ -140,7 +140,7 @@ def test_gantt_draws_the_largest_and_sums_the_rest(sample):
 
 
 def test_group_83_hand_over_at_the_standard_peak(sample):
-    """formats.md: values 84 (62976 B) and 85 (32768 B) of group 83 are live together at step 45."""
+    """docs/formats.md: values 84 (62976 B) and 85 (32768 B) of group 83 are live together at step 45."""
     raw, arrays, plan = sample
     values = {v["id"]: v for v in raw["timeline"]["values"]}
     sg = np.array([values[int(i)]["storage_group"] for i in arrays.value_ids])
@@ -155,8 +155,8 @@ def test_group_83_hand_over_at_the_standard_peak(sample):
 
 
 def test_unpadded_shard_of_value_0(sample):
-    """Value 0 (formats.md worked example): [1, 729, 588] F16 cut 46 × 4 ways: 857,304 B / 184 shards."""
+    """Value 0 (docs/formats.md worked example): [1, 729, 588] F16 cut 46 × 4 ways: 857,304 B / 184 shards."""
     _, arrays, plan = sample
     row = arrays.row_of_id[0]
     assert unpadded_shard_bytes(arrays)[row] == -(-(729 * 588 * 2) // (46 * 4)) == 4660
-    assert plan.figures.shard[row] == 5120  # the padded shard (formats.md)
+    assert plan.figures.shard[row] == 5120  # the padded shard (docs/formats.md)

@@ -1,7 +1,7 @@
 """The PNG report and CSV exports (tilescope.report, `tilescope report`), checked against the sample.
 
 Expected figures come from the sample file itself (read with json.load) or are computed by hand
-from the rules of formats.md; never from the code under test.
+from the rules of docs/formats.md; never from the code under test.
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 the chosen alternative among all of them, the formats side by side, the chart, and the tiling
 editor's numeric input recomputing shard bytes and refusing an invalid count; no console errors.
 
-Expected figures: formats.md §3 (the sample's stated shard sizes) and the hand arithmetic of
+Expected figures: docs/formats.md §3 (the sample's stated shard sizes) and the hand arithmetic of
 tests/test_search_view.py (key, FromEnd(1) at 5 partitions → 2048 B on 20 tiles).
 """
 from __future__ import annotations
@@ -37,7 +37,7 @@ def test_search_state_view_renders_the_chosen_plan(app_server, page):
     assert table_box["x"] <= row_box["x"] < table_box["x"] + table_box["width"]
     assert table_box["y"] <= row_box["y"] < table_box["y"] + table_box["height"]
 
-    # Formats side by side (formats.md §3).
+    # Formats side by side (docs/formats.md §3).
     expect(page.locator("[data-testid=ts-arrives-0]")).to_have_text(f"{figure(320)} on 64 tiles")
     expect(page.locator("[data-testid=ts-required-0]")).to_have_text(f"{figure(320)} on 64 tiles")
     expect(page.locator("[data-testid=ts-arrives-1]")).to_have_text(f"{figure(3040)} on 4 tiles")

@@ -1,7 +1,7 @@
-"""Search state: the sample loads, its figures follow formats.md, its tables and CLI keep their contract.
+"""Search state: the sample loads, its figures follow docs/formats.md, its tables and CLI keep their contract.
 
-Expected figures come from formats.md (the stated sizes) or from the sample read with the stdlib
-``json`` and the shard rule of formats.md §2 written out again here, never from the code under test.
+Expected figures come from docs/formats.md (the stated sizes) or from the sample read with the stdlib
+``json`` and the shard rule of docs/formats.md §2 written out again here, never from the code under test.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ QUERY, KEY, VALUE, OUTPUT = 0, 1, 2, 3
 
 
 def rule_shard_bytes(shape: list[int], element_bytes: int, axes: list[dict]) -> int:
-    """formats.md §2, on serde AxisTiling objects straight from the JSON."""
+    """docs/formats.md §2, on serde AxisTiling objects straight from the JSON."""
     dims = list(shape)
     for a in axes:
         if a["axis"] == "Linear":
@@ -73,7 +73,7 @@ def raw() -> dict:
 
 @pytest.fixture(scope="module")
 def shapes() -> dict[int, list[int]]:
-    # formats.md §3: query/output [4, 17, 72], key/value [4, 19, 72].
+    # docs/formats.md §3: query/output [4, 17, 72], key/value [4, 19, 72].
     return {QUERY: [4, 17, 72], KEY: [4, 19, 72], VALUE: [4, 19, 72], OUTPUT: [4, 17, 72]}
 
 

@@ -1,7 +1,7 @@
 """The search-state view on the sample (no browser): the chosen plan among its alternatives, the
 formats side by side, the tiling editor's live shard bytes and its refusals, escaping.
 
-Expected figures come from formats.md (§3 states the sample's shard sizes; §2 gives the rule the
+Expected figures come from docs/formats.md (§3 states the sample's shard sizes; §2 gives the rule the
 hand arithmetic below follows) or from the raw JSON, never from the code under test.
 """
 from __future__ import annotations
@@ -93,7 +93,7 @@ def test_scatter_counts_every_alternative_and_stars_the_chosen(view, raw):
 
 
 def test_formats_side_by_side_show_the_stated_conversions(view):
-    # formats.md §3: query 320 B on 64 tiles both ways; key and value 3040 B on 4 tiles → 10240 B on 4 tiles.
+    # docs/formats.md §3: query 320 B on 64 tiles both ways; key and value 3040 B on 4 tiles → 10240 B on 4 tiles.
     figures = {
         p.key: ((p.arrives.shard_bytes, p.arrives.format.layout.tiling.tile_count) if p.arrives else None,
                 (p.required.shard_bytes, p.required.format.layout.tiling.tile_count))
@@ -127,7 +127,7 @@ def test_editing_the_key_axis_recomputes_shard_bytes(view):
     assert view.edit_target.value == KEY
     assert view.widget.axes[int(FROM_END_1)]["label"] == "FromEnd(1)"
     assert view.edited_shard_bytes(KEY) == 10240
-    # Key [4, 19, 72] F16 as required (formats.md §2):
+    # Key [4, 19, 72] F16 as required (docs/formats.md §2):
     #   FromEnd(3) = 4:  padding 1, block 1 → 4 blocks, 4 partitions → 1
     #   FromEnd(2) = 19: padding 64 → 64, block 64 → 1 block, 1 partition → 64
     #   FromEnd(1) = 72: padding 16 → 80, block 16 → 5 blocks; 5 partitions → ceil(5/5)·16 = 16

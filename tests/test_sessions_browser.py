@@ -2,7 +2,7 @@
 different steps, and one of them uploads a different file; neither sees the other's edits,
 selection or file.
 
-Expected peaks are computed from the raw sample JSON by formats.md's rules (tests/editor_support.py),
+Expected peaks are computed from the raw sample JSON by docs/formats.md's rules (tests/editor_support.py),
 and for the uploaded file from the fields it records.
 """
 from __future__ import annotations

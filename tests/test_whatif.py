@@ -1,7 +1,7 @@
 """What-if tiling edits (planner.edits) and ``tilescope plan --edit/--edits/--each``.
 
 Every expected figure is computed here, independently of the planner: a value's new shard bytes by
-hand from formats.md §2 (the arithmetic is written out), its live steps and the recorded per-step
+hand from docs/formats.md §2 (the arithmetic is written out), its live steps and the recorded per-step
 usage read from the sample with ``json.load``, the new usage as recorded usage + the byte delta over
 the value's live steps, and the new peaks as the max (first step reaching it) over that.
 """

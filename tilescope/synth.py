@@ -12,7 +12,7 @@ loop carrying ``layers`` layers of stacked weights:
 - The loop's steps (execution count = the sample's layer count) get execution count ``L`` and the
   ``Repeat 2 boundary`` step becomes ``Repeat L boundary``.
 - With ``gaps``, every value live over three or more steps of a block is left out of the live list
-  at the middle step of its range, so its live steps are not contiguous (formats.md allows it).
+  at the middle step of its range, so its live steps are not contiguous (docs/formats.md allows it).
 
 Every figure the file records is recomputed with ``planner.model``: per-value shard/aligned/bytes
 and per-step usage for one block (all blocks are equal), then peaks over the whole program. The

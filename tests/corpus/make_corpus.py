@@ -2,13 +2,13 @@
 
 Every file is the sample memory profile, cut down to a small self-consistent profile
 (``base_valid.json``: a few steps and the values live in them, usage and peaks recomputed by the
-formats.md §2 rules), with exactly one thing made wrong. ``expected.json`` maps each bad file to
+docs/formats.md §2 rules), with exactly one thing made wrong. ``expected.json`` maps each bad file to
 what its error must say:
 
     {"file.json": {"path": "<substring of the error's JSON path>", "words": ["key", "words"],
                    "what": "<the defect, for a reader>"}}
 
-The expectations are written here by hand from formats.md, not taken from the loader's output.
+The expectations are written here by hand from docs/formats.md, not taken from the loader's output.
 The generator is deterministic: running it twice writes identical files.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ def ceil_div(a: int, b: int) -> int:
 
 
 def reduced_sample() -> dict:
-    """A small profile cut from the sample whose recorded figures obey formats.md §2."""
+    """A small profile cut from the sample whose recorded figures obey docs/formats.md §2."""
     full = json.loads(SAMPLE.read_bytes())
     values = [v for v in full["timeline"]["values"] if v["id"] in KEEP_VALUES]
     kept_ids = {v["id"] for v in values}
