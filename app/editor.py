@@ -21,7 +21,8 @@ from tilescope.planner.advisor import advise
 from tilescope.planner.edits import current_tiling, valid_partition_counts, valid_replica_counts
 from tilescope.planner.shards import ShapeMismatch
 
-from .format import esc, fmt_bytes, fmt_change, shorten, step_range
+from .format import esc
+from tilescope.models.format import fmt_bytes, fmt_change, shorten, step_range
 from .state import SessionState
 from .tiling_widget import REPLICAS_KEY, TilingWidget, axis_bands, count_inputs
 from .value_search import LabelSearch

@@ -1,39 +1,9 @@
-"""How numbers and untrusted text are written in the UI (no Panel here)."""
+"""Untrusted text on its way into HTML (numbers are written by ``tilescope.models.format``)."""
 from __future__ import annotations
 
 import html
 
 
-def fmt_bytes(n: int | float) -> str:
-    """Exact bytes with separators and KiB beside: ``429,904 B (419.8 KiB)``."""
-    n = int(n)
-    return f"{n:,} B ({n / 1024:,.1f} KiB)"
-
-
-def fmt_signed_bytes(n: int) -> str:
-    """A difference: ``+1,024 B (+1.0 KiB)``, ``−2,048 B (−2.0 KiB)``, ``±0 B``."""
-    n = int(n)
-    if n == 0:
-        return "±0 B"
-    sign = "+" if n > 0 else "−"
-    return f"{sign}{abs(n):,} B ({sign}{abs(n) / 1024:,.1f} KiB)"
-
-
-def fmt_change(before: int, after: int) -> str:
-    """``before → after (difference)``, or just the figure when nothing changed."""
-    if int(before) == int(after):
-        return fmt_bytes(after)
-    return f"{fmt_bytes(before)} → {fmt_bytes(after)} ({fmt_signed_bytes(int(after) - int(before))})"
-
-
 def esc(text: object) -> str:
     """Escape text from a file before it reaches HTML."""
     return html.escape(str(text), quote=True)
-
-
-def shorten(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def step_range(first: int, last: int) -> str:
-    return f"step {first}" if first == last else f"steps {first}–{last}"

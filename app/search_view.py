@@ -48,7 +48,8 @@ from tilescope.models.search_state import InputFormat, Requirement, SearchState
 from tilescope.models.tiling import TensorFormat, TensorTiling
 from tilescope.planner.shards import ShapeMismatch, axis_blocks, shard_bytes
 
-from .format import esc, fmt_bytes, fmt_signed_bytes, shorten
+from .format import esc
+from tilescope.models.format import fmt_bytes, fmt_signed_bytes, shorten
 from .state import SessionState, error_text
 from .tiling_widget import REPLICAS_KEY, TilingWidget, axis_bands, count_inputs
 

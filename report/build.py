@@ -34,6 +34,7 @@ from matplotlib.figure import Figure
 
 from tilescope.models.edits import edit_set_json, write_atomically
 from tilescope.models.errors import InputError
+from tilescope.models.format import fmt_bytes
 from tilescope.models.profile import MemoryProfile
 from tilescope.models.tiling import TensorTiling
 from tilescope.planner.model import Peaks, Plan, ProfileArrays
@@ -61,11 +62,6 @@ _DRAW_LOCK = threading.Lock()
 
 def breakdown_name(step: int) -> str:
     return f"step_{step}_breakdown.csv"
-
-
-def format_bytes(n: int) -> str:
-    """Exact bytes with thousands separators and KiB beside: ``206,032 B (201.2 KiB)``."""
-    return f"{int(n):,} B ({int(n) / 1024:,.1f} KiB)"
 
 
 # ----------------------------------------------------------------------------- the inputs
@@ -289,10 +285,10 @@ def label_text(name: str, limit: int = LABEL_CHARS) -> str:
 
 def _peak_lines(p: Peaks) -> list[tuple[str, str]]:
     return [
-        ("standard peak", f"{format_bytes(p.standard)} at step {p.standard_step}"),
-        ("interleaved peak", f"{format_bytes(p.interleaved)} at step {p.interleaved_step}"),
-        ("total peak", f"{format_bytes(p.total)} at step {p.total_step}"),
-        ("effective peak", format_bytes(p.effective_peak_bytes)),
+        ("standard peak", f"{fmt_bytes(p.standard)} at step {p.standard_step}"),
+        ("interleaved peak", f"{fmt_bytes(p.interleaved)} at step {p.interleaved_step}"),
+        ("total peak", f"{fmt_bytes(p.total)} at step {p.total_step}"),
+        ("effective peak", fmt_bytes(p.effective_peak_bytes)),
         ("fits budget", "yes" if p.fits_budget else "NO"),
     ]
 
@@ -309,9 +305,9 @@ def summary_text(data: ReportInput) -> str:
     else:
         lines += [f"{label:<17}{text}" for label, text in before]
     lines += [
-        f"{'budget':<17}{format_bytes(arrays.budget_bytes)}; interleaved {format_bytes(arrays.interleaved_budget_bytes)}",
-        f"{'reserved':<17}exchange rows {format_bytes(arrays.exchange_rows)} (standard peaks include them); "
-        f"support {format_bytes(arrays.support_reserve_bytes)} (the effective peak includes it)",
+        f"{'budget':<17}{fmt_bytes(arrays.budget_bytes)}; interleaved {fmt_bytes(arrays.interleaved_budget_bytes)}",
+        f"{'reserved':<17}exchange rows {fmt_bytes(arrays.exchange_rows)} (standard peaks include them); "
+        f"support {fmt_bytes(arrays.support_reserve_bytes)} (the effective peak includes it)",
     ]
     return "\n".join(lines)
 
@@ -398,7 +394,7 @@ def _draw_breakdown(ax, data: ReportInput) -> None:
     values_total = int(plan.figures.bytes[rows].sum())
     scratch = int(arrays.scratch_standard[step] + arrays.scratch_interleaved[step]) if arrays.n_steps else 0
     which = " (total peak)" if step == plan.peaks.total_step else " (selected)"
-    ax.set_title(f"Live at step {step}{which}: {rows.size} values, {format_bytes(values_total)} + scratch {scratch:,} B",
+    ax.set_title(f"Live at step {step}{which}: {rows.size} values, {fmt_bytes(values_total)} + scratch {scratch:,} B",
                  loc="left", fontsize=10)
     if rows.size > shown.size:
         rest = int(plan.figures.bytes[rows[shown.size:]].sum())

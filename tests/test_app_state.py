@@ -172,7 +172,8 @@ def test_the_summary_shows_before_after_and_difference(state, raw):
 
 
 def test_format_rules():
-    from tilescope.app.format import esc, fmt_bytes, fmt_change, fmt_signed_bytes
+    from tilescope.app.format import esc
+    from tilescope.models.format import fmt_bytes, fmt_change, fmt_signed_bytes
 
     assert fmt_bytes(206_032) == "206,032 B (201.2 KiB)"
     assert fmt_bytes(0) == "0 B (0.0 KiB)"

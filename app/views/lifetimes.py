@@ -12,7 +12,7 @@ from bokeh.events import Tap
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d, Span
 from bokeh.plotting import figure
 
-from tilescope.app.format import shorten
+from tilescope.models.format import shorten
 from tilescope.app.plotdata import gantt_bars, minmax_indices
 from tilescope.app.state import SessionState
 

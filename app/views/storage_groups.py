@@ -14,7 +14,8 @@ import panel as pn
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
-from tilescope.app.format import esc, fmt_bytes, shorten, step_range
+from tilescope.app.format import esc
+from tilescope.models.format import fmt_bytes, shorten, step_range
 from tilescope.app.plotdata import ALL_PAIRS_LIMIT, first_last_steps, hand_overs, storage_group_members
 from tilescope.app.state import SessionState
 from tilescope.app.views.table_patch import patch_cells

@@ -9,7 +9,8 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from tilescope.app.format import esc, fmt_bytes, fmt_change
+from tilescope.app.format import esc
+from tilescope.models.format import fmt_bytes, fmt_change
 from tilescope.app.state import SessionState
 
 CSS = """

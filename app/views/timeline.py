@@ -17,7 +17,7 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from tilescope.app.format import shorten
+from tilescope.models.format import shorten
 from tilescope.app.plotdata import loop_regions, minmax_indices, window_of
 from tilescope.app.state import SessionState
 
