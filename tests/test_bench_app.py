@@ -1,6 +1,6 @@
 """benchmarks.bench_app on small synthetic profiles (no timing assertions: speed goals live in the
 benchmark), and the view shortcuts it led to, checked against the straightforward computations:
-the storage-groups table against ``app.plotdata.hand_overs`` group by group, and the values table
+the storage-groups table against ``derived.groups.hand_overs`` group by group, and the values table
 patched cell by cell after edits against a table built from scratch on the same plan.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tilescope.app.plotdata import hand_overs
+from tilescope.derived.groups import hand_overs
 from tilescope.app.state import SessionState
 from tilescope.app.views.storage_groups import GroupTable, StorageGroupsView
 from tilescope.app.views.values_table import ValuesTableView

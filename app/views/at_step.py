@@ -13,7 +13,7 @@ from bokeh.plotting import figure
 
 from tilescope.app.format import esc
 from tilescope.models.format import fmt_bytes, shorten
-from tilescope.app.plotdata import live_rows_at
+from tilescope.derived.live import live_rows_at
 from tilescope.app.state import SessionState
 from tilescope.app.views.values_table import TITLES, SelectionLink, table_formatters, values_frame
 

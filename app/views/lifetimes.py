@@ -13,7 +13,8 @@ from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Rang
 from bokeh.plotting import figure
 
 from tilescope.models.format import shorten
-from tilescope.app.plotdata import gantt_bars, minmax_indices
+from tilescope.derived.lifetimes import gantt_bars
+from tilescope.derived.series import minmax_indices
 from tilescope.app.state import SessionState
 
 REGION_COLORS = {0: "#4C78A8", 1: "#F58518"}

@@ -16,7 +16,8 @@ from bokeh.models.widgets.tables import NumberFormatter
 
 from tilescope.app.format import esc
 from tilescope.models.format import fmt_bytes, shorten, step_range
-from tilescope.app.plotdata import ALL_PAIRS_LIMIT, first_last_steps, hand_overs, storage_group_members
+from tilescope.derived.groups import ALL_PAIRS_LIMIT, hand_overs, storage_group_members
+from tilescope.derived.live import first_last_steps
 from tilescope.app.state import SessionState
 from tilescope.app.views.table_patch import patch_cells
 
@@ -35,7 +36,7 @@ TABLE_COLUMNS = ["storage_group", "members", "values", "aliases", "hand_overs", 
 class GroupTable:
     """What the groups table needs that does not change with the plan, computed once per profile
     with numpy (a profile can have tens of thousands of groups): per group its members, member ids
-    and alias count, and every hand-over pair (``app.plotdata.hand_overs``' pairs: all pairs of
+    and alias count, and every hand-over pair (``derived.groups.hand_overs``' pairs: all pairs of
     live members up to ``ALL_PAIRS_LIMIT`` of them, else consecutive ones) whose live ranges overlap.
     Edits change bytes, never live steps, so only ``largest_overlap`` follows the plan."""
 

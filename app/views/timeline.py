@@ -1,7 +1,7 @@
 """Timeline: per-step usage of the standard and interleaved regions with the exchange-row
 reservation, the support reserve, both budgets, the peaks, loop regions and Repeat boundaries.
 
-At scale the browser never gets every step: ``app.plotdata.minmax_indices`` keeps, per pixel
+At scale the browser never gets every step: ``derived.series.minmax_indices`` keeps, per pixel
 column of the visible window, the first/last step and the steps holding each series' minimum and
 maximum, so peaks survive any zoom; the window is recomputed on every zoom/pan (RangesUpdate).
 Clicking the plot selects the nearest step.
@@ -18,7 +18,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from tilescope.models.format import shorten
-from tilescope.app.plotdata import loop_regions, minmax_indices, window_of
+from tilescope.derived.series import loop_regions, minmax_indices, window_of
 from tilescope.app.state import SessionState
 
 PIXEL_COLUMNS = 700  # columns per visible window; each keeps first, last and min/max of every series

@@ -15,7 +15,9 @@ import param
 import pyarrow as pa
 from bokeh.models.widgets.tables import NumberFormatter
 
-from tilescope.app.plotdata import first_last_steps, tensor_bytes, tile_counts, tiling_summaries, tiling_summary, unpadded_shard_bytes
+from tilescope.derived.live import first_last_steps
+
+from tilescope.derived.values import tensor_bytes, tile_counts, tiling_summaries, tiling_summary, unpadded_shard_bytes
 from tilescope.app.state import SessionState
 from tilescope.app.views.table_patch import patch_cells
 

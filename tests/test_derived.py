@@ -1,4 +1,4 @@
-"""app.plotdata: downsampling keeps extremes at every zoom; step/value data checked against the
+"""tilescope.derived (series, live, lifetimes, groups, values): downsampling keeps extremes at every zoom; step/value data checked against the
 sample file's own live lists (read with json, independently of the loaders)."""
 from __future__ import annotations
 
@@ -9,10 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tilescope.app.plotdata import (
-    first_last_steps, gantt_bars, hand_overs, live_rows_at, loop_regions, minmax_indices, runs_where,
-    storage_group_members, unpadded_shard_bytes, window_of,
-)
+from tilescope.derived.groups import hand_overs, storage_group_members
+
+from tilescope.derived.lifetimes import gantt_bars
+
+from tilescope.derived.live import first_last_steps, live_rows_at
+
+from tilescope.derived.series import loop_regions, minmax_indices, runs_where, window_of
+
+from tilescope.derived.values import unpadded_shard_bytes
 from tilescope.planner.model import plan_profile
 from tilescope.loaders.memory_profile import load_memory_profile
 

@@ -1,0 +1,68 @@
+"""Per-step series for charts: downsampling that keeps every extreme, the visible window of a
+zoomed plot, and runs of steps (loop bodies)."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+
+def minmax_indices(series: Sequence[np.ndarray], start: int, stop: int, columns: int) -> np.ndarray:
+    """Indices in ``[start, stop)`` to draw so that no extreme disappears.
+
+    The window is cut into ``columns`` equal pixel columns; in each column the first and last
+    index and, for every series, the index of its minimum and of its maximum are kept. The result
+    is sorted, unique, and at most ``columns * (2 + 2 * len(series))`` long; when the window holds
+    fewer points than that, every index is kept.
+    """
+    n = min(len(s) for s in series) if series else 0
+    start, stop = max(int(start), 0), min(int(stop), n)
+    if stop <= start:
+        return np.zeros(0, dtype=np.int64)
+    columns = max(int(columns), 1)
+    width = stop - start
+    if width <= columns * (2 + 2 * len(series)):
+        return np.arange(start, stop, dtype=np.int64)
+    index = np.arange(start, stop, dtype=np.int64)
+    column = (index - start) * columns // width  # non-decreasing, 0..columns-1
+    bounds = np.flatnonzero(np.diff(column)) + 1
+    firsts = np.concatenate(([0], bounds))
+    lasts = np.concatenate((bounds - 1, [width - 1]))
+    keep = [firsts, lasts]
+    for values in series:
+        window = np.asarray(values[start:stop])
+        keep.append(_first_extreme(window, column, firsts, np.maximum))
+        keep.append(_first_extreme(window, column, firsts, np.minimum))
+    return np.unique(np.concatenate(keep)) + start
+
+
+def _first_extreme(window: np.ndarray, column: np.ndarray, firsts: np.ndarray, ufunc) -> np.ndarray:
+    """Position (in the window) of the first maximum (or minimum) of each column."""
+    extreme = ufunc.reduceat(window, firsts)
+    hits = np.flatnonzero(window == extreme[column])
+    _, first_hit = np.unique(column[hits], return_index=True)
+    return hits[first_hit]
+
+
+def window_of(x0: float | None, x1: float | None, n: int, margin: int = 1) -> tuple[int, int]:
+    """Integer step window ``[start, stop)`` covering a plot's x range, one step wider each side
+    so lines run off the visible edge instead of ending inside it."""
+    if n == 0:
+        return 0, 0
+    lo = 0 if x0 is None or not np.isfinite(x0) else int(np.floor(x0)) - margin
+    hi = n if x1 is None or not np.isfinite(x1) else int(np.ceil(x1)) + margin + 1
+    return max(lo, 0), min(max(hi, 0), n)
+
+
+
+
+def runs_where(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first, last) inclusive step indices of each run of True in ``mask``."""
+    padded = np.concatenate(([False], np.asarray(mask, dtype=bool), [False]))
+    change = np.flatnonzero(np.diff(padded.astype(np.int8)))
+    return change[0::2].astype(np.int64), (change[1::2] - 1).astype(np.int64)
+
+
+def loop_regions(execution_count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Runs of steps executed more than once (loop bodies)."""
+    return runs_where(np.asarray(execution_count) > 1)
