@@ -15,18 +15,8 @@ import param
 
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
-from tilescope.report.build import (
-    EDITS_CSV,
-    EDITS_JSON,
-    PNG_NAME,
-    STEPS_CSV,
-    VALUES_CSV,
-    ReportInput,
-    breakdown_name,
-    png_of,
-    report_input,
-    tables_of,
-)
+from tilescope.report.png import png_of
+from tilescope.report.tables import EDITS_CSV, EDITS_JSON, PNG_NAME, STEPS_CSV, VALUES_CSV, ReportInput, breakdown_name, report_input, tables_of
 
 CSS = """
 .ts-export { font-size: 13px; }

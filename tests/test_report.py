@@ -19,7 +19,8 @@ from tilescope.models.edits import TilingEdit
 from tilescope.planner.edits import apply_edits
 from tilescope.planner.model import plan_profile
 from tilescope.cli import main
-from tilescope.report.build import build_report, report_tables, write_report
+from tilescope.report.files import build_report, write_report
+from tilescope.report.tables import report_tables
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "vit_finalist5.memory_profile.json"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -19,7 +19,8 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     # matplotlib is imported only when a report is drawn, not on every CLI start.
-    from tilescope.report.build import check_targets, report_input, report_names, report_of, write_report
+    from tilescope.report.files import check_targets, report_names, report_of, write_report
+    from tilescope.report.tables import report_input
 
     profile = open_profile(args.file)
     arrays, base_plan = plan_profile(profile)

@@ -1,0 +1,77 @@
+"""A whole report (the PNG and every table) as files: built in memory, written atomically."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tilescope.models.edits import write_atomically
+from tilescope.models.errors import InputError
+from tilescope.models.profile import MemoryProfile
+from tilescope.planner.model import Plan, ProfileArrays
+
+from .png import png_of
+from .tables import EDITS_CSV, EDITS_JSON, PNG_NAME, STEPS_CSV, VALUES_CSV, ReportInput, breakdown_name, report_input, tables_of
+
+if TYPE_CHECKING:
+    from tilescope.planner.edits import WhatIf
+
+@dataclass(frozen=True)
+class Report:
+    """File name → content, in writing order; ``step`` is the breakdown's step."""
+
+    files: dict[str, bytes]
+    step: int
+
+    @property
+    def png(self) -> bytes:
+        return self.files[PNG_NAME]
+
+    @property
+    def breakdown_name(self) -> str:
+        return breakdown_name(self.step)
+
+
+def build_report(profile: MemoryProfile, arrays: ProfileArrays, base_plan: Plan, whatif: "WhatIf | None" = None,
+                 selected_step: int | None = None) -> Report:
+    """The whole report. ``selected_step`` defaults to the current plan's total peak step."""
+    return report_of(report_input(profile, arrays, base_plan, whatif, selected_step))
+
+
+def report_of(data: ReportInput) -> Report:
+    return Report({PNG_NAME: png_of(data), **tables_of(data)}, data.step)
+
+
+def report_names(step: int) -> list[str]:
+    """The file names of a report whose breakdown is at ``step``, in writing order."""
+    return [PNG_NAME, VALUES_CSV, STEPS_CSV, breakdown_name(step), EDITS_JSON, EDITS_CSV]
+
+
+def check_targets(out_dir: str | Path, names: list[str], *, overwrite: bool = False) -> list[Path]:
+    """The paths to write; InputError if ``out_dir`` is not a directory or (without ``overwrite``)
+    any of the files exists already. Callers check before the slow build, and again when writing."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError("--out", "a directory", "an existing file", file=str(out))
+    targets = [out / name for name in names]
+    if not overwrite:
+        for path in targets:
+            if path.exists():
+                raise InputError("--out", "files that do not exist yet (pass --overwrite to replace them)", "an existing file", file=str(path))
+    return targets
+
+
+def write_report(report: Report, out_dir: str | Path, *, overwrite: bool = False) -> list[Path]:
+    """Write every file of the report into ``out_dir`` (created if missing).
+
+    Without ``overwrite`` nothing is written when any of the files exists already (InputError
+    naming the first one); each file is written atomically.
+    """
+    targets = check_targets(out_dir, list(report.files), overwrite=overwrite)
+    try:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError("--out", "a directory that can be created", exc.strerror or str(exc), file=str(out_dir)) from None
+    for path, data in zip(targets, report.files.values()):
+        write_atomically(path, data, overwrite=overwrite)
+    return targets

@@ -1,0 +1,214 @@
+"""The report's PNG: the timeline, the breakdown of the selected step, the lifetimes of the largest
+values, the summary figures (before → after when edited) and the applied edits.
+
+Drawing uses matplotlib's ``Figure`` with the Agg canvas directly (no pyplot, hence no
+process-wide figure state; safe to call from any session). Text from the file is drawn with
+mathtext off (``parse_math=False``), so a ``$`` in a name is a dollar sign, not TeX.
+"""
+from __future__ import annotations
+
+import io
+import threading
+from pathlib import Path
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from tilescope.models.format import fmt_bytes
+from tilescope.models.profile import MemoryProfile
+from tilescope.planner.model import Peaks, Plan, ProfileArrays
+
+from .tables import ReportInput, breakdown_name, breakdown_rows, report_input
+
+BREAKDOWN_BARS = 20  # values drawn in the breakdown chart (the CSV has them all)
+GANTT_ROWS = 20  # largest values drawn in the lifetimes chart
+LABEL_CHARS = 42  # value names are cut to this many characters on the PNG
+REGION_COLOURS = ("#1f77b4", "#ff7f0e")
+PLAIN = {"parse_math": False, "usetex": False}  # for every text drawn from the file
+# matplotlib shares its FreeType font objects process-wide and they are not thread-safe; the app
+# draws reports in worker threads, so drawing is serialised. A lock, not state: it holds no data.
+_DRAW_LOCK = threading.Lock()
+
+
+def label_text(name: str, limit: int = LABEL_CHARS) -> str:
+    """One line of at most ``limit`` characters (control characters and runs of spaces → one space)."""
+    flat = " ".join("".join(c if c.isprintable() else " " for c in name).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _peak_lines(p: Peaks) -> list[tuple[str, str]]:
+    return [
+        ("standard peak", f"{fmt_bytes(p.standard)} at step {p.standard_step}"),
+        ("interleaved peak", f"{fmt_bytes(p.interleaved)} at step {p.interleaved_step}"),
+        ("total peak", f"{fmt_bytes(p.total)} at step {p.total_step}"),
+        ("effective peak", fmt_bytes(p.effective_peak_bytes)),
+        ("fits budget", "yes" if p.fits_budget else "NO"),
+    ]
+
+
+def summary_text(data: ReportInput) -> str:
+    """The summary figures; ``before → after`` per line when edited."""
+    arrays = data.arrays
+    before = _peak_lines(data.base_plan.peaks)
+    lines = []
+    if data.edited:
+        after = _peak_lines(data.plan.peaks)
+        for (label, old), (_, new) in zip(before, after):
+            lines.append(f"{label:<17}{old}" + ("" if old == new else f"  →  {new}"))
+    else:
+        lines += [f"{label:<17}{text}" for label, text in before]
+    lines += [
+        f"{'budget':<17}{fmt_bytes(arrays.budget_bytes)}; interleaved {fmt_bytes(arrays.interleaved_budget_bytes)}",
+        f"{'reserved':<17}exchange rows {fmt_bytes(arrays.exchange_rows)} (standard peaks include them); "
+        f"support {fmt_bytes(arrays.support_reserve_bytes)} (the effective peak includes it)",
+    ]
+    return "\n".join(lines)
+
+
+def edits_text(data: ReportInput, limit: int = 10) -> str:
+    if not data.edited:
+        return "No edits: the plan of the file's own tilings."
+    lines = [f"Applied edits ({len(data.edits)}):"]
+    for applied in data.whatif.applied[:limit]:
+        others = [i for i in applied.applied_to if i != applied.edit.value]
+        also = f" (also values {', '.join(map(str, others))})" if others else ""
+        lines.append(f"  {applied.edit.describe()}{also}")
+    if len(data.whatif.applied) > limit:
+        lines.append(f"  … and {len(data.whatif.applied) - limit} more (edits.csv)")
+    return "\n".join(lines)
+
+
+def _value_label(data: ReportInput, row: int) -> str:
+    name = data.profile.values.column("name")[row].as_py()
+    return f"{label_text(name)} [{int(data.arrays.value_ids[row])}]"
+
+
+def _draw_usage(ax, arrays: ProfileArrays, plan: Plan, *, ghost: bool) -> None:
+    """Standard (with the exchange rows it always carries), interleaved and total usage per step."""
+    steps = np.arange(arrays.n_steps)
+    standard = plan.usage_standard + arrays.exchange_rows
+    total = plan.usage_standard + plan.usage_interleaved + arrays.exchange_rows
+    series = (
+        ("standard + exchange rows", standard, REGION_COLOURS[0]),
+        ("interleaved", plan.usage_interleaved, REGION_COLOURS[1]),
+        ("total (both regions + exchange rows)", total, "black"),
+    )
+    for label, values, colour in series:
+        if ghost:
+            ax.plot(steps, values, drawstyle="steps-mid", color="0.6", linestyle="--", linewidth=1, alpha=0.8,
+                    label="before edits" if label == "total (both regions + exchange rows)" else None)
+        else:
+            ax.plot(steps, values, drawstyle="steps-mid", color=colour, linewidth=1.4, label=label)
+
+
+def _draw_timeline(ax, data: ReportInput) -> None:
+    arrays, plan, p = data.arrays, data.plan, data.plan.peaks
+    if data.edited:
+        _draw_usage(ax, arrays, data.base_plan, ghost=True)
+    _draw_usage(ax, arrays, plan, ghost=False)
+    ax.axhline(arrays.exchange_rows, color=REGION_COLOURS[0], linestyle=":", linewidth=1, label="exchange rows (whole program)")
+    ax.axhline(arrays.interleaved_budget_bytes, color=REGION_COLOURS[1], linestyle="--", linewidth=1, label="interleaved budget")
+    ax.axhline(arrays.budget_bytes, color="red", linestyle="--", linewidth=1, label="budget (for the effective peak)")
+    # (step, bytes, colour, label, marker, label offset): the effective and total peaks share a
+    # step, so their labels go on opposite sides.
+    marks = (
+        (p.standard_step, p.standard, REGION_COLOURS[0], "standard peak", "v", (6, 4)),
+        (p.interleaved_step, p.interleaved, REGION_COLOURS[1], "interleaved peak", "v", (6, 4)),
+        (p.total_step, p.total, "black", "total peak", "v", (6, 6)),
+        (p.total_step, p.effective_peak_bytes, "red", "effective peak", "x", (6, -24)),
+    )
+    for step, value, colour, label, marker, offset in marks:
+        ax.plot([step], [value], marker=marker, color=colour, markersize=8, linestyle="none")
+        ax.annotate(f"{label}\n{value:,} B @ {step}", (step, value), textcoords="offset points", xytext=offset, fontsize=7,
+                    color=colour, bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+    ax.axvline(data.step, color="0.3", linewidth=0.8, alpha=0.6)
+    ax.set_xlim(-0.5, max(arrays.n_steps - 0.5, 0.5))
+    ax.set_ylim(0, max(arrays.budget_bytes, p.total, p.effective_peak_bytes) * 1.12)
+    ax.set_title("Timeline: bytes per tile at each step", loc="left", fontsize=11)
+    ax.set_xlabel("step")
+    ax.set_ylabel("bytes per tile")
+    ax.yaxis.set_major_formatter(lambda y, _: f"{int(y):,}")
+    ax.grid(True, alpha=0.25)
+    ax.legend(loc="upper right", fontsize=7, ncol=4, framealpha=0.9)
+
+
+def _draw_breakdown(ax, data: ReportInput) -> None:
+    plan, arrays, step = data.plan, data.arrays, data.step
+    rows = breakdown_rows(data)
+    shown = rows[:BREAKDOWN_BARS]
+    cost = plan.figures.bytes[shown]
+    y = np.arange(shown.size)
+    ax.barh(y, cost, color=[REGION_COLOURS[int(arrays.region[r])] for r in shown])
+    ax.set_yticks(y)
+    ax.set_yticklabels([_value_label(data, int(r)) for r in shown], fontsize=7, **PLAIN)
+    ax.invert_yaxis()
+    for yi, c in zip(y, cost):
+        ax.text(c, yi, f" {int(c):,}", va="center", fontsize=6.5)
+    values_total = int(plan.figures.bytes[rows].sum())
+    scratch = int(arrays.scratch_standard[step] + arrays.scratch_interleaved[step]) if arrays.n_steps else 0
+    which = " (total peak)" if step == plan.peaks.total_step else " (selected)"
+    ax.set_title(f"Live at step {step}{which}: {rows.size} values, {fmt_bytes(values_total)} + scratch {scratch:,} B",
+                 loc="left", fontsize=10)
+    if rows.size > shown.size:
+        rest = int(plan.figures.bytes[rows[shown.size:]].sum())
+        ax.set_xlabel(f"bytes per tile; {rows.size - shown.size} smaller values ({rest:,} B) not drawn: see {breakdown_name(step)}", fontsize=8)
+    else:
+        ax.set_xlabel("bytes per tile")
+    ax.set_xlim(0, (cost.max() if cost.size else 1) * 1.25)
+    ax.xaxis.set_major_formatter(lambda x, _: f"{int(x):,}")
+    ax.tick_params(axis="x", labelsize=7)
+
+
+def _draw_lifetimes(ax, data: ReportInput) -> None:
+    arrays, cost = data.arrays, data.plan.figures.bytes
+    has_interval = np.zeros(arrays.n_values, dtype=bool)
+    has_interval[arrays.interval_row] = True
+    candidates = np.flatnonzero(has_interval)
+    by_size = candidates[np.lexsort((candidates, -cost[candidates]))]
+    edited = data.whatif.tilings if data.edited else {}
+    # The largest values, plus the edited ones (however small the edit made them), largest first.
+    chosen = set(by_size[:GANTT_ROWS].tolist()) | {r for r in by_size[GANTT_ROWS:].tolist() if r in edited}
+    largest = np.array([r for r in by_size.tolist() if r in chosen], dtype=np.int64)
+    for y, row in enumerate(largest):
+        spans = [(int(arrays.interval_first[k]) - 0.5, int(arrays.interval_last[k] - arrays.interval_first[k]) + 1) for k in arrays.intervals_of(row)]
+        colour = REGION_COLOURS[int(arrays.region[row])]
+        # The edge keeps a short lifetime visible when thousands of steps share the axis.
+        ax.broken_barh(spans, (y - 0.4, 0.8), facecolors=colour, edgecolors="red" if int(row) in edited else colour, linewidth=1.5)
+    ax.set_yticks(np.arange(largest.size))
+    ax.set_yticklabels([f"{_value_label(data, int(r))} {int(cost[r]):,} B" for r in largest], fontsize=7, **PLAIN)
+    ax.invert_yaxis()
+    ax.axvline(data.step, color="0.3", linewidth=0.8, alpha=0.6)
+    ax.set_xlim(-0.5, max(arrays.n_steps - 0.5, 0.5))
+    title = f"Lifetimes: the {min(GANTT_ROWS, largest.size)} largest values" + (" + the edited (red outline)" if edited else "")
+    ax.set_title(title, loc="left", fontsize=10)
+    ax.set_xlabel("step")
+    ax.grid(True, axis="x", alpha=0.25)
+    ax.tick_params(axis="x", labelsize=7)
+
+
+def report_figure(data: ReportInput) -> Figure:
+    """Header text on top, the timeline across, breakdown and lifetimes side by side below
+    (explicit axes rectangles: the value-name labels need a wide left margin the timeline does not)."""
+    figure = Figure(figsize=(16, 13), dpi=100)
+    FigureCanvasAgg(figure)
+    source = Path(data.profile.source).name
+    scope = data.profile.header.get("scope") or ""
+    figure.text(0.01, 0.988, f"tilescope report: {source}  (scope {scope})", fontsize=13, weight="bold", va="top", **PLAIN)
+    figure.text(0.01, 0.962, summary_text(data), fontsize=8.5, family="monospace", va="top", **PLAIN)
+    figure.text(0.64, 0.962, edits_text(data), fontsize=8.5, family="monospace", va="top", **PLAIN)
+    _draw_timeline(figure.add_axes((0.06, 0.51, 0.92, 0.33)), data)
+    _draw_breakdown(figure.add_axes((0.21, 0.05, 0.26, 0.41)), data)
+    _draw_lifetimes(figure.add_axes((0.71, 0.05, 0.27, 0.41)), data)
+    return figure
+
+
+def png_of(data: ReportInput) -> bytes:
+    out = io.BytesIO()
+    with _DRAW_LOCK:
+        report_figure(data).savefig(out, format="png", dpi=100)
+    return out.getvalue()
+
+
+def report_png(profile: MemoryProfile, arrays: ProfileArrays, base_plan: Plan, whatif=None, selected_step: int | None = None) -> bytes:
+    return png_of(report_input(profile, arrays, base_plan, whatif, selected_step))
