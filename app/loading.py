@@ -1,19 +1,15 @@
-"""Which file a session opens, and reading it: ``panel serve app --args`` options, the ``?file=``
-URL parameter (a name under the data root, never outside it), uploads (size-capped), and the
-loader call itself. No Panel here: ``app.main`` wires these to the page.
+"""Which file a session opens: ``panel serve app --args`` options, the ``?file=`` URL parameter (a
+name under the data root, never outside it) and the upload size cap. Opening it is
+``tilescope.derived.opening``. No Panel here: ``app.main`` wires these to the page.
 """
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from tilescope import samples
-from tilescope.loaders.cache import open_planner_output
-from tilescope.loaders.detect import kind_of_bytes
-from tilescope.loaders.memory_profile import parse_memory_profile
-from tilescope.models.errors import InputError, TilescopeError
+from tilescope.models.errors import TilescopeError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA_ROOT = samples.sample_dir()
@@ -22,8 +18,6 @@ DEFAULT_FILE = samples.MEMORY_PROFILE
 # covers the largest synthetic profiles (tens of thousands of steps) with room to spare. Larger
 # files are refused with a message; open them from disk with ``--args PATH`` instead.
 MAX_UPLOAD_BYTES = 200 * 1024 * 1024
-
-Progress = Callable[[str, float], None]
 
 
 class PathRefused(TilescopeError):
@@ -85,29 +79,3 @@ def check_upload_size(size: int) -> None:
             f"refused upload: {size:,} bytes is over the {MAX_UPLOAD_BYTES // (1024 * 1024)} MB upload limit; "
             "serve the file with `panel serve app --address 127.0.0.1 --args PATH` instead"
         )
-
-
-def load_planner_output(source: str | Path | bytes, progress: Progress | None = None, name: str | None = None):
-    """``(kind, payload)``: ``("memory_profile", MemoryProfile)`` or ``("search_state", bytes)``.
-
-    ``source`` is a path or the file's bytes (an upload, named ``name``). Paths go through the
-    content-hash cache.
-    """
-
-    label = name or str(source if not isinstance(source, bytes) else "<upload>")
-    note = progress or (lambda stage, fraction: None)
-    note("reading", 0.0)
-    if not isinstance(source, bytes):
-        try:
-            return open_planner_output(source, progress=progress)
-        except InputError as exc:
-            # name the file as the user named it (a ?file= name, not the server's absolute path)
-            raise InputError(exc.path, exc.expected, exc.found, file=label) from None
-    data = source
-    try:
-        kind = kind_of_bytes(data)
-    except InputError as exc:
-        raise exc.in_file(label) from None
-    if kind == "search_state":
-        return kind, data
-    return kind, parse_memory_profile(data, label, progress)

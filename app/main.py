@@ -21,68 +21,21 @@ from pathlib import Path
 import panel as pn
 import param
 
-from tilescope.app.editor import EditorView
-from tilescope.app.export import ExportView
-from tilescope.app.format import esc
-from tilescope.app.loading import (
-    MAX_UPLOAD_BYTES, AppOptions, PathRefused, check_upload_size, display_name, initial_file, parse_app_args,
-    resolve_in_root,
-)
-from tilescope.app.search_view import SearchStateView
+from tilescope.app.loading import AppOptions, PathRefused, check_upload_size, display_name, initial_file, parse_app_args, resolve_in_root
 from tilescope.app.shared import SharedProfiles, shared_profiles
-from tilescope.app.state import Loaded, SessionState, error_text, load_bytes
+from tilescope.app.state import SessionState, error_text
 from tilescope.app.views.at_step import AtStepView
+from tilescope.app.views.editor import EditorView
+from tilescope.app.views.export import ExportView
+from tilescope.app.views.file_bar import FileBar
 from tilescope.app.views.lifetimes import LifetimesView
+from tilescope.app.views.search_state import SearchStateView
 from tilescope.app.views.storage_groups import StorageGroupsView
 from tilescope.app.views.summary import SummaryView
 from tilescope.app.views.timeline import TimelineView
 from tilescope.app.views.values_table import ValuesTableView
+from tilescope.derived.opening import Opened, open_bytes
 
-CSS = """
-.ts-error { color: #b71c1c; background: #fdecea; border: 1px solid #f5c6cb; border-radius: 4px; padding: 6px 10px;
-            font-family: ui-monospace, monospace; font-size: 12.5px; white-space: pre-wrap; word-break: break-all; }
-.ts-status { color: #444; font-size: 12.5px; }
-.ts-source { font-size: 13px; }
-"""
-
-
-class FileBar(pn.viewable.Viewer):
-    """What is open, loading progress, the error of the last action, and the upload box."""
-
-    state = param.ClassSelector(class_=SessionState)
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.source = pn.pane.HTML("", css_classes=["ts-source"], stylesheets=[CSS], margin=(8, 10))
-        self.status = pn.pane.HTML("", css_classes=["ts-status"], stylesheets=[CSS], margin=(8, 10))
-        self.progress = pn.indicators.Progress(value=100, max=100, width=160, visible=False, margin=(14, 10))
-        self.error = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", visible=False, margin=(0, 10))
-        self.upload = pn.widgets.FileDropper(
-            accepted_filetypes=[".json", "application/json"], max_file_size=f"{MAX_UPLOAD_BYTES // (1024 * 1024)}MB",
-            multiple=False, layout="compact", width=260, height=60, name="upload a memory profile or search state",
-        )
-        self.state.param.watch(self._render, ["source", "status", "error", "loading", "progress", "kind"])
-        self._render()
-
-    def _render(self, *_):
-        s = self.state
-        kind = "search state" if s.kind == "search_state" else "memory profile"
-        self.source.object = (
-            f'<span data-testid="ts-source">{esc(s.source)}</span> <span style="color:#777">({kind})</span>' if s.source else "no file open"
-        )
-        self.status.object = f'<span data-testid="ts-status">{esc(s.status)}</span>'
-        self.progress.visible = s.loading
-        self.progress.value = int(round(s.progress * 100))
-        self.error.visible = bool(s.error)
-        self.error.object = f'<div class="ts-error" data-testid="ts-error">{esc(s.error)}</div>' if s.error else ""
-
-    def __panel__(self):
-        return pn.Column(
-            pn.Row(pn.pane.HTML("<b style='font-size:18px'>tilescope</b>", margin=(6, 10)), self.source, self.progress, self.status,
-                   pn.layout.HSpacer(), self.upload, sizing_mode="stretch_width"),
-            self.error,
-            sizing_mode="stretch_width",
-        )
 
 
 class ExplorerApp(pn.viewable.Viewer):
@@ -128,7 +81,7 @@ class ExplorerApp(pn.viewable.Viewer):
         """The search-state view or the profile views, whichever the open file needs."""
         if self.state.kind == "search_state":
             view = self._search_state_view()
-        elif self.state.profile is not None:
+        elif self.state.data is not None:
             view = self._profile_layout()
         else:
             return
@@ -152,30 +105,31 @@ class ExplorerApp(pn.viewable.Viewer):
             except PathRefused as exc:
                 problem = str(exc)
             else:
-                if await self._load(partial(self.shared.load_file, path, name=name)):
+                if await self._load(partial(self.shared.open_path, path, name=name), name):
                     return
                 problem = self.state.error
         path = initial_file(self.options)
-        await self._load(partial(self.shared.load_file, path, name=display_name(path)))
+        await self._load(partial(self.shared.open_path, path, name=display_name(path)), display_name(path))
         if problem:
             await self._in_session(self._doc, partial(self.state.fail, problem))
 
-    async def _load(self, job) -> bool:
-        """Run ``job(progress) -> Loaded`` in a worker thread; adopt the result on this session's loop."""
+    async def _load(self, job, name: str) -> bool:
+        """Run ``job(progress) -> Opened`` (``derived.opening``) in a worker thread; adopt the result
+        on this session's loop, shown as ``name``."""
         state = self.state
-        state.param.update(loading=True, progress=0.0, status="loading…")
+        state.begin_load()
         loop = asyncio.get_running_loop()
         doc = self._doc or pn.state.curdoc
         try:
-            loaded: Loaded = await loop.run_in_executor(None, job, state.report_progress)
+            opened: Opened = await loop.run_in_executor(None, job, state.report_progress)
         except Exception as exc:  # bad input (InputError) or anything else: say it, keep what is open
             await self._in_session(doc, partial(state.fail, exc))
             return False
-        await self._in_session(doc, partial(self._adopt, loaded))
+        await self._in_session(doc, partial(self._adopt, opened, name))
         return True
 
-    def _adopt(self, loaded: Loaded) -> None:
-        self.state.adopt(loaded)
+    def _adopt(self, opened: Opened, name: str) -> None:
+        self.state.adopt(opened, name)
         self._show_body()
 
     @staticmethod
@@ -210,7 +164,7 @@ class ExplorerApp(pn.viewable.Viewer):
         except Exception as exc:
             await self._in_session(self._doc, partial(self.state.fail, error_text(exc)))
             return
-        await self._load(partial(load_bytes, data, Path(name).name))
+        await self._load(partial(open_bytes, data, Path(name).name), Path(name).name)
 
     def __panel__(self):
         return pn.Column(self.file_bar, self.body, sizing_mode="stretch_width")

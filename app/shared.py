@@ -1,21 +1,22 @@
-"""Profiles loaded by one server process, shared by every session that opens the same file.
+"""Profiles opened by one server process, shared by every session that opens the same file.
 
 A 90 MB profile costs a session ~100 MB of arrays and a second of loading and planning; ten
 engineers opening the same large profile should not cost ten times that. What is shared is
-immutable: the Arrow tables (never modified), the ``ProfileArrays`` and the file's plan (numpy
-arrays made read-only by ``planner.model.plan_profile``). Each session keeps its own edits,
-what-if plans, selection and views (``SessionState``).
+immutable: the ``tilescope.derived.opening.OpenedProfile`` (Arrow tables never modified, numpy
+arrays made read-only by ``planner.model.plan_profile``) and what is derived from it alone (its
+values table columns, storage groups, the file plan's ``PlanData``...), computed once per process
+by whichever session asks first. Each session keeps its own edits, what-if plans, selection and
+views (``SessionState``).
 
 This is the app's one piece of process-wide state. It lives in Panel's process-wide
-``pn.state.cache`` (not in a module global), and holds each entry only while some session has it
+``pn.state.cache`` (not in a module global), and holds each profile only while some session has it
 open (weak references): when the last session showing a profile closes, its memory goes.
-A file is the same file while its path, device, inode, size and modification time are; uploads
-are never shared. Two sessions opening a file at the same moment may each load it (the second
-entry replaces the first); the loads run in worker threads, so the look-ups take a lock.
+A file is the same file while its path, device, inode, size and modification time are; uploads and
+search states are never shared. Two sessions opening a file at the same moment may each load it
+(the second entry replaces the first); loads run in worker threads, so the look-ups take a lock.
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import threading
 import weakref
@@ -24,7 +25,7 @@ from typing import Callable
 
 import panel as pn
 
-from .state import Loaded, load_file
+from tilescope.derived.opening import Opened, OpenedProfile, open_path
 
 Progress = Callable[[str, float], None]
 CACHE_KEY = "tilescope.shared_profiles"
@@ -40,38 +41,29 @@ def file_identity(path: str | Path) -> tuple | None:
     return (str(resolved), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-class _Entry:
-    """One loaded memory profile, held by the sessions showing it (``Loaded.shared``)."""
-
-    def __init__(self, loaded: Loaded):
-        self.profile, self.arrays, self.plan = loaded.profile, loaded.arrays, loaded.plan
-
-
 class SharedProfiles:
     def __init__(self):
-        self._entries: weakref.WeakValueDictionary[tuple, _Entry] = weakref.WeakValueDictionary()
+        self._entries: weakref.WeakValueDictionary[tuple, OpenedProfile] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
-        self.loads = 0  # files loaded and planned (not served from the entries)
+        self.loads = 0  # files opened (not served from the entries)
 
-    def load_file(self, path: str | Path, progress: Progress | None = None, name: str | None = None) -> Loaded:
-        """``app.state.load_file``, served from a session's earlier load of the same unchanged file."""
-        label = name or str(path)
+    def open_path(self, path: str | Path, progress: Progress | None = None, name: str | None = None) -> Opened:
+        """``derived.opening.open_path``, served from a session's earlier load of the same unchanged
+        file. (A shared profile keeps the name it was first opened under; a session shows its own.)"""
         before = file_identity(path)
         with self._lock:
             entry = self._entries.get(before) if before is not None else None
         if entry is not None:
             if progress is not None:
                 progress("done (already open in another session)", 1.0)
-            return Loaded(label, "memory_profile", profile=entry.profile, arrays=entry.arrays, plan=entry.plan, shared=entry)
-        loaded = load_file(path, progress, name)
+            return entry
+        opened = open_path(path, progress, name)
         with self._lock:
             self.loads += 1
-        if loaded.kind != "memory_profile" or before is None or file_identity(path) != before:
-            return loaded  # a search state, or a file that changed while it was read: not shared
-        entry = _Entry(loaded)
-        with self._lock:
-            self._entries[before] = entry
-        return dataclasses.replace(loaded, shared=entry)
+        if isinstance(opened, OpenedProfile) and before is not None and file_identity(path) == before:
+            with self._lock:
+                self._entries[before] = opened
+        return opened
 
     def __len__(self) -> int:
         with self._lock:

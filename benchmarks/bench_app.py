@@ -39,8 +39,8 @@ import numpy as np
 from bokeh.document import Document
 from bokeh.protocol import Protocol
 
-from tilescope.app.editor import EditorView
-from tilescope.app.export import ExportView
+from tilescope.app.views.editor import EditorView
+from tilescope.app.views.export import ExportView
 from tilescope.app.state import SessionState
 from tilescope.app.views.at_step import AtStepView
 from tilescope.app.views.lifetimes import LifetimesView

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .live import first_last_steps
+from tilescope.planner.live import first_last_steps
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,11 @@
 zoomed plot, and runs of steps (loop bodies)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+import pyarrow as pa
 
 
 def minmax_indices(series: Sequence[np.ndarray], start: int, stop: int, columns: int) -> np.ndarray:
@@ -66,3 +68,41 @@ def runs_where(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def loop_regions(execution_count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Runs of steps executed more than once (loop bodies)."""
     return runs_where(np.asarray(execution_count) > 1)
+
+
+# ----------------------------------------------------------------------------- per-step data
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """What the file says about each step that no plan changes."""
+
+    operation: pa.ChunkedArray  # the step's operation text (untrusted)
+    source: np.ndarray
+    execution_count: np.ndarray
+    loop_first: np.ndarray  # loop bodies: runs of steps executed more than once
+    loop_last: np.ndarray
+    repeat_steps: np.ndarray  # ``Repeat`` boundaries
+
+    @staticmethod
+    def of(steps: pa.Table) -> "StepInfo":
+        count = steps.column("execution_count").to_numpy()
+        first, last = loop_regions(count)
+        kinds = steps.column("operation_kind").to_numpy(zero_copy_only=False)
+        return StepInfo(steps.column("operation"), steps.column("source").to_numpy(), count, first, last, np.flatnonzero(kinds == "Repeat"))
+
+
+@dataclass(frozen=True)
+class StepSeries:
+    """A plan's usage per step, as the timeline draws it (bytes per tile)."""
+
+    standard: np.ndarray  # values + scratch in the standard region
+    interleaved: np.ndarray
+    standard_line: np.ndarray  # standard + exchange rows (what the standard peak is the maximum of)
+    total: np.ndarray  # both regions + exchange rows (what the total peak is the maximum of)
+    exchange_rows: int
+
+    @staticmethod
+    def of(plan, exchange_rows: int) -> "StepSeries":
+        std, intl = plan.usage_standard, plan.usage_interleaved
+        return StepSeries(std, intl, std + exchange_rows, std + intl + exchange_rows, int(exchange_rows))

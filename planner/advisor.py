@@ -24,6 +24,7 @@ from tilescope.models.edits import TilingEdit
 from tilescope.models.tiling import TensorTiling
 
 from .edits import EditError, WhatIf, apply_edits, current_tiling
+from .live import live_rows_at
 from .model import Peaks, Plan, ProfileArrays
 from .shards import axis_blocks, ceil_div
 
@@ -50,8 +51,7 @@ def peak_step(peaks: Peaks, peak: str) -> int:
 
 def live_roots_at(arrays: ProfileArrays, step: int, regions: Sequence[int]) -> list[int]:
     """Root rows of the classes live at ``step`` in the given regions, ascending."""
-    live = (arrays.interval_first <= step) & (arrays.interval_last >= step)
-    rows = arrays.interval_row[live]
+    rows = live_rows_at(arrays, step)
     rows = rows[np.isin(arrays.region[rows], regions)]
     return sorted({int(r) for r in arrays.root_rows[rows]})
 

@@ -29,7 +29,6 @@ the edited values' lifetimes (plus a copy of the per-step and per-value arrays a
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -39,17 +38,13 @@ from tilescope.models.edits import TilingEdit
 from tilescope.models.errors import TilescopeError
 from tilescope.models.tiling import TensorTiling
 
+from . import tiling_rules
 from .model import Peaks, Plan, ProfileArrays, ValueBytes, peaks_of
-from .shards import aligned_bytes, axis_blocks, shard_bytes
-
-REPLICAS = "replicas"  # EditError.axis of a replica edit
+from .shards import aligned_bytes, shard_bytes
+from .tiling_rules import REPLICAS, tiling_violation
 
 RULE_UNKNOWN_VALUE = "no such value"
 RULE_UNKNOWN_AXIS = "no such axis position"
-RULE_MIN_PARTITIONS = "partitions must be at least 1"
-RULE_MAX_PARTITIONS = "partitions must not exceed the axis's blocks"
-RULE_MIN_REPLICAS = "replicas must be at least 1"
-RULE_TILE_COUNT = "tile count must not exceed the device's tiles"
 
 
 class EditError(TilescopeError):
@@ -169,42 +164,15 @@ def _pending_layouts(
 # ----------------------------------------------------------------------------- validation
 
 
-def _refuse(pending: _ClassEdit, axis: int | str, rule: str, detail: str) -> EditError:
-    named, via = pending.named.get(axis) or next(iter(pending.named.values()))
-    return EditError(named, axis, rule, f"{detail}; reached through {via}" if via else detail)
-
-
-def _tile_product(tiling: TensorTiling) -> str:
-    parts = " × ".join(str(a.partitions) for a in tiling.axes) or "1"
-    return f"{parts} partitions × {tiling.replicas} replicas = {tiling.tile_count}"
-
-
 def _validate_class(arrays: ProfileArrays, root: int, pending: _ClassEdit) -> None:
-    tiling = pending.tiling
-    shape = arrays.shapes[root]
-    for axis in pending.named:
-        if axis == REPLICAS:
-            if tiling.replicas < 1:
-                raise _refuse(pending, axis, RULE_MIN_REPLICAS, f"{tiling.replicas} replicas")
-        elif tiling.axes[axis].partitions < 1:
-            raise _refuse(pending, axis, RULE_MIN_PARTITIONS, f"{tiling.axes[axis].partitions} partitions")
-    blocks = axis_blocks(shape, tiling)
-    recorded_blocks = axis_blocks(shape, arrays.tiling(root))
-    edited_axes = [a for a in pending.named if a != REPLICAS]
-    for position, (axis, count) in enumerate(zip(tiling.axes, blocks)):
-        if axis.partitions <= count:
-            continue
-        if position in pending.named:
-            raise _refuse(pending, position, RULE_MAX_PARTITIONS, f"{axis.partitions} partitions > {count} blocks")
-        if count != recorded_blocks[position] and edited_axes:
-            # An edited earlier axis shrank this one's dimension: the edited axis is to blame.
-            raise _refuse(
-                pending, edited_axes[-1], RULE_MAX_PARTITIONS,
-                f"axis {position} would have {axis.partitions} partitions > {count} blocks",
-            )
-    if tiling.tile_count > arrays.device_tiles:
-        last = list(pending.named)[-1]
-        raise _refuse(pending, last, RULE_TILE_COUNT, f"{_tile_product(tiling)} > {arrays.device_tiles}")
+    """The rules of ``planner.tiling_rules``, blamed on the value (and route) that set the handle."""
+    violation = tiling_violation(arrays.shapes[root], pending.tiling, list(pending.named), arrays.device_tiles,
+                                 recorded=arrays.tiling(root))
+    if violation is None:
+        return
+    named, via = pending.named.get(violation.axis) or next(iter(pending.named.values()))
+    detail = f"{violation.detail}; reached through {via}" if via else violation.detail
+    raise EditError(named, violation.axis, violation.rule, detail)
 
 
 # ----------------------------------------------------------------------------- re-planning
@@ -291,41 +259,15 @@ def current_tiling(arrays: ProfileArrays, row: int, tilings: dict[int, TensorTil
     return found if found is not None else arrays.tiling(root)
 
 
-def _depends_on(tiling: TensorTiling, shape: Sequence[int], position: int) -> bool:
-    """Whether a later axis's blocks depend on this axis's partitions (same dimension, or Linear)."""
-    rank = len(shape)
-    axes = tiling.axes
-    for later in axes[position + 1 :]:
-        if later.axis.kind == "Linear" or axes[position].axis.kind == "Linear":
-            return True
-        if later.axis.dimension(rank) == axes[position].axis.dimension(rank):
-            return True
-    return False
-
-
 def valid_partition_counts(
     arrays: ProfileArrays, row: int, axis_position: int, tilings: dict[int, TensorTiling] | None = None
-) -> list[int]:
+) -> range:
     """Every partition count the axis can take, the rest of the (possibly edited) tiling kept."""
     tiling = current_tiling(arrays, row, tilings)
-    if not 0 <= axis_position < len(tiling.axes):
-        return []
     shape = arrays.shapes[int(arrays.root_rows[row])]
-    blocks = axis_blocks(shape, tiling)[axis_position]
-    others = tiling.replicas * math.prod(a.partitions for i, a in enumerate(tiling.axes) if i != axis_position)
-    limit = min(blocks, arrays.device_tiles // max(others, 1))
-    counts = list(range(1, limit + 1))
-    if _depends_on(tiling, shape, axis_position):
-        counts = [n for n in counts if _fits_blocks(shape, tiling.with_partitions(axis_position, n))]
-    return counts
+    return tiling_rules.valid_partition_counts(shape, tiling, axis_position, arrays.device_tiles)
 
 
-def _fits_blocks(shape: Sequence[int], tiling: TensorTiling) -> bool:
-    return all(a.partitions <= b for a, b in zip(tiling.axes, axis_blocks(shape, tiling)))
-
-
-def valid_replica_counts(arrays: ProfileArrays, row: int, tilings: dict[int, TensorTiling] | None = None) -> list[int]:
+def valid_replica_counts(arrays: ProfileArrays, row: int, tilings: dict[int, TensorTiling] | None = None) -> range:
     """Every replica count the value can take, its (possibly edited) partitions kept."""
-    tiling = current_tiling(arrays, row, tilings)
-    partitions = math.prod(a.partitions for a in tiling.axes)
-    return list(range(1, arrays.device_tiles // max(partitions, 1) + 1))
+    return tiling_rules.valid_replica_counts(current_tiling(arrays, row, tilings), arrays.device_tiles)

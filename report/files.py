@@ -3,18 +3,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from tilescope.derived.plan_data import PlanData
 from tilescope.models.edits import write_atomically
 from tilescope.models.errors import InputError
-from tilescope.models.profile import MemoryProfile
-from tilescope.planner.model import Plan, ProfileArrays
 
 from .png import png_of
 from .tables import EDITS_CSV, EDITS_JSON, PNG_NAME, STEPS_CSV, VALUES_CSV, ReportInput, breakdown_name, report_input, tables_of
-
-if TYPE_CHECKING:
-    from tilescope.planner.edits import WhatIf
 
 @dataclass(frozen=True)
 class Report:
@@ -32,10 +27,9 @@ class Report:
         return breakdown_name(self.step)
 
 
-def build_report(profile: MemoryProfile, arrays: ProfileArrays, base_plan: Plan, whatif: "WhatIf | None" = None,
-                 selected_step: int | None = None) -> Report:
+def build_report(data: PlanData, selected_step: int | None = None) -> Report:
     """The whole report. ``selected_step`` defaults to the current plan's total peak step."""
-    return report_of(report_input(profile, arrays, base_plan, whatif, selected_step))
+    return report_of(report_input(data, selected_step))
 
 
 def report_of(data: ReportInput) -> Report:

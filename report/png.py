@@ -16,7 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from tilescope.models.format import fmt_bytes
-from tilescope.models.profile import MemoryProfile
+from tilescope.derived.plan_data import PlanData
 from tilescope.planner.model import Peaks, Plan, ProfileArrays
 
 from .tables import ReportInput, breakdown_name, breakdown_rows, report_input
@@ -210,5 +210,5 @@ def png_of(data: ReportInput) -> bytes:
     return out.getvalue()
 
 
-def report_png(profile: MemoryProfile, arrays: ProfileArrays, base_plan: Plan, whatif=None, selected_step: int | None = None) -> bytes:
-    return png_of(report_input(profile, arrays, base_plan, whatif, selected_step))
+def report_png(data: PlanData, selected_step: int | None = None) -> bytes:
+    return png_of(report_input(data, selected_step))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from tilescope.derived.live import first_last_steps, live_rows_at
+from tilescope.derived.plan_data import PlanData
 from tilescope.models.edits import edit_set_json
 from tilescope.models.errors import InputError
 from tilescope.models.profile import MemoryProfile
@@ -45,37 +45,50 @@ def breakdown_name(step: int) -> str:
 
 @dataclass(frozen=True)
 class ReportInput:
-    """What a report is built from; ``plan`` is the current plan (the what-if plan when edited)."""
+    """What a report is built from: a plan's derived data and the step of the breakdown."""
 
-    profile: MemoryProfile
-    arrays: ProfileArrays
-    base_plan: Plan
-    whatif: "WhatIf | None"
+    data: PlanData
     step: int
 
     @property
+    def profile(self) -> MemoryProfile:
+        return self.data.profile
+
+    @property
+    def arrays(self) -> ProfileArrays:
+        return self.data.arrays
+
+    @property
+    def base_plan(self) -> Plan:
+        return self.data.base.plan
+
+    @property
+    def whatif(self) -> "WhatIf | None":
+        return self.data.whatif
+
+    @property
     def edited(self) -> bool:
-        return self.whatif is not None
+        return self.data.edited
 
     @property
     def plan(self) -> Plan:
-        return self.whatif.plan if self.whatif is not None else self.base_plan
+        """The current plan (the what-if plan when edited)."""
+        return self.data.plan
 
     @property
     def edits(self) -> tuple:
         return tuple(self.whatif.edits) if self.whatif is not None else ()
 
 
-def report_input(profile: MemoryProfile, arrays: ProfileArrays, base_plan: Plan, whatif: "WhatIf | None" = None,
-                 selected_step: int | None = None) -> ReportInput:
+def report_input(data: PlanData, selected_step: int | None = None) -> ReportInput:
     """Validate the step (default: the current plan's total peak step)."""
+    arrays = data.arrays
     if arrays.n_steps == 0:
-        raise InputError("$.timeline.steps", "at least one step to report on", "none", file=profile.source)
-    plan = whatif.plan if whatif is not None else base_plan
-    step = plan.peaks.total_step if selected_step is None else selected_step
+        raise InputError("$.timeline.steps", "at least one step to report on", "none", file=data.profile.source)
+    step = data.plan.peaks.total_step if selected_step is None else selected_step
     if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or not 0 <= step < arrays.n_steps:
         raise InputError("--step", f"a step index in 0..{arrays.n_steps - 1}", str(step))
-    return ReportInput(profile, arrays, base_plan, whatif, int(step))
+    return ReportInput(data, int(step))
 
 
 # ----------------------------------------------------------------------------- tables
@@ -111,7 +124,7 @@ def tiling_columns(data: ReportInput) -> tuple[np.ndarray, np.ndarray, list[str]
 def values_table(data: ReportInput) -> pa.Table:
     v, arrays, figures = data.profile.values, data.arrays, data.plan.figures
     tile_count, replicas, partitions = tiling_columns(data)
-    first, last = first_last_steps(arrays)
+    first, last = data.data.opened.live_ranges
     columns: dict[str, Any] = {
         "id": v.column("id"),
         "name": v.column("name"),
@@ -166,10 +179,8 @@ def steps_table(data: ReportInput) -> pa.Table:
 
 
 def breakdown_rows(data: ReportInput) -> np.ndarray:
-    """Rows live at the report's step, largest (current) bytes first, ties by value order."""
-    rows = live_rows_at(data.arrays, data.step)
-    cost = data.plan.figures.bytes[rows]
-    return rows[np.lexsort((rows, -cost))]
+    """Rows live at the report's step, largest (current) bytes first, ties by value id."""
+    return data.data.live_at(data.step).rows
 
 
 def breakdown_table(data: ReportInput) -> pa.Table:
@@ -218,9 +229,9 @@ def _applied_to(data: ReportInput, edit) -> list[int]:
     return [edit.value]
 
 
-def report_tables(profile: MemoryProfile, arrays: ProfileArrays, base_plan: Plan, whatif=None, selected_step: int | None = None) -> dict[str, bytes]:
+def report_tables(data: PlanData, selected_step: int | None = None) -> dict[str, bytes]:
     """The CSV files and edits.json, by file name (no PNG: cheap enough for every click)."""
-    return tables_of(report_input(profile, arrays, base_plan, whatif, selected_step))
+    return tables_of(report_input(data, selected_step))
 
 
 def tables_of(data: ReportInput) -> dict[str, bytes]:

@@ -77,7 +77,9 @@ def test_a_search_state_is_routed_not_planned(sample_path):
     s = SessionState()
     search = sample_path.parent / "flash_attention.search_state.json"
     assert s.open_path(search)
-    assert s.kind == "search_state" and s.profile is None and s.search_state == search.read_bytes()
+    assert s.kind == "search_state" and s.profile is None and s.data is None
+    assert s.search.search_state.source == str(search)  # parsed when opened, in the open path
+    assert len(s.search.search_state.plans[0].alternatives) == 384
 
 
 def test_paths_outside_the_data_root_are_refused(tmp_path):

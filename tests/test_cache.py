@@ -198,15 +198,15 @@ def forbid_reading_json(monkeypatch):
 
 
 def test_app_reopen_skips_the_json_even_to_tell_its_kind(sample, tmp_path, monkeypatch):
-    from tilescope.app.loading import load_planner_output
+    from tilescope.derived.opening import open_path
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
-    kind, first = load_planner_output(sample, name="vit.json")
-    assert kind == "memory_profile"
+    first = open_path(sample, name="vit.json")
+    assert first.kind == "memory_profile"
     forbid_reading_json(monkeypatch)
-    kind, second = load_planner_output(sample, name="vit.json")
-    assert kind == "memory_profile"
-    assert_same_tables(first, second)
+    second = open_path(sample, name="vit.json")
+    assert second.kind == "memory_profile"
+    assert_same_tables(first.profile, second.profile)
 
 
 def test_cli_summary_and_normalise_reopen_from_the_cache(sample, tmp_path, monkeypatch, capsys):

@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from tilescope.app.editor import EditorView
+from tilescope.app.views.editor import EditorView
 from tilescope.app.state import SessionState
-from tilescope.app.tiling_widget import shard_changing_counts
+from tilescope.planner.tiling_rules import shard_changing_counts
 from editor_support import RawProfile, blocks_of, edited_bytes
 
 # Value 85 ("operation 17 result 0", [1, 729, 1152] F8, standard region, live at steps 45–47 — the
@@ -185,8 +185,8 @@ def test_loading_a_bad_edit_set_says_why(editor):
 
 
 def test_advisor_suggestion_applies_in_one_click(editor, raw):
-    editor.peak_choice.value = "standard"
-    rows = editor.advice.objects
+    editor.advisor.peak_choice.value = "standard"
+    rows = editor.advisor.advice.objects
     assert rows, "the sample's standard peak can be lowered by re-tiling"
     first_text = rows[0][1].object
     apply_button = rows[0][0]
@@ -218,7 +218,7 @@ def test_whole_storage_group_toggle_is_the_states(editor):
 
 
 def test_value_picker_selects(editor):
-    label = next(k for k, v in editor._labels.items() if v == 0)
+    label = editor.state.data.opened.value_text.labels[editor.state.arrays.row_of_id[0]]
     editor.value_picker.value = label
     assert editor.state.selected_values == [0]
     assert [a["partitions"] for a in editor.widget.axes] == [46, 4]

@@ -86,7 +86,7 @@ def test_png_and_csv_downloads(app_server, page):
 
 def test_view_follows_the_session_edits_and_step():
     """Without a browser: the callbacks the buttons run, after an edit and a step change."""
-    from tilescope.app.export import ExportView
+    from tilescope.app.views.export import ExportView
     from tilescope.app.state import SessionState
     from tilescope.models.edits import TilingEdit
 

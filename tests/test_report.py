@@ -17,8 +17,9 @@ from PIL import Image
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.models.edits import TilingEdit
 from tilescope.planner.edits import apply_edits
-from tilescope.planner.model import plan_profile
 from tilescope.cli import main
+from tilescope.derived.opening import opened_profile
+from tilescope.derived.plan_data import PlanData
 from tilescope.report.files import build_report, write_report
 from tilescope.report.tables import report_tables
 
@@ -41,20 +42,17 @@ def sample() -> dict:
 
 @pytest.fixture(scope="module")
 def planned():
-    profile = load_memory_profile(SAMPLE)
-    arrays, plan = plan_profile(profile)
-    return profile, arrays, plan
+    return opened_profile(str(SAMPLE), load_memory_profile(SAMPLE))
 
 
 @pytest.fixture(scope="module")
 def report(planned):
-    return build_report(*planned)
+    return build_report(planned.base)
 
 
 @pytest.fixture(scope="module")
 def edited_report(planned):
-    profile, arrays, plan = planned
-    return build_report(profile, arrays, plan, apply_edits(arrays, plan, EDITS_84))
+    return build_report(PlanData(planned, apply_edits(planned.arrays, planned.plan, EDITS_84)))
 
 
 def rows_of(data: bytes) -> list[dict[str, str]]:
@@ -153,7 +151,7 @@ def test_breakdown_of_the_total_peak_step_is_its_live_values(report, sample):
 
 
 def test_selected_step_breakdown(planned, sample):
-    tables = report_tables(*planned, selected_step=45)
+    tables = report_tables(planned.base, selected_step=45)
     assert "step_45_breakdown.csv" in tables and "step_47_breakdown.csv" not in tables
     ids = {int(r["id"]) for r in rows_of(tables["step_45_breakdown.csv"])}
     assert ids == set(sample["timeline"]["steps"][45]["live"])
@@ -206,8 +204,7 @@ def test_edit_files_hold_the_edit_set(edited_report):
 
 
 def test_edited_breakdown_at_the_hand_over_step(planned, sample):
-    profile, arrays, plan = planned
-    tables = report_tables(profile, arrays, plan, apply_edits(arrays, plan, EDITS_84), selected_step=45)
+    tables = report_tables(PlanData(planned, apply_edits(planned.arrays, planned.plan, EDITS_84)), selected_step=45)
     rows = {int(r["id"]): r for r in rows_of(tables["step_45_breakdown.csv"])}
     assert int(rows[84]["bytes"]) == BYTES_84_EDITED and int(rows[84]["bytes_before_edits"]) == BYTES_84_RECORDED
     step = sample["timeline"]["steps"][45]
@@ -244,7 +241,7 @@ def test_formula_in_a_name_is_neutralised_and_mathtext_is_not_parsed(sample, tmp
     tex = r"$\undefinedcommand{$ @SUM(A1)"
     path = hostile_copy(sample, tmp_path, {0: formula, 85: tex, 1: "-2+3"})
     profile = load_memory_profile(path)
-    report = build_report(profile, *plan_profile(profile))
+    report = build_report(opened_profile("hostile", profile).base)
     assert report.png.startswith(PNG_SIGNATURE)
     rows = {int(r["id"]): r for r in rows_of(report.files["values.csv"])}
     assert rows[0]["name"] == "'" + formula

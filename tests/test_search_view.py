@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tilescope.app.search_view import CHOSEN, CHOSEN_MARK, SearchStateView
+from tilescope.app.views.search_state import SearchStateView
+from tilescope.derived.search_rows import CHOSEN, CHOSEN_MARK
 from tilescope.app.state import SessionState
 from tilescope.loaders.search_state import load_search_state, parse_search_state
 
@@ -184,15 +185,15 @@ def test_file_text_is_escaped(raw):
     assert all("<" not in title for title in view.table.titles.values())
 
 
-def test_session_bytes_are_parsed_and_a_bad_file_says_where(raw):
-    session = SessionState(source="flash_attention.search_state.json", kind="search_state", search_state=SAMPLE.read_bytes())
+def test_a_session_opens_a_search_state_and_a_bad_file_says_where(raw):
+    session = SessionState()
+    assert session.open_bytes(SAMPLE.read_bytes(), "flash_attention.search_state.json"), session.error
     view = SearchStateView(state=session)
     assert view.error == "" and len(view.table.value) == 384
 
     doc = json.loads(json.dumps(raw))
     doc["context"] = doc["context"].replace("tile_count: 64, optimization_steps", "tile_count: -64, optimization_steps")
-    session = SessionState(source="bad.search_state.json", kind="search_state", search_state=json.dumps(doc).encode())
-    view = SearchStateView(state=session)
-    assert view.error.startswith("bad.search_state.json: at $.context line 2")
-    assert session.error == view.error
-    assert "ts-search-error" in view._layout[0].object and "line 2" in view._layout[0].object
+    assert not session.open_bytes(json.dumps(doc).encode(), "bad.search_state.json")
+    assert session.error.startswith("bad.search_state.json: at $.context line 2")
+    assert session.source == "flash_attention.search_state.json"  # what was open stays open
+    assert len(SearchStateView(state=session).table.value) == 384

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from tilescope.app.shared import SharedProfiles
-from tilescope.app.state import SessionState, load_bytes
+from tilescope.app.state import SessionState
+from tilescope.derived.opening import open_bytes
 from tilescope.models.edits import TilingEdit
 from tilescope.models.errors import InputError
 from tilescope.planner.edits import current_tiling, valid_partition_counts
@@ -30,7 +31,7 @@ def profile_copy(tmp_path, sample_path):
 
 def session(shared: SharedProfiles, path, name: str) -> SessionState:
     state = SessionState()
-    state.adopt(shared.load_file(path, name=name))
+    state.adopt(shared.open_path(path, name=name), name)
     return state
 
 
@@ -63,7 +64,7 @@ def test_the_entry_goes_with_the_last_session(profile_copy):
     del first
     gc.collect()
     assert len(shared) == 1  # the second session still shows it
-    second.adopt(load_bytes(profile_copy.read_bytes(), "upload.json"))  # it opens something else
+    second.adopt(open_bytes(profile_copy.read_bytes(), "upload.json"))  # it opens something else
     gc.collect()
     assert len(shared) == 0
     third = session(shared, profile_copy, "p.json")
@@ -72,16 +73,15 @@ def test_the_entry_goes_with_the_last_session(profile_copy):
 
 def test_uploads_search_states_and_bad_files_are_not_shared(tmp_path, profile_copy):
     shared = SharedProfiles()
-    upload = load_bytes(profile_copy.read_bytes(), "upload.json")
-    assert upload.shared is None
+    SessionState().adopt(open_bytes(profile_copy.read_bytes(), "upload.json"))  # an upload never goes through it
     search = tmp_path / "search.json"
     shutil.copyfile(_search_sample(), search)
-    assert shared.load_file(search).kind == "search_state"
+    assert shared.open_path(search).kind == "search_state"
     assert len(shared) == 0
     bad = tmp_path / "bad.json"
     bad.write_text('{"version": 1, "timeline": []}')
     with pytest.raises(InputError):
-        shared.load_file(bad)
+        shared.open_path(bad)
     assert len(shared) == 0
 
 

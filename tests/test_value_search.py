@@ -1,4 +1,4 @@
-"""The editor's value picker searches on the server (app.value_search, app.editor.ValuePicker).
+"""The editor's value picker searches on the server (tilescope.derived.value_search, app.widgets.value_picker.ValuePicker).
 
 LabelSearch is checked against the plain definition (labels containing the query, ignoring case,
 in label order, the first ``limit``) on generated labels, including newlines and characters whose
@@ -15,9 +15,10 @@ from bokeh.protocol import Protocol
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tilescope.app.editor import PICKER_MATCHES, EditorView
+from tilescope.app.views.editor import EditorView
+from tilescope.app.widgets.value_picker import PICKER_MATCHES
 from tilescope.app.state import SessionState
-from tilescope.app.value_search import LabelSearch
+from tilescope.derived.value_search import LabelSearch
 from tilescope.synth import write_synthetic_profile
 
 ALPHABET = "ab#1 \nİK"  # 'İ'.lower() is two characters; '\n' is the search's own separator

@@ -16,18 +16,8 @@ import pytest
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.models.edits import TilingEdit, load_edit_set, save_edit_set
 from tilescope.models.errors import TilescopeError
-from tilescope.planner.edits import (
-    RULE_MAX_PARTITIONS,
-    RULE_MIN_PARTITIONS,
-    RULE_MIN_REPLICAS,
-    RULE_TILE_COUNT,
-    RULE_UNKNOWN_AXIS,
-    RULE_UNKNOWN_VALUE,
-    EditError,
-    apply_edits,
-    valid_partition_counts,
-    valid_replica_counts,
-)
+from tilescope.planner.edits import RULE_UNKNOWN_AXIS, RULE_UNKNOWN_VALUE, EditError, apply_edits, valid_partition_counts, valid_replica_counts
+from tilescope.planner.tiling_rules import RULE_MAX_PARTITIONS, RULE_MIN_PARTITIONS, RULE_MIN_REPLICAS, RULE_TILE_COUNT
 from tilescope.planner.model import plan_profile
 from tilescope.cli import main as cli_main
 
@@ -260,13 +250,13 @@ def test_valid_counts(loaded):
     arrays, base = loaded
     row = arrays.row_of_id[84]
     # Axis 1 of 84: 365 blocks, the other factors 3 × 54 = 162 → at most 1472 // 162 = 9 partitions.
-    assert valid_partition_counts(arrays, row, 1) == list(range(1, 10))
+    assert list(valid_partition_counts(arrays, row, 1)) == list(range(1, 10))
     # Replicas: 3 × 9 = 27 tiles per replica → at most 1472 // 27 = 54.
-    assert valid_replica_counts(arrays, row) == list(range(1, 55))
+    assert list(valid_replica_counts(arrays, row)) == list(range(1, 55))
     whatif = apply_edits(arrays, base, [TilingEdit(84, replicas=27)])
-    assert valid_partition_counts(arrays, row, 1, whatif.tilings) == list(range(1, 1472 // (3 * 27) + 1))
-    assert valid_partition_counts(arrays, arrays.row_of_id[89], 0) == list(range(1, 1473))
-    assert valid_partition_counts(arrays, row, 5) == []
+    assert list(valid_partition_counts(arrays, row, 1, whatif.tilings)) == list(range(1, 1472 // (3 * 27) + 1))
+    assert list(valid_partition_counts(arrays, arrays.row_of_id[89], 0)) == list(range(1, 1473))
+    assert list(valid_partition_counts(arrays, row, 5)) == []
 
 
 # ----------------------------------------------------------------------------- invalid edits

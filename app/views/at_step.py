@@ -13,9 +13,9 @@ from bokeh.plotting import figure
 
 from tilescope.app.format import esc
 from tilescope.models.format import fmt_bytes, shorten
-from tilescope.derived.live import live_rows_at
 from tilescope.app.state import SessionState
-from tilescope.app.views.values_table import TITLES, SelectionLink, table_formatters, values_frame
+from tilescope.app.views.values_table import TITLES, table_formatters
+from tilescope.app.widgets.selection import SelectionLink
 
 COLUMNS = ("id", "name", "region", "bytes", "share", "shard", "aligned", "storage_group", "root", "first_step", "last_step", "tiling")
 LANES = {"standard": 1, "interleaved": 0}
@@ -27,7 +27,6 @@ class AtStepView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._frame: pd.DataFrame | None = None  # all values with the current plan's figures
         self.step_input = pn.widgets.IntInput(name="step", value=0, start=0, end=0, width=110, css_classes=["ts-step-input"])
         self._buttons = {
             "previous": pn.widgets.Button(name="◀", width=40),
@@ -51,7 +50,7 @@ class AtStepView(pn.viewable.Viewer):
         self._buttons["next"].on_click(lambda e: self.state.select_step(self.state.selected_step + 1))
         for kind in ("total", "standard", "interleaved"):
             self._buttons[kind].on_click(lambda e, kind=kind: self._go_to_peak(kind))
-        self.state.param.watch(self._on_plan, ["plan", "profile"])
+        self.state.param.watch(self._on_plan, ["data"])
         self.state.param.watch(self._on_step, ["selected_step"])
         self._on_plan()
 
@@ -71,37 +70,30 @@ class AtStepView(pn.viewable.Viewer):
     # ------------------------------------------------------------------ data
 
     def _on_plan(self, *_):
-        state = self.state
-        if state.plan is None:
-            self._frame = None
+        data = self.state.data
+        if data is None:
             return
-        self._frame = values_frame(state)
-        self.step_input.end = max(state.arrays.n_steps - 1, 0)
+        self.step_input.end = max(data.arrays.n_steps - 1, 0)
         self._on_step()
 
     def _on_step(self, *_):
-        state = self.state
-        if self._frame is None:
+        data = self.state.data
+        if data is None:
             return
-        step = state.selected_step
+        step = self.state.selected_step
         if self.step_input.value != step:
             self.step_input.value = step
-        rows = live_rows_at(state.arrays, step)
-        live = self._frame.iloc[rows]
-        live = live.sort_values(["bytes", "id"], ascending=[False, True], kind="stable")
-        steps = state.profile.steps
-        scratch = {
-            "standard": int(steps.column("scratch_standard")[step].as_py()),
-            "interleaved": int(steps.column("scratch_interleaved")[step].as_py()),
-        }
-        usage = {"standard": int(state.plan.usage_standard[step]), "interleaved": int(state.plan.usage_interleaved[step])}
-        total = usage["standard"] + usage["interleaved"]
-        table = live.assign(share=[f"{b / total:.1%}" if total else "" for b in live["bytes"]])[list(COLUMNS)].reset_index(drop=True)
+        live_set = data.live_at(step)
+        live = data.values.iloc[live_set.rows]
+        total = live_set.usage_total
+        table = live.assign(share=[f"{b / total:.1%}" if total else "" for b in live_set.bytes.tolist()])[list(COLUMNS)].reset_index(drop=True)
         self.table.value = table
         self._link.sync()
-        self.segments.data = self._segments(live, scratch, state.arrays.exchange_rows)
+        scratch = {"standard": live_set.scratch_standard, "interleaved": live_set.scratch_interleaved}
+        usage = {"standard": live_set.usage_standard, "interleaved": live_set.usage_interleaved}
+        self.segments.data = self._segments(live, scratch, data.arrays.exchange_rows)
         self.bar.x_range.start = 0
-        self._header.object = self._header_html(step, live, usage, scratch)
+        self._header.object = self._header_html(data, step, len(live), usage, scratch)
 
     def _segments(self, live: pd.DataFrame, scratch: dict, exchange_rows: int) -> dict:
         data = {k: [] for k in SEGMENT_FIELDS}
@@ -130,17 +122,17 @@ class AtStepView(pn.viewable.Viewer):
                 add(region, size, f"scratch ({region})", -1, "#555555")
         return data
 
-    def _header_html(self, step: int, live: pd.DataFrame, usage: dict, scratch: dict) -> str:
-        steps = self.state.profile.steps
-        operation = steps.column("operation")[step].as_py()
-        source = steps.column("source")[step].as_py()
-        count = steps.column("execution_count")[step].as_py()
-        ex = self.state.arrays.exchange_rows
+    @staticmethod
+    def _header_html(data, step: int, live_count: int, usage: dict, scratch: dict) -> str:
+        steps = data.opened.steps
+        operation = steps.operation[step].as_py()
+        source, count = int(steps.source[step]), int(steps.execution_count[step])
+        ex = data.arrays.exchange_rows
         return (
             f'<div data-testid="ts-step-header" style="font-size:13px">'
-            f'<b>Step <span data-testid="ts-step-index">{step}</span></b> of {self.state.arrays.n_steps:,}: '
+            f'<b>Step <span data-testid="ts-step-index">{step}</span></b> of {data.arrays.n_steps:,}: '
             f'<code>{esc(shorten(operation, 240))}</code> · source op {source} · runs ×{count}<br>'
-            f'<span data-testid="ts-step-live-count">{len(live)}</span> values live · '
+            f'<span data-testid="ts-step-live-count">{live_count}</span> values live · '
             f"standard {esc(fmt_bytes(usage['standard']))} (scratch {scratch['standard']:,} B) + exchange rows {ex:,} B · "
             f"interleaved {esc(fmt_bytes(usage['interleaved']))} (scratch {scratch['interleaved']:,} B)"
             f"</div>"
@@ -149,9 +141,8 @@ class AtStepView(pn.viewable.Viewer):
     # ------------------------------------------------------------------ actions
 
     def _go_to_peak(self, kind: str):
-        peaks = self.state.plan.peaks if self.state.plan is not None else None
-        if peaks is not None:
-            self.state.select_step(getattr(peaks, f"{kind}_step"))
+        if self.state.data is not None:
+            self.state.select_step(getattr(self.state.data.plan.peaks, f"{kind}_step"))
 
     def _on_tap(self, event):
         if event.x is None or event.y is None:

@@ -13,7 +13,6 @@ from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Rang
 from bokeh.plotting import figure
 
 from tilescope.models.format import shorten
-from tilescope.derived.lifetimes import gantt_bars
 from tilescope.derived.series import minmax_indices
 from tilescope.app.state import SessionState
 
@@ -40,7 +39,7 @@ class LifetimesView(pn.viewable.Viewer):
         self._bar_rows = np.zeros(0, dtype=np.int64)
         self._profile_shown = None  # the profile the x range was fitted to
         self._band_bottom = 2.5
-        self.state.param.watch(self._on_plan, ["plan", "profile"])
+        self.state.param.watch(self._on_plan, ["data"])
         self.state.param.watch(self._on_selection, ["selected_values"])
         self.state.param.watch(self._on_step, ["selected_step"])
         self._on_plan()
@@ -77,14 +76,13 @@ class LifetimesView(pn.viewable.Viewer):
         self._on_plan()
 
     def _on_plan(self, *_):
-        state = self.state
-        if state.plan is None:
+        data = self.state.data
+        if data is None:
             return
-        arrays, cost = state.arrays, state.plan.figures.bytes
-        values = state.profile.values
-        self._storage_group = values.column("storage_group").to_numpy()
-        names = values.column("name")
-        g = gantt_bars(arrays, cost, self.largest)
+        arrays, cost = data.arrays, data.plan.figures.bytes
+        self._storage_group = arrays.storage_groups
+        names = data.profile.values.column("name")
+        g = data.gantt(self.largest)
         self._lanes = g.rows.size
         biggest = max(int(cost[g.rows].max(initial=1)), 1)
         thickness = 0.25 + 0.65 * np.sqrt(cost[g.bar_row] / biggest)
@@ -109,8 +107,8 @@ class LifetimesView(pn.viewable.Viewer):
             "step": keep, "y1": np.full(keep.size, base), "y2": base - band * g.rest_bytes[keep] / top,
             "bytes": g.rest_bytes[keep], "live": g.rest_live[keep],
         }
-        if self.figure.x_range.end <= 0.5 or self._profile_shown is not state.profile:
-            self._profile_shown = state.profile
+        if self.figure.x_range.end <= 0.5 or self._profile_shown is not data.opened:
+            self._profile_shown = data.opened
             self.figure.x_range.update(start=-0.5, end=max(arrays.n_steps - 0.5, 0.5))
         self.figure.y_range.update(start=self._band_bottom + 0.3, end=-1)
         self._note.object = (
@@ -131,7 +129,7 @@ class LifetimesView(pn.viewable.Viewer):
         return {"line_color": line_color, "line_width": line_width}
 
     def _on_selection(self, *_):
-        if self.state.plan is None or not len(self.bars.data["value_id"]):
+        if self.state.data is None or not len(self.bars.data["value_id"]):
             return
         self.bars.data = {**dict(self.bars.data), **self._outline(self._bar_rows)}
 

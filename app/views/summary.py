@@ -12,20 +12,9 @@ import param
 from tilescope.app.format import esc
 from tilescope.models.format import fmt_bytes, fmt_change
 from tilescope.app.state import SessionState
+from tilescope.app.assets import static_text
 
-CSS = """
-.ts-summary { font-size: 13px; line-height: 1.45; }
-.ts-summary h3 { margin: 0 0 4px 0; font-size: 15px; }
-.ts-summary table { border-collapse: collapse; }
-.ts-summary td { padding: 1px 12px 1px 0; vertical-align: top; white-space: nowrap; }
-.ts-summary td.k { color: #555; }
-.ts-summary .ts-fig { font-variant-numeric: tabular-nums; }
-.ts-summary .ts-grid { display: flex; gap: 28px; flex-wrap: wrap; }
-.ts-summary .ok { color: #1a7f37; font-weight: 600; }
-.ts-summary .bad { color: #c62828; font-weight: 600; }
-.ts-summary .changed { background: #fff4c2; }
-.ts-summary .note { color: #777; font-size: 12px; }
-"""
+CSS = static_text("summary.css")
 
 
 def _figure(testid: str, before: int, after: int) -> str:
@@ -44,11 +33,11 @@ def _row(key: str, value_html: str) -> str:
 
 def summary_html(state: SessionState) -> str:
     """The summary as HTML (all file text escaped)."""
-    profile, arrays = state.profile, state.arrays
-    if profile is None or arrays is None:
+    data = state.data
+    if data is None:
         return '<div class="ts-summary" data-testid="ts-summary-empty">No memory profile open.</div>'
-    header = profile.header
-    base, now = state.base_plan.peaks, state.plan.peaks
+    arrays, header = data.arrays, data.profile.header
+    base, now = data.base.plan.peaks, data.plan.peaks
     device = "".join(
         [
             _row("scope", f'<span data-testid="ts-scope">{esc(header["scope"])}</span>'),
@@ -70,8 +59,8 @@ def summary_html(state: SessionState) -> str:
         ]
     )
     edits = ""
-    if state.edits:
-        edits = f'<div class="note" data-testid="ts-summary-edits">with {len(state.edits)} what-if edit(s): figures read before → after (difference)</div>'
+    if data.edited:
+        edits = f'<div class="note" data-testid="ts-summary-edits">with {len(data.whatif.edits)} what-if edit(s): figures read before → after (difference)</div>'
     return (
         f'<div class="ts-summary" data-testid="ts-summary"><div class="ts-grid">'
         f"<div><h3>Profile</h3><table>{device}</table></div>"
@@ -111,7 +100,7 @@ class SummaryView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._pane = pn.pane.HTML(summary_html(self.state), stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        self.state.param.watch(self._refresh, ["plan", "profile"])
+        self.state.param.watch(self._refresh, ["data"])
 
     def _refresh(self, *_):
         self._pane.object = summary_html(self.state)

@@ -1,7 +1,7 @@
 """Timeline: per-step usage of the standard and interleaved regions with the exchange-row
 reservation, the support reserve, both budgets, the peaks, loop regions and Repeat boundaries.
 
-At scale the browser never gets every step: ``derived.series.minmax_indices`` keeps, per pixel
+At scale the browser never gets every step: ``tilescope.derived.series.minmax_indices`` keeps, per pixel
 column of the visible window, the first/last step and the steps holding each series' minimum and
 maximum, so peaks survive any zoom; the window is recomputed on every zoom/pan (RangesUpdate).
 Clicking the plot selects the nearest step.
@@ -18,7 +18,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from tilescope.models.format import shorten
-from tilescope.derived.series import loop_regions, minmax_indices, window_of
+from tilescope.derived.series import minmax_indices, window_of
 from tilescope.app.state import SessionState
 
 PIXEL_COLUMNS = 700  # columns per visible window; each keeps first, last and min/max of every series
@@ -37,7 +37,7 @@ class TimelineView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._window: tuple[float | None, float | None] = (None, None)
-        self._series_profile = None  # the profile the loop/repeat sources were built for
+        self._series_of = None  # the opened profile the loop/repeat sources were built for
         self._series = None  # full-resolution per-step arrays of the current plan (dict of numpy)
         self.usage_source = ColumnDataSource(_empty_usage(), name="ts-timeline-usage")
         self.loop_source = ColumnDataSource({"left": [], "right": []}, name="ts-timeline-loops")
@@ -47,7 +47,7 @@ class TimelineView(pn.viewable.Viewer):
         self._mode = pn.widgets.RadioButtonGroup.from_param(self.param.layout_mode, button_type="default", name="")
         self._info = pn.pane.HTML("", styles={"font-size": "12px", "color": "#555"})
         self._pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
-        self.state.param.watch(self._on_plan, ["plan", "profile"])
+        self.state.param.watch(self._on_plan, ["data"])
         self.state.param.watch(self._on_step, ["selected_step"])
         self._show_mode()
         self._on_plan()
@@ -117,33 +117,25 @@ class TimelineView(pn.viewable.Viewer):
     # ------------------------------------------------------------------ data
 
     def _on_plan(self, *_):
-        state = self.state
-        if state.plan is None or state.profile is None:
+        data = self.state.data
+        if data is None:
             self._series = None
             self.usage_source.data = _empty_usage()
             return
-        arrays, plan, base = state.arrays, state.plan, state.base_plan
-        steps = state.profile.steps
-        ex = arrays.exchange_rows
-        std, intl = plan.usage_standard, plan.usage_interleaved
+        arrays, series, steps = data.arrays, data.series, data.opened.steps
         self._series = {
-            "std": std, "intl": intl, "total": std + intl + ex, "std_line": std + ex,
-            "ghost": base.usage_standard + base.usage_interleaved + ex,
-            "count": steps.column("execution_count").to_numpy(),
-            "source": steps.column("source").to_numpy(),
-            "operation": steps.column("operation"),
+            "std": series.standard, "intl": series.interleaved, "total": series.total, "std_line": series.standard_line,
+            "ghost": data.base.series.total, "count": steps.execution_count, "source": steps.source, "operation": steps.operation,
         }
         n = arrays.n_steps
-        if self._series_profile is not state.profile:
-            self._series_profile = state.profile
+        if self._series_of is not data.opened:
+            self._series_of = data.opened
             self._window = (None, None)
             self.figure.x_range.update(start=-0.5, end=max(n - 0.5, 0.5))
-            first, last = loop_regions(self._series["count"])
-            self.loop_source.data = {"left": first - 0.5, "right": last + 0.5}
-            kinds = steps.column("operation_kind").to_numpy(zero_copy_only=False)
-            self.repeat_source.data = {"x": np.flatnonzero(kinds == "Repeat")}
-        peaks = plan.peaks
-        top = max(int(self._series["total"].max(initial=0)), int(self._series["ghost"].max(initial=0)), arrays.budget_bytes)
+            self.loop_source.data = {"left": steps.loop_first - 0.5, "right": steps.loop_last + 0.5}
+            self.repeat_source.data = {"x": steps.repeat_steps}
+        peaks = data.plan.peaks
+        top = max(int(series.total.max(initial=0)), int(data.base.series.total.max(initial=0)), arrays.budget_bytes)
         self.figure.y_range.update(start=0, end=top * 1.08)
         self.budget_span.location = arrays.budget_bytes
         self.interleaved_budget_span.location = arrays.interleaved_budget_bytes
@@ -151,7 +143,7 @@ class TimelineView(pn.viewable.Viewer):
         self.budget_label.update(x=60, y=arrays.budget_bytes, text=f"budget {arrays.budget_bytes:,} B (support reserve {arrays.support_reserve_bytes:,} B shaded below)")
         self.ibudget_label.update(x=60, y=arrays.interleaved_budget_bytes, text=f"interleaved budget {arrays.interleaved_budget_bytes:,} B")
         self.peak_source.data = self._peak_marks(peaks)
-        self.ghost.visible = self.ghost_legend.visible = bool(state.edits)
+        self.ghost.visible = self.ghost_legend.visible = data.edited
         self._on_step()
         self._refresh_points()
 
@@ -165,7 +157,7 @@ class TimelineView(pn.viewable.Viewer):
         ):
             mark = marks.setdefault((step, y), [])
             mark.append(f"{name} peak {value:,} B")
-        n = self.state.arrays.n_steps
+        n = self.state.data.arrays.n_steps
         return {
             "x": [step for step, _ in marks], "y": [y for _, y in marks], "label": [" · ".join(m) for m in marks.values()],
             # labels point into the plot: left of a late peak, right of an early one
@@ -189,8 +181,9 @@ class TimelineView(pn.viewable.Viewer):
             return
         n = s["std"].size
         start, stop = window_of(*self._window, n)
-        keep = minmax_indices([s["total"], s["std_line"], s["intl"], s["ghost"]] if self.state.edits else [s["total"], s["std_line"], s["intl"]], start, stop, PIXEL_COLUMNS)
-        ex = self.state.arrays.exchange_rows
+        edited = self.state.data.edited
+        keep = minmax_indices([s["total"], s["std_line"], s["intl"], s["ghost"]] if edited else [s["total"], s["std_line"], s["intl"]], start, stop, PIXEL_COLUMNS)
+        ex = self.state.data.arrays.exchange_rows
         std, intl = s["std"][keep], s["intl"][keep]
         operations = s["operation"].take(keep).to_pylist()
         self.usage_source.data = {
@@ -208,7 +201,7 @@ class TimelineView(pn.viewable.Viewer):
     @param.depends("layout_mode", watch=True)
     def _on_mode(self):
         self._show_mode()
-        if self._series is not None and self.state.plan is not None:
+        if self._series is not None and self.state.data is not None:
             self._on_plan()
 
     def _show_mode(self):
@@ -225,7 +218,7 @@ class TimelineView(pn.viewable.Viewer):
     # ------------------------------------------------------------------ events
 
     def _on_tap(self, event):
-        if event.x is not None and self.state.arrays is not None:
+        if event.x is not None and self.state.data is not None:
             self.state.select_step(int(round(event.x)))
 
     def _on_ranges(self, event):

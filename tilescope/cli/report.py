@@ -4,9 +4,9 @@ report and the CSV files (``tilescope.report``) into DIR. Existing files are nev
 from __future__ import annotations
 
 from tilescope.cli.inputs import open_profile
+from tilescope.derived.opening import opened_profile
+from tilescope.derived.plan_data import PlanData
 from tilescope.models.edits import load_edit_set
-from tilescope.planner.model import plan_profile
-
 
 
 def add_arguments(parser) -> None:
@@ -22,16 +22,15 @@ def run(args) -> int:
     from tilescope.report.files import check_targets, report_names, report_of, write_report
     from tilescope.report.tables import report_input
 
-    profile = open_profile(args.file)
-    arrays, base_plan = plan_profile(profile)
+    opened = opened_profile(args.file, open_profile(args.file))
     whatif = None
     if args.edits:
         edits = load_edit_set(args.edits)
         if edits:
             from tilescope.planner.edits import apply_edits  # raises EditError (a TilescopeError) on a bad set
 
-            whatif = apply_edits(arrays, base_plan, edits)
-    data = report_input(profile, arrays, base_plan, whatif, args.step)
+            whatif = apply_edits(opened.arrays, opened.plan, edits)
+    data = report_input(PlanData(opened, whatif), args.step)
     check_targets(args.out, report_names(data.step), overwrite=args.overwrite)  # before the slow drawing
     for path in write_report(report_of(data), args.out, overwrite=args.overwrite):
         print(path)

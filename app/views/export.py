@@ -1,7 +1,7 @@
 """Export: download the PNG report and the CSV tables of the session's current plan.
 
 Every file is built on the server when its button is clicked, from the state at that moment (the
-current edits, the selected step), by ``tilescope.report``, the same code as ``tilescope report``.
+current edits, the selected step), by ``tilescope.report`` (``report.tables``, ``report.png``), the same code as ``tilescope report``.
 The PNG is drawn with matplotlib's Agg canvas: no browser involved. Building runs in a worker
 thread so a slow report does not freeze the session; the inputs are immutable snapshots.
 """
@@ -17,12 +17,9 @@ from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.report.png import png_of
 from tilescope.report.tables import EDITS_CSV, EDITS_JSON, PNG_NAME, STEPS_CSV, VALUES_CSV, ReportInput, breakdown_name, report_input, tables_of
+from tilescope.app.assets import static_text
 
-CSS = """
-.ts-export { font-size: 13px; }
-.ts-export .note { color: #666; font-size: 12px; }
-.ts-export .bad { color: #c62828; }
-"""
+CSS = static_text("export.css")
 BREAKDOWN = "breakdown"  # key of the breakdown button (its file name follows the selected step)
 
 
@@ -31,7 +28,7 @@ class ExportView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._tables_key: tuple = ()  # (profile, plan, step) the cached tables were built from
+        self._tables_key: tuple = ()  # (PlanData, step) the cached tables were built from
         self._tables: dict[str, bytes] = {}
         self._note = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._buttons = {
@@ -50,7 +47,7 @@ class ExportView(pn.viewable.Viewer):
             stylesheets=[CSS],
             sizing_mode="stretch_width",
         )
-        self.state.param.watch(self._refresh, ["profile", "plan", "edits", "selected_step"])
+        self.state.param.watch(self._refresh, ["data", "selected_step"])
         self._refresh()
 
     def _button(self, filename: str, label: str, callback, color: str = "default") -> pn.widgets.FileDownload:
@@ -63,18 +60,16 @@ class ExportView(pn.viewable.Viewer):
     # ------------------------------------------------------------------ what the buttons send
 
     def _input(self) -> ReportInput:
-        s = self.state
-        if s.profile is None:
+        if self.state.data is None:
             raise RuntimeError("no memory profile is open")
-        return report_input(s.profile, s.arrays, s.base_plan, s.whatif, s.selected_step)
+        return report_input(self.state.data, self.state.selected_step)
 
-    def _tables_for(self, data: ReportInput) -> dict[str, bytes]:
-        """The CSVs, built once per (profile, plan, step): one click after another reuses them.
-        Compared by identity (the state replaces, never mutates, its profile and plans)."""
-        key = (data.profile, data.plan, data.step)
+    def _tables_for(self, report: ReportInput) -> dict[str, bytes]:
+        """The CSVs, built once per (plan, step): one click after another reuses them. Compared by
+        identity (the state replaces, never mutates, its PlanData)."""
         cached = self._tables_key
-        if not (len(cached) == 3 and cached[0] is key[0] and cached[1] is key[1] and cached[2] == key[2]):
-            self._tables, self._tables_key = tables_of(data), key
+        if not (len(cached) == 2 and cached[0] is report.data and cached[1] == report.step):
+            self._tables, self._tables_key = tables_of(report), (report.data, report.step)
         return self._tables
 
     async def _in_worker(self, build):
@@ -108,7 +103,7 @@ class ExportView(pn.viewable.Viewer):
 
     def _refresh(self, *_):
         s = self.state
-        open_ = s.profile is not None and s.arrays is not None
+        open_ = s.data is not None
         for button in self._buttons.values():
             button.disabled = not open_
         if not open_:

@@ -1,0 +1,11 @@
+"""The app's stylesheets and scripts, which live as files in ``app/static/`` (not in Python strings)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+def static_text(name: str) -> str:
+    """The text of ``app/static/<name>`` (read once per process, at import: it never changes)."""
+    return (STATIC / name).read_text(encoding="utf-8")

@@ -1,0 +1,77 @@
+"""The advisor: ranked, verified re-tilings that lower a chosen peak (``planner.advisor.advise``),
+each applied with one click. Suggestions are ranked when asked for, then kept current while the
+plan changes."""
+from __future__ import annotations
+
+import panel as pn
+import param
+
+from tilescope.app.format import esc
+from tilescope.app.state import SessionState
+from tilescope.derived.editing import PEAK_KINDS
+from tilescope.models.format import fmt_bytes, shorten
+from tilescope.planner.advisor import advise
+
+SUGGESTION_LIMIT = 12
+
+
+class AdvisorView(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=SessionState)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._wanted = False  # the user asked for suggestions (then they follow the plan)
+        self.peak_choice = pn.widgets.RadioButtonGroup(options=list(PEAK_KINDS), value="total", color="default", width=300, sizing_mode="fixed")
+        self.peak_choice.param.watch(lambda _: self.refresh(force=True), "value")
+        self.suggest_button = pn.widgets.Button(label="Suggest edits", color="primary", width=130)
+        self.suggest_button.on_click(lambda _: self.refresh(force=True))
+        self.advice = pn.Column(sizing_mode="stretch_width")
+        self.state.param.watch(lambda _: self.refresh(force=False), ["data"])
+        self._layout = pn.Column(
+            pn.pane.HTML("<h4 style='margin:8px 0 0'>Advisor</h4>"),
+            pn.Row(pn.pane.HTML("lower the peak:", margin=(12, 5), width=110, sizing_mode="fixed"), self.peak_choice, self.suggest_button),
+            self.advice,
+            sizing_mode="stretch_width",
+        )
+
+    def __panel__(self):
+        return self._layout
+
+    def refresh(self, force: bool) -> None:
+        if force:
+            self._wanted = True
+        if not self._wanted:
+            return
+        data = self.state.data
+        if data is None:
+            self.advice.objects = []
+            return
+        peak = self.peak_choice.value
+        suggestions = advise(data.arrays, data.plan, peak, SUGGESTION_LIMIT, whatif=data.whatif)
+        if not suggestions:
+            self.advice.objects = [pn.pane.HTML(f"<p>No single re-tiling lowers the {esc(peak)} peak.</p>")]
+            return
+        names = data.opened.value_text.names
+        rows = []
+        for rank, suggestion in enumerate(suggestions):
+            button = pn.widgets.Button(label="Apply", color="success", width=80, css_classes=[f"ts-apply-{rank}"])
+            button.on_click(lambda _, s=suggestion: self.apply(s))
+            row = data.arrays.row_of_id.get(int(suggestion.edits[0].value))
+            name = "" if row is None else names[row]
+            text = pn.pane.HTML(
+                f"<span class='ts-suggestion'>{esc(suggestion.description)} <i>({esc(shorten(name, 60))})</i> — "
+                f"{esc(peak)} peak {esc(fmt_bytes(suggestion.peak_before))} → {esc(fmt_bytes(suggestion.peak_after))} "
+                f"(saves {esc(fmt_bytes(suggestion.saving))})</span>",
+                margin=(10, 5),
+            )
+            rows.append(pn.Row(button, text))
+        self.advice.objects = rows
+
+    def apply(self, suggestion) -> str | None:
+        """Add the suggestion's edits to the set, and show the value it re-tiles."""
+        error = self.state.apply_edits([*self.state.edits, *suggestion.edits])
+        if error:
+            self.advice.insert(0, pn.pane.HTML(f"<p class='ts-editor-error' role='alert'>{esc(error)}</p>"))
+            return error
+        self.state.select_values([suggestion.edits[0].value])
+        return None

@@ -1,0 +1,1 @@
+"""Widgets the views are built from (no view logic here)."""

@@ -1,0 +1,263 @@
+"""What the search-state view shows, computed from a parsed ``SearchState`` (no Panel): per
+operation the formats its chosen plan requires beside the formats its inputs arrive in, the
+alternatives as a table, and the scatter's points; the text of a refused tiling count.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tilescope.loaders.search_state import search_state_tables
+from tilescope.models.format import fmt_bytes, fmt_signed_bytes
+from tilescope.models.search_schemas import PLANS_FIXED
+from tilescope.models.search_state import InputFormat, Requirement, SearchState
+from tilescope.models.tiling import TensorFormat, TensorTiling
+from tilescope.planner.shards import axis_blocks
+from tilescope.planner.tiling_rules import REPLICAS, RULE_MIN_REPLICAS, RULE_TILE_COUNT, Violation
+
+from .lazy import lazy
+from .values import tiling_summary
+
+OUTPUT_KEY = "output"  # the editor target of an operation's output requirement
+CHOSEN_MARK = "★ chosen"
+ALTERNATIVE = "alternative"
+CHOSEN = "chosen"
+
+
+@dataclass(frozen=True, eq=False)
+class SearchData:
+    """A search state and what its view shows, per operation computed on first use."""
+
+    state: SearchState
+    _per_operation: dict = field(default_factory=dict, repr=False)
+
+    @staticmethod
+    def of(state: SearchState) -> "SearchData":
+        return SearchData(state)
+
+    @lazy
+    def plans_table(self) -> pa.Table:
+        return search_state_tables(self.state)["plans"]
+
+    def pairs(self, operation_id: int) -> list["FormatPair"]:
+        return self._kept(("pairs", operation_id), lambda: format_pairs(self.state, operation_id))
+
+    def alternatives(self, operation_id: int) -> "Alternatives":
+        return self._kept(("alternatives", operation_id), lambda: alternatives_of(self.state, self.plans_table, operation_id))
+
+    def _kept(self, key, build):
+        found = self._per_operation.get(key)
+        if found is None:
+            found = self._per_operation[key] = build()
+        return found
+
+
+def format_figures(fmt: TensorFormat, shard: int | None) -> str:
+    """``3,040 B (3.0 KiB) on 4 tiles``: bytes of one shard (per tile) and the tiles it spans."""
+    tiles = fmt.layout.tiling.tile_count
+    per_tile = "unknown bytes" if shard is None else fmt_bytes(shard)
+    return f"{per_tile} on {tiles:,} tile{'s' if tiles != 1 else ''}"
+
+
+def format_detail(fmt: TensorFormat) -> str:
+    layout = fmt.layout
+    return f"{fmt.precision} · {layout.order} · {layout.memory_class} · {tiling_summary(layout.tiling)}"
+
+
+@dataclass(frozen=True)
+class FormatPair:
+    """One input of an operation (or its output): the format it arrives in and the one required."""
+
+    key: str  # "0", "1", … (input position) or OUTPUT_KEY
+    label: str  # the graph input's name, else "value N" (untrusted)
+    value: int | None
+    shape: tuple[int, ...] | None
+    arrives: InputFormat | Requirement | None  # None for the output, or when the file does not say
+    required: Requirement
+
+    @property
+    def converts(self) -> bool:
+        return self.arrives is not None and self.arrives.format != self.required.format
+
+
+def value_label(state: SearchState, value: int | None) -> str:
+    if value is None:
+        return "several results"
+    graph_input = state.graph.graph_input(value)
+    return graph_input.name if graph_input is not None else f"value {value}"
+
+
+def format_pairs(state: SearchState, operation_id: int) -> list[FormatPair]:
+    """Inputs of the chosen plan of ``operation_id``, then its output; empty without a chosen plan."""
+    plan = state.plans[operation_id].chosen_plan
+    if plan is None:
+        return []
+    pairs = [
+        FormatPair(
+            key=str(r.position), label=value_label(state, r.value), value=r.value, shape=r.shape,
+            arrives=state.arrival(r.value) if r.value is not None else None, required=r,
+        )
+        for r in plan.inputs
+    ]
+    out = plan.output
+    pairs.append(FormatPair(key=OUTPUT_KEY, label=value_label(state, out.value), value=out.value, shape=out.shape,
+                            arrives=None, required=out))
+    return pairs
+
+
+def costliest_conversion(pairs: list[FormatPair]) -> str | None:
+    """The key of the input whose conversion adds the most bytes per tile (the one worth exploring first)."""
+    growth = [
+        (pair.required.shard_bytes - pair.arrives.shard_bytes, -i, pair.key)
+        for i, pair in enumerate(pairs)
+        if pair.converts and pair.shape is not None and pair.required.shard_bytes is not None
+    ]
+    return max(growth)[2] if growth else None
+
+
+@dataclass(frozen=True)
+class Alternatives:
+    """The alternatives of one operation as a table: one row per alternative, in file order."""
+
+    frame: pd.DataFrame  # columns: alternative, chosen (mark text), dispatch columns, varying requirement bytes
+    titles: dict[str, str]  # column → its header text (untrusted: escape before HTML)
+    numeric: list[str]  # numeric columns the scatter can use, best first
+    chosen_row: int | None  # position of the chosen alternative in ``frame``
+    same_requirements: bool  # every alternative requires the same formats
+
+
+def _plain(value) -> object:
+    """A cell for display: lists as ``[-4, None]``; everything else as it is."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "[" + ", ".join("None" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in value) + "]"
+    return value
+
+
+def requirement_signature(plan) -> tuple:
+    """What a plan requires, without where the file writes it (``json_path`` differs per alternative)."""
+    return tuple(
+        (r.value, r.format, r.shard_bytes, r.local_staging, r.materialization) for r in (*plan.inputs, plan.output)
+    )
+
+
+def alternatives_of(state: SearchState, plans: pa.Table, operation_id: int) -> Alternatives:
+    rows = plans.filter(pc.equal(plans["operation_id"], operation_id))
+    dispatch = [f for f in rows.schema if f.name not in PLANS_FIXED.names]
+    op_plans = state.plans[operation_id]
+    columns: dict[str, object] = {
+        ALTERNATIVE: rows["alternative"].to_numpy(),
+        CHOSEN: [CHOSEN_MARK if c else "" for c in rows["chosen"].to_pylist()],
+    }
+    titles = {ALTERNATIVE: ALTERNATIVE, CHOSEN: CHOSEN}
+    numeric = []
+    for i, dispatch_field in enumerate(dispatch):
+        column = f"d{i}"  # safe column ids; the file's names are only titles
+        values = rows[dispatch_field.name].to_pylist()
+        if pa.types.is_list(dispatch_field.type):
+            values = [None if v is None else _plain(v) for v in values]
+        elif pa.types.is_integer(dispatch_field.type) or pa.types.is_floating(dispatch_field.type):
+            values = pd.array(values, dtype="Int64" if pa.types.is_integer(dispatch_field.type) else "Float64")
+            numeric.append(column)
+        columns[column] = values
+        titles[column] = dispatch_field.name
+
+    # Requirement bytes per tile, shown only where alternatives differ (in the sample they do not).
+    alternatives = op_plans.alternatives
+    first = requirement_signature(alternatives[0]) if alternatives else None
+    same = all(requirement_signature(p) == first for p in alternatives)
+    if not same:
+        for position in range(len(alternatives[0].inputs)):
+            column = f"in{position}_bytes"
+            columns[column] = pd.array(
+                [p.inputs[position].shard_bytes if position < len(p.inputs) else None for p in alternatives], dtype="Int64"
+            )
+            titles[column] = f"{value_label(state, alternatives[0].inputs[position].value)} B/tile"
+            numeric.append(column)
+        columns["out_bytes"] = pd.array([p.output.shard_bytes for p in alternatives], dtype="Int64")
+        titles["out_bytes"] = "output B/tile"
+        numeric.append("out_bytes")
+
+    frame = pd.DataFrame(columns)
+    # The parameters that vary most make the most telling axes; the alternative index is the fallback.
+    spread = {c: frame[c].nunique(dropna=True) for c in numeric}
+    numeric = sorted(numeric, key=lambda c: -spread[c]) + [ALTERNATIVE]
+    at = np.flatnonzero(frame[ALTERNATIVE].to_numpy() == op_plans.chosen) if op_plans.chosen is not None else []
+    return Alternatives(frame, titles, numeric, int(at[0]) if len(at) else None, same)
+
+
+def scatter_data(alts: Alternatives, x: str, y: str) -> tuple[dict, dict]:
+    """One point per distinct (x, y) with how many alternatives sit there, and the chosen point."""
+    frame = alts.frame[list(dict.fromkeys([ALTERNATIVE, x, y]))].dropna()  # x or y may be the index column
+    at: dict[tuple[float, float], list[int]] = {}
+    for alternative, px, py in zip(frame[ALTERNATIVE].tolist(), frame[x].tolist(), frame[y].tolist()):
+        at.setdefault((float(px), float(py)), []).append(int(alternative))
+    keys = sorted(at)
+    counts = [len(at[k]) for k in keys]
+    points = {
+        "x": [k[0] for k in keys],
+        "y": [k[1] for k in keys],
+        "count": counts,
+        "examples": [", ".join(map(str, at[k][:8])) + (", …" if len(at[k]) > 8 else "") for k in keys],
+        "size": [7 + 3.5 * math.sqrt(n) for n in counts],
+    }
+    chosen = {"x": [], "y": [], "alternative": []}
+    if alts.chosen_row is not None:
+        row = alts.frame.iloc[alts.chosen_row]
+        if not (pd.isna(row[x]) or pd.isna(row[y])):
+            chosen = {"x": [float(row[x])], "y": [float(row[y])], "alternative": [int(row[ALTERNATIVE])]}
+    return points, chosen
+
+
+def conversion_text(pair: FormatPair) -> str:
+    """What changes between the arriving and the required format, and its cost per tile."""
+    if pair.arrives is None:
+        return ""
+    if not pair.converts:
+        return "same format: no conversion"
+    a, r = pair.arrives.format, pair.required.format
+    changes = []
+    if a.precision != r.precision:
+        changes.append(f"precision {a.precision} → {r.precision}")
+    if a.layout.order != r.layout.order:
+        changes.append(f"order {a.layout.order} → {r.layout.order}")
+    if a.layout.memory_class != r.layout.memory_class:
+        changes.append(f"memory class {a.layout.memory_class} → {r.layout.memory_class}")
+    if a.layout.tiling != r.layout.tiling:
+        tiles_before, tiles_after = a.layout.tiling.tile_count, r.layout.tiling.tile_count
+        changes.append("re-tiled" + (f" ({tiles_before:,} → {tiles_after:,} tiles)" if tiles_before != tiles_after else ""))
+    before, after = pair.arrives.shard_bytes, pair.required.shard_bytes
+    if before is not None and after is not None:
+        changes.append("same bytes per tile" if before == after else f"{fmt_signed_bytes(after - before)} per tile")
+    return "converted: " + "; ".join(changes)
+
+
+def refusal_text(shape: Sequence[int], tiling: TensorTiling, handle: int | str, count: int, violation: Violation, tile_limit: int) -> str:
+    """Why one count of a required format's tiling is refused, in the editor's words."""
+    if handle == REPLICAS:
+        what = f"{count} replica{'s' if count != 1 else ''}"
+        if violation.rule == RULE_MIN_REPLICAS:
+            return f"{what} refused: a tiling needs at least 1 replica"
+    else:
+        axis = tiling.axes[int(handle)]
+        what = f"axis {handle} ({axis.axis}): {count} partition{'s' if count != 1 else ''}"
+    if violation.rule == RULE_TILE_COUNT:
+        edited = tiling.with_replicas(count) if handle == REPLICAS else tiling.with_partitions(int(handle), count)
+        factors = " × ".join(str(a.partitions) for a in edited.axes) or "1"
+        return (
+            f"{what} refused: the tiling would span {factors} × {edited.replicas} replica"
+            f"{'s' if edited.replicas != 1 else ''} = {edited.tile_count:,} tiles, more than the config's {tile_limit:,}"
+        )
+    if violation.axis == handle and handle != REPLICAS:
+        blocks = axis_blocks(shape, tiling)[int(handle)]
+        block_size = tiling.axes[int(handle)].block_size
+        return (
+            f"{what} refused: the axis has {blocks:,} block{'s' if blocks != 1 else ''} of {block_size:,} "
+            f"element{'s' if block_size != 1 else ''}, so it takes 1 to {blocks:,} partitions"
+        )
+    return f"{what} refused: {violation.rule} ({violation.detail})"
