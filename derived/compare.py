@@ -68,12 +68,8 @@ class CompareSide:
     def edits(self) -> tuple:
         return tuple(self.whatif.edits) if self.whatif is not None else ()
 
-    @cached_property
-    def _precisions(self) -> list[str]:
-        return self.profile.values.column("precision").to_pylist()
-
     def precision_text(self, row: int) -> str:
-        return self._precisions[row]
+        return self.profile.values.column("precision")[row].as_py()
 
 
 @dataclass(frozen=True)

@@ -55,30 +55,59 @@ class ValueMatch:
         return np.flatnonzero(self.a_row < 0)
 
 
-def _names(profile: MemoryProfile) -> pd.Series:
-    column = profile.values.column("name")
-    return column.to_pandas() if isinstance(column, (pa.ChunkedArray, pa.Array)) else pd.Series(column)
+def _names(profile: MemoryProfile) -> pa.ChunkedArray:
+    return profile.values.column("name")
+
+
+def _occurrences(codes: np.ndarray) -> np.ndarray:
+    """For each position, how many earlier positions have the same code (0 for the first)."""
+    order = np.argsort(codes, kind="stable")
+    ordered = codes[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) if codes.size else np.zeros(0, np.int64)
+    run_start = np.repeat(starts, np.diff(np.concatenate((starts, [codes.size]))))
+    out = np.empty(codes.size, dtype=np.int64)
+    out[order] = np.arange(codes.size) - run_start
+    return out
+
+
+def _unpaired(n: int, paired: np.ndarray) -> np.ndarray:
+    free = np.ones(n, dtype=bool)
+    free[paired] = False
+    return np.flatnonzero(free)
+
+
+def _entries(a_row: np.ndarray, b_row: np.ndarray, names: np.ndarray, n_a: int, n_b: int) -> ValueMatch:
+    entry_of_a = np.full(n_a, -1, dtype=np.int64)
+    entry_of_b = np.full(n_b, -1, dtype=np.int64)
+    entries = np.arange(a_row.size)
+    entry_of_a[a_row[a_row >= 0]] = entries[a_row >= 0]
+    entry_of_b[b_row[b_row >= 0]] = entries[b_row >= 0]
+    return ValueMatch(names, a_row, b_row, entry_of_a, entry_of_b)
 
 
 def match_values(a: MemoryProfile, b: MemoryProfile) -> ValueMatch:
     """Match by (name, occurrence of that name in file order)."""
     names_a, names_b = _names(a), _names(b)
-    frame_a = pd.DataFrame({"name": names_a, "k": names_a.groupby(names_a, sort=False).cumcount(), "a_row": np.arange(len(names_a))})
-    frame_b = pd.DataFrame({"name": names_b, "k": names_b.groupby(names_b, sort=False).cumcount(), "b_row": np.arange(len(names_b))})
-    both = frame_a.merge(frame_b, on=["name", "k"], how="outer", sort=False)
-    a_row = both["a_row"].fillna(-1).to_numpy(dtype=np.int64)
-    b_row = both["b_row"].fillna(-1).to_numpy(dtype=np.int64)
-    # Stable order: pairs by A's row, then A-only by A's row, then B-only by B's row.
-    group = np.where(b_row < 0, 1, np.where(a_row < 0, 2, 0))
-    order = np.lexsort((np.where(a_row < 0, b_row, a_row), group))
-    a_row, b_row = a_row[order], b_row[order]
-    name = both["name"].to_numpy(dtype=object)[order]
-    entry_of_a = np.full(len(names_a), -1, dtype=np.int64)
-    entry_of_b = np.full(len(names_b), -1, dtype=np.int64)
-    entries = np.arange(a_row.size)
-    entry_of_a[a_row[a_row >= 0]] = entries[a_row >= 0]
-    entry_of_b[b_row[b_row >= 0]] = entries[b_row >= 0]
-    return ValueMatch(name, a_row, b_row, entry_of_a, entry_of_b)
+    n_a, n_b = len(names_a), len(names_b)
+    text_a = names_a.to_numpy(zero_copy_only=False)
+    if names_a.equals(names_b):  # the same program's values in the same order (a what-if, a re-plan): pairs by row
+        rows = np.arange(n_a, dtype=np.int64)
+        return _entries(rows, rows.copy(), text_a, n_a, n_b)
+    text_b = names_b.to_numpy(zero_copy_only=False)
+    codes, _ = pd.factorize(np.concatenate((text_a, text_b)))
+    code_a, code_b = codes[:n_a].astype(np.int64), codes[n_a:].astype(np.int64)
+    width = max(n_a, n_b) + 1
+    key_a = code_a * width + _occurrences(code_a)  # unique per side: (name, occurrence)
+    key_b = code_b * width + _occurrences(code_b)
+    _, pair_a, pair_b = np.intersect1d(key_a, key_b, assume_unique=True, return_indices=True)
+    order = np.argsort(pair_a, kind="stable")  # pairs by A's row
+    pair_a, pair_b = pair_a[order].astype(np.int64), pair_b[order].astype(np.int64)
+    only_a = _unpaired(n_a, pair_a)
+    only_b = _unpaired(n_b, pair_b)
+    a_row = np.concatenate((pair_a, only_a, np.full(only_b.size, -1))).astype(np.int64)
+    b_row = np.concatenate((pair_b, np.full(only_a.size, -1), only_b)).astype(np.int64)
+    names = np.concatenate((text_a[pair_a], text_a[only_a], text_b[only_b]))
+    return _entries(a_row, b_row, names, n_a, n_b)
 
 
 @dataclass(frozen=True)
@@ -119,10 +148,17 @@ def step_keys(profile: MemoryProfile) -> list[tuple[int, str]]:
     return list(zip(steps.column("source").to_pylist(), steps.column("operation").to_pylist()))
 
 
+def _same_steps(a: MemoryProfile, b: MemoryProfile) -> bool:
+    return all(a.steps.column(name).equals(b.steps.column(name)) for name in ("source", "operation"))
+
+
 def align_steps(a: MemoryProfile, b: MemoryProfile) -> StepAlignment:
+    if _same_steps(a, b):
+        index = np.arange(a.n_steps, dtype=np.int64)
+        return StepAlignment(SAME, index, index.copy(), a.n_steps, b.n_steps)
     keys_a, keys_b = step_keys(a), step_keys(b)
     n_a, n_b = len(keys_a), len(keys_b)
-    if keys_a == keys_b:
+    if keys_a == keys_b:  # equal texts in columns Arrow does not call equal (another encoding)
         index = np.arange(n_a, dtype=np.int64)
         return StepAlignment(SAME, index, index.copy(), n_a, n_b)
     codes: dict[tuple[int, str], int] = {}

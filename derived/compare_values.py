@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from tilescope.models.tiling import TensorTiling
 from tilescope.planner.edits import current_tiling
@@ -28,24 +30,55 @@ ONLY_B = "only_b"
 REGION_NAMES = ("standard", "interleaved")
 
 
+def _distinct_texts(column: pa.ChunkedArray) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """A text column's distinct texts, each row's index among them, and a row holding each text
+    (dictionary-encoded columns are read through their dictionaries: no Python string per row)."""
+    encoded = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
+    texts: dict[str, int] = {}
+    parts = []
+    for chunk in encoded.chunks:
+        mapping = np.array([texts.setdefault(t, len(texts)) for t in chunk.dictionary.to_pylist()], dtype=np.int64)
+        parts.append(mapping[chunk.indices.to_numpy(zero_copy_only=False)] if mapping.size else np.zeros(len(chunk), np.int64))
+    index = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    distinct, first_row = np.unique(index, return_index=True)
+    rows = np.zeros(len(texts), dtype=np.int64)
+    rows[distinct] = first_row
+    return list(texts), index, rows
+
+
 def _tiling_codes(side: "CompareSide", codes: dict[TensorTiling, int]) -> np.ndarray:
     """A code per value row for its current tiling; equal codes on both sides ⇔ equal tilings."""
     arrays = side.arrays
-    by_text: dict[str, int] = {}
-    out = np.empty(arrays.n_values, dtype=np.int64)
-    for row, text in enumerate(arrays.layout_text):
-        code = by_text.get(text)
-        if code is None:
-            code = by_text[text] = codes.setdefault(arrays.tiling(row), len(codes))
-        out[row] = code
+    texts, index, rows = _distinct_texts(side.profile.values.column("layout"))
+    # One tiling per distinct layout text (read from a row that has it; a text never used by a row
+    # of this table cannot occur); aliases share their root's layout text (docs/formats.md §2).
+    per_text = np.array([codes.setdefault(arrays.tiling(int(r)), len(codes)) for r in rows], dtype=np.int64)
+    out = per_text[index] if index.size else np.zeros(0, np.int64)
     for row, tiling in side.tilings.items():
         out[row] = codes.setdefault(tiling, len(codes))
     return out
 
 
 def _text_codes(side: "CompareSide", column: str, codes: dict[str, int]) -> np.ndarray:
-    texts = side.profile.values.column(column).to_pylist()
-    return np.fromiter((codes.setdefault(t, len(codes)) for t in texts), dtype=np.int64, count=len(texts))
+    texts, index, _ = _distinct_texts(side.profile.values.column(column))
+    mapping = np.array([codes.setdefault(t, len(codes)) for t in texts], dtype=np.int64)
+    return mapping[index] if index.size else np.zeros(0, np.int64)
+
+
+def _shape_matrix(side: "CompareSide", rows: np.ndarray, width: int) -> np.ndarray:
+    """The shapes of ``rows`` as a ``(rows, width)`` matrix padded with -1 (width ≥ every rank)."""
+    shapes = side.profile.values.column("shape").take(pa.array(rows, pa.int64())).combine_chunks()
+    lengths = np.diff(shapes.offsets.to_numpy())
+    out = np.full((rows.size, width), -1, dtype=np.int64)
+    starts = np.repeat(shapes.offsets.to_numpy()[:-1], lengths)
+    position = np.arange(lengths.sum()) - starts + shapes.offsets[0].as_py()
+    out[np.repeat(np.arange(rows.size), lengths), position] = shapes.flatten().to_numpy()
+    return out
+
+
+def _max_rank(side: "CompareSide") -> int:
+    lengths = pc.list_value_length(side.profile.values.column("shape"))
+    return int(pc.max(lengths).as_py() or 0)
 
 
 def differing_pairs(a: "CompareSide", b: "CompareSide", match: "ValueMatch") -> np.ndarray:
@@ -59,8 +92,9 @@ def differing_pairs(a: "CompareSide", b: "CompareSide", match: "ValueMatch") -> 
     differ |= _text_codes(a, "precision", precisions)[ra] != _text_codes(b, "precision", precisions)[rb]
     for name in ("region", "granule", "copies"):
         differ |= getattr(a.arrays, name)[ra] != getattr(b.arrays, name)[rb]
-    shapes_a, shapes_b = a.arrays.shapes, b.arrays.shapes
-    differ |= np.fromiter((shapes_a[i] != shapes_b[j] for i, j in zip(ra.tolist(), rb.tolist())), dtype=bool, count=pairs.size)
+    if pairs.size:
+        width = max(_max_rank(a), _max_rank(b), 1)
+        differ |= np.any(_shape_matrix(a, ra, width) != _shape_matrix(b, rb, width), axis=1)
     return pairs[differ]
 
 
