@@ -34,7 +34,7 @@ from .compare_values import ValueDiff, value_diffs
 if TYPE_CHECKING:
     from tilescope.planner.edits import WhatIf
 
-__all__ = ["ALIGNED", "SAME", "FIGURES", "CompareSide", "Comparison", "PeakDelta", "StepOverlay", "compare_plans"]
+__all__ = ("ALIGNED", "SAME", "FIGURES", "CompareSide", "Comparison", "PeakDelta", "StepOverlay", "compare_plans")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ mismatch raises instead of returning parts that do not add up.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from .compare_match import ValueMatch
 
 FIGURES = ("total", "standard", "interleaved")
-FIGURE_REGIONS = {"total": (0, 1), "standard": (0,), "interleaved": (1,)}
+FIGURE_REGIONS = MappingProxyType({"total": (0, 1), "standard": (0,), "interleaved": (1,)})  # region codes of each figure
 
 
 @dataclass(frozen=True)

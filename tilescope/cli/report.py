@@ -35,7 +35,7 @@ def run_compare(args) -> int:
 
     if args.step is not None:
         raise TilescopeError("--step: not with --compare (the compare form attributes each peak at its own step)")
-    check_targets(args.out, COMPARE_NAMES, overwrite=args.overwrite)  # before the slow part
+    check_targets(args.out, list(COMPARE_NAMES), overwrite=args.overwrite)  # before the slow part
     comparison = comparison_of(Namespace(a=args.file, b=args.compare, edits_a=args.edits, edits_b=args.compare_edits, top=0))
     file_b = args.compare if args.compare is not None else args.file
     files = {COMPARE_PNG: compare_png(comparison, args.file, file_b), **compare_tables(comparison, args.file, file_b)}
