@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compare_support import expected_comparison, tiling_text, with_edits, write
+from compare_support import expected_comparison, refigure, tiling_text, with_edits, write
 from tilescope.derived.compare import FIGURES, CompareSide, compare_plans
 from tilescope.derived.compare_json import comparison_json
 from tilescope.loaders.memory_profile import load_memory_profile
@@ -204,3 +204,20 @@ def test_a_what_if_side_must_compare_its_own_plan(sample_side):
     whatif = apply_edits(sample_side.arrays, sample_side.plan, tiling_edits(EDITS["standard"]))
     with pytest.raises(ValueError):
         CompareSide(sample_side.profile, sample_side.arrays, sample_side.plan, whatif)
+
+
+def test_a_value_that_moved_region(sample_side, raw, tmp_path):
+    """Value 31 moved to the standard region (its class and its layout's memory class edited in
+    the raw JSON): it leaves the interleaved peak's parts and joins the standard one's, and the
+    pair lists the region change."""
+    moved = json.loads(json.dumps(raw))
+    value = next(v for v in moved["timeline"]["values"] if v["id"] == 31)
+    value["class"] = "Ipu21Standard"
+    value["layout"] = value["layout"].replace("memory_class: Ipu21Interleaved", "memory_class: Ipu21Standard")
+    refigure(moved)
+    comparison = compare_plans(sample_side, side_of(write(moved, tmp_path / "moved.json")))
+    check_against(comparison, expected_comparison(raw, moved))
+    (only,) = comparison.changed_values
+    assert (only.a_id, only.delta_bytes, only.changes) == (31, 0, {"region": {"a": "interleaved", "b": "standard"}})
+    interleaved = {p.a_id: p.bytes for p in comparison.attribution("interleaved").parts}
+    assert interleaved.get(31) == -18432
