@@ -17,6 +17,7 @@ COMMANDS = {
     "advise": "rank tiling edits that lower a peak",
     "synth": "write a synthetic memory profile built from the sample's structure",
     "report": "write the PNG report and CSV files",
+    "compare": "compare two memory plans: peaks, changed values, each peak's change value by value",
 }
 
 

@@ -14,6 +14,12 @@ recompute the memory plan of a profile, optionally with what-if tiling edits (pl
   ``84:1=18`` before ``84:replicas=27``, stops at its first edit), and prints one JSON line per edit:
   ``{"index", "edit" (as above), "standard", "interleaved", "total", "effective_peak_bytes",
   "steps": {"standard", "interleaved", "total"}, "fits_budget"}``.
+- ``--write-profile OUT.json`` also writes the (edited) plan as a memory profile in the compiler's
+  format (``tilescope.report.profile_json``): edited layouts in Debug text, every recorded figure
+  recomputed, everything else as in FILE; ``tilescope check OUT.json`` passes on it. OUT is written
+  atomically and never replaces an existing file without ``--overwrite``; OUT naming FILE itself
+  is refused even with ``--overwrite`` (the input is never written). Not with ``--each``. The text
+  form ends with ``wrote OUT``; ``--json`` adds ``"written_profile": OUT``.
 - An invalid edit set exits 2 with one line naming the value, the axis and the rule (EditError);
   a malformed ``--edit`` argument exits 2 with one line.
 """
@@ -21,11 +27,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+from pathlib import Path
 
 from tilescope.cli.inputs import open_profile
-from tilescope.models.edits import TilingEdit, load_edit_set
-from tilescope.models.errors import TilescopeError, describe
+from tilescope.models.edits import TilingEdit, load_edit_set, write_atomically
+from tilescope.models.errors import InputError, TilescopeError, describe
 from tilescope.planner.edits import AppliedEdit, WhatIf, apply_edits
 from tilescope.planner.model import Plan, ProfileArrays, plan_profile
 
@@ -53,6 +61,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--edits", metavar="EDITS.json", help="a saved edit set, applied before any --edit")
     parser.add_argument("--each", action="store_true", help="apply the edits one at a time; one JSON line per edit")
     parser.add_argument("--storage-group", action="store_true", help="apply each edit to the value's whole storage group")
+    parser.add_argument("--write-profile", metavar="OUT.json", help="also write the plan as a memory profile (edited layouts, figures recomputed)")
+    parser.add_argument("--overwrite", action="store_true", help="let --write-profile replace an existing file")
 
 
 def plan_json(arrays: ProfileArrays, plan: Plan, layout_errors: list) -> dict:
@@ -139,10 +149,38 @@ def edits_of(args) -> list[TilingEdit]:
     return (load_edit_set(args.edits) if args.edits else []) + list(args.edit)
 
 
+def _profile_target(args) -> Path | None:
+    """Where ``--write-profile`` writes, checked before any work (module doc)."""
+    if not args.write_profile:
+        return None
+    if args.each:
+        raise TilescopeError("--write-profile writes one plan: not with --each")
+    out = Path(args.write_profile)
+    if out.exists() and Path(args.file).exists() and os.path.samefile(out, args.file):
+        raise InputError("--write-profile", "a file other than the input (the input is never written)", "the input file", file=str(out))
+    if out.exists() and not args.overwrite:
+        raise InputError("--write-profile", "a path that does not exist yet (pass --overwrite to replace it)", "an existing file", file=str(out))
+    if not out.parent.is_dir():
+        raise InputError("--write-profile", "a path in an existing folder", "no such folder", file=str(out))
+    return out
+
+
+def write_profile(args, out: Path, arrays: ProfileArrays, plan: Plan, whatif: WhatIf | None) -> Path:
+    from tilescope.report.profile_json import profile_json_bytes
+
+    try:
+        data = Path(args.file).read_bytes()
+    except OSError as exc:
+        raise InputError("$", "a readable memory profile", exc.strerror or str(exc), file=str(args.file)) from None
+    text = profile_json_bytes(data, str(args.file), arrays, plan, whatif.tilings if whatif is not None else {})
+    return write_atomically(out, text, overwrite=args.overwrite)
+
+
 def run(args) -> int:
     edits = edits_of(args)
     if args.each and not edits:
         raise TilescopeError("--each needs edits (--edits FILE or --edit V:K=N)")
+    target = _profile_target(args)
     profile = open_profile(args.file)
     arrays, plan = plan_profile(profile)
     if args.each:
@@ -152,13 +190,18 @@ def run(args) -> int:
         return 0
     whatif = apply_edits(arrays, plan, edits, whole_storage_group=args.storage_group) if edits else None
     shown = whatif.plan if whatif is not None else plan
+    written = write_profile(args, target, arrays, shown, whatif) if target is not None else None
     if args.json:
         out = plan_json(arrays, shown, profile.values.column("layout_error").to_pylist())
         if whatif is not None:
             out["edits"] = [applied_edit_json(a) for a in whatif.applied]
+        if written is not None:
+            out["written_profile"] = str(written)
         print(json.dumps(out))
     else:
         print(human_summary(arrays, shown))
         if whatif is not None:
             print(edits_summary(whatif))
+        if written is not None:
+            print(f"wrote {written}")
     return 0

@@ -1,6 +1,11 @@
 """``tilescope report FILE [--edits EDITS.json] [--step N] --out DIR [--overwrite]``: write the PNG
 report and the CSV files (``tilescope.report``) into DIR. Existing files are never replaced unless
-``--overwrite``; in that case nothing at all is written."""
+``--overwrite``; in that case nothing at all is written.
+
+``tilescope report A --compare B [--edits E] [--compare-edits E] --out DIR`` writes the compare
+form instead (``report.compare_tables``, ``report.compare_png``): compare.png, compare_values.csv,
+compare_attribution.csv, compare_steps.csv and compare.json; ``--edits`` applies to A,
+``--compare-edits`` to B (``--compare-edits`` without ``--compare`` compares A with A edited)."""
 from __future__ import annotations
 
 from tilescope.cli.inputs import open_profile
@@ -15,9 +20,33 @@ def add_arguments(parser) -> None:
     parser.add_argument("--step", type=int, metavar="N", help="step of the breakdown (default: the total peak step)")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory to write into (created if missing)")
     parser.add_argument("--overwrite", action="store_true", help="replace files that exist already")
+    parser.add_argument("--compare", metavar="B", help="write the compare form: FILE (A) against the memory profile B")
+    parser.add_argument("--compare-edits", metavar="EDITS.json", help="an edit set applied to B (to A itself without --compare)")
+
+
+def run_compare(args) -> int:
+    from argparse import Namespace
+
+    from tilescope.cli.compare import comparison_of
+    from tilescope.models.errors import TilescopeError
+    from tilescope.report.compare_png import compare_png
+    from tilescope.report.compare_tables import COMPARE_NAMES, COMPARE_PNG, compare_tables
+    from tilescope.report.files import Report, check_targets, write_report
+
+    if args.step is not None:
+        raise TilescopeError("--step: not with --compare (the compare form attributes each peak at its own step)")
+    check_targets(args.out, list(COMPARE_NAMES), overwrite=args.overwrite)  # before the slow part
+    comparison = comparison_of(Namespace(a=args.file, b=args.compare, edits_a=args.edits, edits_b=args.compare_edits, top=0))
+    file_b = args.compare if args.compare is not None else args.file
+    files = {COMPARE_PNG: compare_png(comparison, args.file, file_b), **compare_tables(comparison, args.file, file_b)}
+    for path in write_report(Report(files, comparison.a.plan.peaks.total_step), args.out, overwrite=args.overwrite):
+        print(path)
+    return 0
 
 
 def run(args) -> int:
+    if args.compare is not None or args.compare_edits is not None:
+        return run_compare(args)
     # matplotlib is imported only when a report is drawn, not on every CLI start.
     from tilescope.report.files import check_targets, report_names, report_of, write_report
     from tilescope.report.tables import report_input
