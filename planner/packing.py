@@ -124,24 +124,27 @@ def first_fit(
     out = np.zeros(n, dtype=np.int64) if offsets is None else offsets.copy()
     placed = np.zeros(n, dtype=bool)
     placed[order[:start]] = True
-    floor = np.int64(floor)
+    bounds, neighbours = conflicts.start.tolist(), conflicts.neighbours
+    size_of, granule_of = sizes.tolist(), granules.tolist()
+    head = np.array([floor], dtype=np.int64)
+    tail = np.array([_NO_LIMIT], dtype=np.int64)
+    accumulate = np.maximum.accumulate
     for i in order[start:].tolist():
-        near = conflicts.of(i)
+        near = neighbours[bounds[i] : bounds[i + 1]]
         near = near[placed[near]]
-        g, size = granules[i], sizes[i]
+        g, size = granule_of[i], size_of[i]
         if near.size == 0:
             out[i] = -(-floor // g) * g
         else:
-            below = out[near]
-            by_offset = np.argsort(below, kind="stable")
-            low = below[by_offset]
-            reach = np.maximum.accumulate(low + sizes[near][by_offset])
-            # Gap t runs from the highest end among the first t allocations (floor for t = 0) to the
-            # next allocation's offset (no limit after the last).
-            begins = np.maximum(np.concatenate(([floor], reach)), floor)
-            begins = -(-begins // g) * g
-            limits = np.concatenate((low, [_NO_LIMIT]))
-            out[i] = begins[np.argmax(begins + size <= limits)]
+            by_offset = near[out[near].argsort(kind="stable")]
+            low = out[by_offset]
+            # Gap t runs from the highest end among the first t allocations (floor for t = 0; every
+            # placed offset is at least the floor) to the next allocation's offset (no limit after
+            # the last).
+            begins = np.concatenate((head, accumulate(low + sizes[by_offset])))
+            if g > 1:
+                begins = -(-begins // g) * g
+            out[i] = begins[(begins + size <= np.concatenate((low, tail))).argmax()]
         placed[i] = True
     return out
 

@@ -49,7 +49,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .model import Plan, ProfileArrays
-from .packing import Conflicts, Packing, PlacementError, conflicts_of, pack
+from .packing import PlacementError
+from .placement_groups import Allocations, Previous, RegionState, check_stacks, place_region
+
+__all__ = ["ALGORITHM", "CAPACITY_RULE", "KIND_NAMES", "REGION_NAMES", "Placement", "PlacementError", "RegionPlacement", "place"]
 
 KIND_NAMES = ("value", "scratch", "exchange_rows")  # Placement.kind holds indices into this
 KIND_VALUE, KIND_SCRATCH, KIND_EXCHANGE_ROWS = 0, 1, 2
@@ -57,7 +60,6 @@ REGION_NAMES = ("standard", "interleaved")  # Placement.region holds indices (pl
 
 SEARCH_EVALUATIONS = 128  # first-fit runs per group for a fresh placement
 REPLACE_EVALUATIONS = 32  # per changed group when re-placing after an edit (every drag)
-_KEPT_PACKINGS = 256  # packings of earlier placements kept beyond the current ones (undo)
 _SUM_LIMIT = 1 << 62
 
 ALGORITHM = (
@@ -97,23 +99,8 @@ class RegionPlacement:
 
 
 @dataclass(frozen=True)
-class _Group:
-    """One independent group of a region: its allocations (global indices, canonical order)."""
-
-    members: np.ndarray
-    key: bytes  # the group's contents: identical keys, identical packings
-
-
-@dataclass(frozen=True)
-class _RegionState:
-    floor: int  # top of the bottom stack: where groups start
-    groups: list[_Group]
-    packings: dict[bytes, Packing]  # by group key (never mutated once the placement is built)
-
-
-@dataclass(frozen=True)
 class _State:
-    regions: tuple[_RegionState, _RegionState]
+    regions: tuple[RegionState, RegionState]
 
 
 @dataclass(frozen=True)
@@ -163,18 +150,7 @@ class Placement:
 # ----------------------------------------------------------------------------- allocations
 
 
-@dataclass(frozen=True)
-class _Allocations:
-    kind: np.ndarray
-    value_row: np.ndarray
-    region: np.ndarray
-    bytes: np.ndarray
-    granule: np.ndarray
-    first: np.ndarray
-    last: np.ndarray
-
-
-def _allocations_of(arrays: ProfileArrays, plan: Plan) -> _Allocations:
+def _allocations_of(arrays: ProfileArrays, plan: Plan) -> Allocations:
     rows = arrays.interval_row
     n_steps = arrays.n_steps
     std_steps = np.flatnonzero(arrays.scratch_standard != 0)
@@ -183,7 +159,7 @@ def _allocations_of(arrays: ProfileArrays, plan: Plan) -> _Allocations:
     parts = (rows.size, std_steps.size, intl_steps.size, exchange)
     kind = np.repeat(np.array([KIND_VALUE, KIND_SCRATCH, KIND_SCRATCH, KIND_EXCHANGE_ROWS], dtype=np.int8), parts)
     whole = np.array([0]), np.array([max(n_steps - 1, 0)])
-    return _Allocations(
+    return Allocations(
         kind=kind,
         value_row=np.concatenate((rows, np.full(kind.size - rows.size, -1))).astype(np.int64),
         region=np.concatenate((arrays.region[rows], np.repeat(np.array([0, 1, 0], dtype=np.int8), parts[1:]))).astype(np.int8),
@@ -197,121 +173,22 @@ def _allocations_of(arrays: ProfileArrays, plan: Plan) -> _Allocations:
     )
 
 
-def _check_sums(alloc: _Allocations) -> None:
+def _check_sums(alloc: Allocations) -> None:
     """Refuse before packing when an offset or end could reach 2⁶² (module doc)."""
     if alloc.bytes.size and (int(alloc.bytes.min()) < 0 or int(alloc.granule.min()) < 1):
         raise PlacementError("an allocation has negative bytes or a granule below 1: nothing to place")
     for code, name in enumerate(REGION_NAMES):
         mask = alloc.region == code
-        # Python integers: exact whatever the sizes (object sums of int64 items).
-        total = sum(alloc.bytes[mask].tolist()) + sum(alloc.granule[mask].tolist()) - int(mask.sum())
+        count = int(mask.sum())
+        if not count:
+            continue
+        # Python integers throughout: count × the largest item bounds the sum; only when that bound
+        # is not clearly below the limit is the exact sum taken (item by item).
+        if count * (int(alloc.bytes[mask].max()) + int(alloc.granule[mask].max())) < _SUM_LIMIT:
+            continue
+        total = sum(alloc.bytes[mask].tolist()) + sum(alloc.granule[mask].tolist()) - count
         if total >= _SUM_LIMIT:
             raise PlacementError(f"{name} region: {total:,} bytes of allocations and padding: too large to place exactly in int64")
-
-
-# ----------------------------------------------------------------------------- per region
-
-
-def _groups_of(alloc: _Allocations, movable: np.ndarray, n_steps: int, floor: int) -> list[_Group]:
-    """Cut the movable allocations into groups at every step boundary none of them crosses."""
-    if movable.size == 0:
-        return []
-    first, last = alloc.first[movable], alloc.last[movable]
-    crossing = np.zeros(n_steps + 1, dtype=np.int64)  # crossing[s]: allocations live at s and s + 1
-    np.add.at(crossing, first, 1)
-    np.add.at(crossing, last, -1)
-    cut_after = np.cumsum(crossing)[:-1] == 0
-    group_of_step = np.concatenate(([0], np.cumsum(cut_after[:-1])))
-    group_start = np.flatnonzero(np.concatenate(([True], cut_after[:-1])))
-    group = group_of_step[first]
-    rel_first, rel_last = first - group_start[group], last - group_start[group]
-    size, granule = alloc.bytes[movable], alloc.granule[movable]
-    order = np.lexsort((movable, size, granule, rel_last, rel_first, group))
-    sorted_group = group[order]
-    bounds = np.flatnonzero(np.concatenate(([True], sorted_group[1:] != sorted_group[:-1], [True])))
-    contents = np.stack((rel_first[order], rel_last[order], granule[order], size[order]), axis=1)
-    floor_bytes = np.int64(floor).tobytes()
-    members = movable[order]
-    return [
-        _Group(members[a:b], floor_bytes + contents[a:b].tobytes())
-        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())
-    ]
-
-
-def _stack(offsets: np.ndarray, alloc: _Allocations, rows: np.ndarray, start: int) -> int:
-    """Place ``rows`` one above the other from ``start`` (each aligned); returns the end."""
-    end = start
-    for row in rows.tolist():
-        g = int(alloc.granule[row])
-        offsets[row] = -(-end // g) * g
-        end = int(offsets[row]) + int(alloc.bytes[row])
-    return end
-
-
-def _warm_order(group: _Group, previous: _RegionState | None, index: int) -> list[np.ndarray]:
-    """The previous placement's order of the same group, in this group's member positions."""
-    if previous is None or index >= len(previous.groups):
-        return []
-    before = previous.groups[index]
-    packing = previous.packings.get(before.key)
-    if packing is None or before.members.size != group.members.size:
-        return []
-    sorter = np.argsort(group.members)
-    if not np.array_equal(group.members[sorter], np.sort(before.members)):
-        return []
-    position = np.empty(group.members.size, dtype=np.int64)
-    position[sorter] = np.arange(group.members.size)
-    # before.members[packing.order] are global indices; find their positions in this group.
-    return [position[np.searchsorted(group.members[sorter], before.members[packing.order])]]
-
-
-def _place_region(
-    code: int, alloc: _Allocations, n_steps: int, lower_bound: int, offsets: np.ndarray,
-    previous: _RegionState | None, evaluations: int,
-) -> tuple[int, _RegionState]:
-    in_region = np.flatnonzero(alloc.region == code)
-    whole = (alloc.first[in_region] <= 0) & (alloc.last[in_region] >= n_steps - 1)
-    bottom = in_region[whole & (alloc.granule[in_region] > 1)]
-    on_top = in_region[whole & (alloc.granule[in_region] == 1)]
-    bottom = bottom[np.lexsort((bottom, -alloc.granule[bottom]))]
-    floor = _stack(offsets, alloc, bottom, 0)
-    on_top_bytes = int(alloc.bytes[on_top].sum())
-    target = lower_bound - on_top_bytes  # groups ending at or below this leave placed at the bound
-    groups = _groups_of(alloc, in_region[~whole], n_steps, floor)
-    kept = dict(previous.packings) if previous is not None else {}
-    packings: dict[bytes, Packing] = {}
-    top = floor
-    for index, group in enumerate(groups):
-        packing = packings.get(group.key) or kept.get(group.key)
-        if packing is not None and packing.top > target and packing.evaluations < evaluations:
-            packing = None  # cached from a search stopped at a higher target: search further
-        if packing is None:
-            m = group.members
-            conflicts = conflicts_of(alloc.first[m], alloc.last[m])
-            packing = pack(
-                alloc.bytes[m], alloc.granule[m], alloc.first[m], alloc.last[m], floor=floor, target=target,
-                orders=_warm_order(group, previous, index), max_evaluations=evaluations, conflicts=conflicts,
-            )
-            _check_group(packing, alloc, m, floor, conflicts)
-        packings[group.key] = packing
-        offsets[group.members] = packing.offsets
-        top = max(top, packing.top)
-    _stack(offsets, alloc, on_top, top)
-    for key in list(kept)[-_KEPT_PACKINGS:]:
-        packings.setdefault(key, kept[key])
-    return floor, _RegionState(floor, groups, packings)
-
-
-def _check_group(packing: Packing, alloc: _Allocations, members: np.ndarray, floor: int, conflicts: Conflicts) -> None:
-    """Aligned, above the floor, and no two allocations live at a common step overlapping."""
-    o, s = packing.offsets, alloc.bytes[members]
-    if np.any(o % alloc.granule[members]) or np.any(o < floor):
-        raise PlacementError("internal error: a packed allocation is unaligned or below its floor")
-    i = np.repeat(np.arange(members.size), np.diff(conflicts.start))
-    j = conflicts.neighbours
-    clash = (s[i] > 0) & (s[j] > 0) & (o[i] < o[j] + s[j]) & (o[j] < o[i] + s[i])
-    if clash.any():
-        raise PlacementError("internal error: two allocations live at a common step overlap")
 
 
 # ----------------------------------------------------------------------------- the placement
@@ -324,13 +201,17 @@ def _capacities(arrays: ProfileArrays, placed_standard: int, placed_interleaved:
     return max(standard, 0), max(interleaved, 0)
 
 
-def place(arrays: ProfileArrays, plan: Plan, *, previous: Placement | None = None, evaluations: int | None = None) -> Placement:
+def place(
+    arrays: ProfileArrays, plan: Plan, *, previous: Placement | None = None, evaluations: int | None = None,
+    reuse_packings: bool = True,
+) -> Placement:
     """Place every allocation of ``plan`` (module doc).
 
     ``previous``: a placement of the same profile (any plan of it, e.g. before a what-if edit);
     groups it already packed are reused and changed ones warm-started from it. ``evaluations``:
     first-fit runs per group for the improvement search (default ``SEARCH_EVALUATIONS``, or
-    ``REPLACE_EVALUATIONS`` with ``previous``).
+    ``REPLACE_EVALUATIONS`` with ``previous``). ``reuse_packings=False`` packs every group anew, even
+    one identical to another (the benchmark's figure for profiles without repeated blocks).
     """
     alloc = _allocations_of(arrays, plan)
     _check_sums(alloc)
@@ -342,10 +223,9 @@ def place(arrays: ProfileArrays, plan: Plan, *, previous: Placement | None = Non
     offsets = np.zeros(alloc.bytes.size, dtype=np.int64)
     states = []
     for code in (0, 1):
-        before = previous._state.regions[code] if previous is not None else None
-        _, state = _place_region(code, alloc, arrays.n_steps, bounds[code], offsets, before, evaluations)
-        states.append(state)
-    _check_stacks(alloc, offsets, states)
+        before = Previous(previous._state.regions[code], previous.offset, previous.bytes) if previous is not None else None
+        states.append(place_region(code, alloc, arrays.n_steps, bounds[code], offsets, before, evaluations, reuse_packings))
+    check_stacks(alloc, offsets, states)
     ends = offsets + alloc.bytes
     placed = [int(ends[alloc.region == code].max(initial=0)) for code in (0, 1)]
     for code in (0, 1):
@@ -380,7 +260,7 @@ def place(arrays: ProfileArrays, plan: Plan, *, previous: Placement | None = Non
     return result
 
 
-def _same_allocations(previous: Placement, alloc: _Allocations) -> bool:
+def _same_allocations(previous: Placement, alloc: Allocations) -> bool:
     return (
         previous.n_allocations == alloc.bytes.size
         and np.array_equal(previous.first_step, alloc.first)
@@ -388,26 +268,3 @@ def _same_allocations(previous: Placement, alloc: _Allocations) -> bool:
         and np.array_equal(previous.region, alloc.region)
         and np.array_equal(previous.granule, alloc.granule)
     )
-
-
-def _check_stacks(alloc: _Allocations, offsets: np.ndarray, states: list[_RegionState]) -> None:
-    """The whole-program stacks overlap neither each other nor any group (groups were checked)."""
-    ends = offsets + alloc.bytes
-    for code, state in enumerate(states):
-        in_region = alloc.region == code
-        if np.any(offsets[in_region] % alloc.granule[in_region]):
-            raise PlacementError("internal error: an unaligned allocation")
-        grouped = np.zeros(alloc.bytes.size, dtype=bool)
-        for group in state.groups:
-            grouped[group.members] = True
-        stacked = np.flatnonzero(in_region & ~grouped & (alloc.bytes > 0))
-        order = stacked[np.argsort(offsets[stacked], kind="stable")]
-        if np.any(ends[order][:-1] > offsets[order][1:]):
-            raise PlacementError("internal error: whole-program allocations overlap")
-        group_rows = np.flatnonzero(grouped & (alloc.bytes > 0))
-        if group_rows.size and order.size:
-            low, high = int(offsets[group_rows].min()), int(ends[group_rows].max())
-            for row in order.tolist():
-                if offsets[row] < high and low < ends[row]:
-                    raise PlacementError("internal error: a whole-program allocation overlaps a group")
-

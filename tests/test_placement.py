@@ -220,6 +220,30 @@ def test_replacement_keeps_unedited_blocks_where_they_were(synthetic):
     assert not np.array_equal(again.offset[inside], base.offset[inside]) or again.standard.placed != base.standard.placed
 
 
+def halving_edit(arrays, plan):
+    """An edit halving the partitions of some live value's first cut axis, one that changes its bytes."""
+    for row in np.unique(arrays.interval_row).tolist():
+        tiling = arrays.tiling(row)
+        for k, axis in enumerate(tiling.axes):
+            if axis.partitions > 1:
+                edit = TilingEdit(int(arrays.value_ids[row]), axis=k, partitions=axis.partitions // 2)
+                if apply_edits(arrays, plan, [edit]).diff.changed_values:
+                    return edit
+    raise AssertionError("no byte-changing edit")
+
+
+def test_undo_returns_to_the_same_offsets(synthetic, sample):
+    """Edit, re-place, undo (the unedited plan again), re-place: the offsets are the original ones."""
+    for arrays, plan in (synthetic["plain"][1:], sample[:2]):
+        base = place(arrays, plan)
+        whatif = apply_edits(arrays, plan, [halving_edit(arrays, plan)])
+        edited = place(arrays, whatif.plan, previous=base)
+        assert not np.array_equal(edited.bytes, base.bytes)
+        back = place(arrays, plan, previous=edited)
+        assert np.array_equal(back.offset, base.offset)
+        assert back.regions == base.regions
+
+
 # ----------------------------------------------------------------------------- checked integers
 
 
