@@ -31,10 +31,19 @@ The algorithm (``ALGORITHM``):
    region's lower bound allows (module doc there). Groups with identical contents (relative steps,
    bytes, granules) get the same packing, computed once.
 
-Re-placement after a what-if edit (``place(..., previous=...)``): an edit changes bytes, never live
-steps, so the groups stay; a group whose contents did not change keeps its packing, a changed one is
-re-packed warm-started from its previous order (so unrelated allocations keep their offsets). Packings
-of earlier placements are kept (a bounded number), so undoing an edit is a look-up.
+Re-placement after a what-if edit (``place(..., previous=...)``, ``planner.placement_groups``): an
+edit changes bytes, never live steps, so the groups are the previous ones; only the groups holding an
+allocation whose bytes changed are re-packed, warm-started from their previous order, and every other
+allocation keeps its previous offset. Packings of earlier placements are kept (a bounded number), so
+undoing an edit is a look-up and gives back the same offsets.
+
+Capacity and fits (``CAPACITY_RULE``; open in the format, our choice in docs/formats.md §5): the two
+regions and the support reserve share the tile's ``budget_bytes``, so each region's capacity is what
+the budget leaves after the reserve and the other region's placed top (the interleaved one also at
+most ``interleaved_budget_bytes``). The exchange rows are in the standard region, so this is stricter
+than the profile's ``fits_budget`` rule, whose effective peak leaves them out.
+``standard_contiguous_overflow_bytes`` (0 in the sample; its meaning is not documented) is carried
+and shown, never counted as capacity.
 
 Integers are int64 throughout. Before packing, each region's Σ (bytes + granule − 1) is summed in
 Python integers and refused at 2⁶² or more (every offset and end lies below it, so no int64 sum can

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .packing import Conflicts, Packing, PlacementError, conflicts_of, pack
+from .packing import Conflicts, Packing, PlacementError, conflicts_of, group_lower_bound, pack
 
 KEPT_PACKINGS = 256  # packings of earlier placements kept beyond the current ones (undo)
 
@@ -149,24 +149,48 @@ def place_region(
         groups, group_of = groups_of(alloc, in_region[~whole], n_steps, floor)
         fresh = None  # every group's offsets are to be written
     kept = dict(before.packings) if before is not None else {}
-    packings: dict[bytes, Packing] = {}
-    top = floor
+    # Packings already known (an earlier placement's, for an unchanged or reverted group) are kept,
+    # unless their search stopped at a higher target with budget left ("unfinished").
+    chosen: dict[int, Packing] = {}
+    unfinished: dict[int, Packing] = {}
     for index, group in enumerate(groups):
-        packing = (packings.get(group.key) or kept.get(group.key)) if reuse else None
-        if packing is not None and packing.top > target and packing.evaluations < evaluations:
-            packing = None  # cached from a search stopped at a higher target: search further
+        known = kept.get(group.key) if reuse else None
+        if known is None:
+            continue
+        if known.top > target and known.evaluations < evaluations:
+            unfinished[index] = known
+        else:
+            chosen[index] = known
+    # The region's top is the highest group's: a group needs searching only while it is above both
+    # the lower bound and the top some other group already reaches. So the rest are packed heaviest
+    # first (by their own lower bound), each aiming at that running ceiling.
+    ceiling = max([target, floor, *(p.top for p in chosen.values())])
+    todo = [i for i in range(len(groups)) if i not in chosen]
+    weight = {i: group_lower_bound(alloc.bytes[groups[i].members], alloc.first[groups[i].members], alloc.last[groups[i].members]) for i in todo}
+    packings: dict[bytes, Packing] = {}  # packed in this call, by key (identical groups share one)
+    for index in sorted(todo, key=lambda i: (-weight[i], i)):
+        group = groups[index]
+        packing = packings.get(group.key) if reuse else None
+        if packing is None and index in unfinished and unfinished[index].top <= ceiling:
+            packing = unfinished[index]
         if packing is None:
             m = group.members
             conflicts = conflicts_of(alloc.first[m], alloc.last[m])
+            warm = [unfinished[index].order] if index in unfinished else warm_order(group, before, index)
             packing = pack(
-                alloc.bytes[m], alloc.granule[m], alloc.first[m], alloc.last[m], floor=floor, target=target,
-                orders=warm_order(group, before, index), max_evaluations=evaluations, conflicts=conflicts,
+                alloc.bytes[m], alloc.granule[m], alloc.first[m], alloc.last[m], floor=floor, target=ceiling,
+                orders=warm, max_evaluations=evaluations, conflicts=conflicts,
             )
             check_group(packing, alloc, m, floor, conflicts)
-            offsets[m] = packing.offsets
-        elif fresh is None or index in fresh:
-            offsets[group.members] = packing.offsets
         packings[group.key] = packing
+        chosen[index] = packing
+        ceiling = max(ceiling, packing.top)
+    top = floor
+    for index, group in enumerate(groups):
+        packing = chosen[index]
+        if fresh is None or index in fresh or index in weight:
+            offsets[group.members] = packing.offsets
+        packings.setdefault(group.key, packing)
         top = max(top, packing.top)
     stack(offsets, alloc, on_top, top)
     for key in list(kept)[-KEPT_PACKINGS:]:
