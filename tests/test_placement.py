@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from placement_support import (
-    REGION_GRANULE,
     REGION_OF_CLASS,
     _first_fit_top,
     exact_top,
@@ -22,7 +21,6 @@ from placement_support import (
     granule_of,
     grid_top,
     placed_allocations,
-    runs,
     sweep_overlaps,
     usage_peak,
 )
