@@ -7,6 +7,8 @@ at the bottom, moving what was drawn before up unchanged (so ``report.png`` only
 """
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import to_rgb
@@ -19,8 +21,9 @@ from tilescope.planner.placement import Placement
 from .tables import ReportInput, placement_of
 
 PANEL_INCHES = 4.6  # height of the strip the panels are drawn in
-KIND_COLOURS = {"value": None, "scratch": "#9467bd", "exchange_rows": "#8c564b", AGGREGATE: "0.45"}
-VALUE_COLOURS = {"standard": "#1f77b4", "interleaved": "#ff7f0e"}
+# Read-only mappings: the app imports the report in every session's process.
+KIND_COLOURS = MappingProxyType({"value": None, "scratch": "#9467bd", "exchange_rows": "#8c564b", AGGREGATE: "0.45"})
+VALUE_COLOURS = MappingProxyType({"standard": "#1f77b4", "interleaved": "#ff7f0e"})
 EDITED_EDGE = "red"
 
 
