@@ -28,7 +28,7 @@ from tilescope.loaders.memory_profile import load_memory_profile, parse_memory_p
 from tilescope.models.edits import TilingEdit
 from tilescope.planner.edits import apply_edits
 from tilescope.planner.model import Plan, ValueBytes, plan_profile
-from tilescope.planner.packing import PlacementError, pack
+from tilescope.planner.packing import DENSE_LIMIT, PlacementError, conflicts_of, pack
 from tilescope.planner.placement import REGION_NAMES, place
 from tilescope.synth import SAMPLE_PATH, write_synthetic_profile
 
@@ -326,3 +326,24 @@ def test_gap_against_the_exact_solver_on_cut_down_profiles(sample):
           f"({sum(g > 0 for g in greedy_gaps)} above the optimum); optimum above the lower bound in {above_bound}")
     assert max(gaps) <= WITHIN
     assert max(greedy_gaps) > max(gaps)  # the search is exercised: some start order misses the optimum
+
+
+def test_large_groups_use_sweep_conflicts():
+    """Above DENSE_LIMIT allocations the conflict lists come from a sort-and-sweep: the same pairs as
+    an n × n comparison, and a packing of them passes the sweep check."""
+    rng = np.random.default_rng(3)
+    n = DENSE_LIMIT + 500
+    first = rng.integers(0, 3000, n)
+    last = first + rng.geometric(0.05, n) - 1
+    conflicts = conflicts_of(first, last)
+    dense = (first[:, None] <= last[None, :]) & (first[None, :] <= last[:, None])
+    np.fill_diagonal(dense, False)
+    for i in rng.choice(n, 200, replace=False).tolist():
+        assert sorted(conflicts.of(i).tolist()) == np.flatnonzero(dense[i]).tolist()
+    assert conflicts.pairs == int(dense.sum())
+    sizes = rng.integers(1, 5000, n)
+    granules = np.where(rng.random(n) < 0.2, 1024, 1)
+    sizes = -(-sizes // granules) * granules
+    packing = pack(sizes, granules, first, last, max_evaluations=1, conflicts=conflicts)
+    assert np.all(packing.offsets % granules == 0)
+    assert sweep_overlaps(np.zeros(n, dtype=np.int8), packing.offsets, sizes, first, last) == 0
