@@ -14,6 +14,7 @@ import numpy as np
 
 from tilescope.planner.edits import WhatIf, current_tiling
 from tilescope.planner.model import Plan
+from tilescope.planner.placement import Placement, place
 
 from .lazy import lazy
 from .lifetimes import GanttBars, gantt_bars
@@ -83,6 +84,13 @@ class PlanData:
     def group_overlap(self) -> np.ndarray:
         """Per storage group (``opened.group_table.groups`` order): the most bytes two members hold together."""
         return self.opened.group_table.largest_overlap(self.plan.figures.bytes)
+
+    @lazy
+    def placement(self) -> Placement:
+        """Every allocation at an address (``planner.placement``); a what-if plan re-places only
+        what its edits changed, starting from the file plan's placement."""
+        previous = None if self.whatif is None else self.base.placement
+        return place(self.arrays, self.plan, previous=previous)
 
     def gantt(self, largest: int) -> GanttBars:
         """The lifetimes layout with the ``largest`` values drawn one lane each."""

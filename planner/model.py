@@ -54,6 +54,7 @@ class ProfileArrays:
     interleaved_budget_bytes: int
     device_tiles: int
     storage_groups: np.ndarray | None = None  # storage group id per value (what-if edits of a whole group)
+    standard_contiguous_overflow_bytes: int = 0  # from the header; open in docs/formats.md (planner.placement)
 
     @property
     def n_steps(self) -> int:
@@ -194,6 +195,7 @@ def arrays_of(profile: MemoryProfile) -> ProfileArrays:
         interleaved_budget_bytes=int(header["interleaved_budget_bytes"]),
         device_tiles=int(header["tile_count"]),
         storage_groups=_int_column(v, "storage_group"),
+        standard_contiguous_overflow_bytes=int(header.get("standard_contiguous_overflow_bytes") or 0),
     )
 
 

@@ -9,7 +9,7 @@ from tilescope.models.edits import write_atomically
 from tilescope.models.errors import InputError
 
 from .png import png_of
-from .tables import EDITS_CSV, EDITS_JSON, PNG_NAME, STEPS_CSV, VALUES_CSV, ReportInput, breakdown_name, report_input, tables_of
+from .tables import ALLOCATIONS_CSV, EDITS_CSV, EDITS_JSON, PNG_NAME, STEPS_CSV, VALUES_CSV, ReportInput, breakdown_name, report_input, tables_of
 
 @dataclass(frozen=True)
 class Report:
@@ -38,7 +38,7 @@ def report_of(data: ReportInput) -> Report:
 
 def report_names(step: int) -> list[str]:
     """The file names of a report whose breakdown is at ``step``, in writing order."""
-    return [PNG_NAME, VALUES_CSV, STEPS_CSV, breakdown_name(step), EDITS_JSON, EDITS_CSV]
+    return [PNG_NAME, VALUES_CSV, STEPS_CSV, breakdown_name(step), EDITS_JSON, EDITS_CSV, ALLOCATIONS_CSV]
 
 
 def check_targets(out_dir: str | Path, names: list[str], *, overwrite: bool = False) -> list[Path]:

@@ -1,5 +1,6 @@
 """The report's PNG: the timeline, the breakdown of the selected step, the lifetimes of the largest
-values, the summary figures (before → after when edited) and the applied edits.
+values, the summary figures (before → after when edited), the applied edits and the placement's
+address views (``report.placement_png``).
 
 Drawing uses matplotlib's ``Figure`` with the Agg canvas directly (no pyplot, hence no
 process-wide figure state; safe to call from any session). Text from the file is drawn with
@@ -19,6 +20,7 @@ from tilescope.models.format import fmt_bytes
 from tilescope.derived.plan_data import PlanData
 from tilescope.planner.model import Peaks, Plan, ProfileArrays
 
+from .placement_png import add_placement_panels
 from .tables import ReportInput, breakdown_name, breakdown_rows, report_input
 
 BREAKDOWN_BARS = 20  # values drawn in the breakdown chart (the CSV has them all)
@@ -200,6 +202,7 @@ def report_figure(data: ReportInput) -> Figure:
     _draw_timeline(figure.add_axes((0.06, 0.51, 0.92, 0.33)), data)
     _draw_breakdown(figure.add_axes((0.21, 0.05, 0.26, 0.41)), data)
     _draw_lifetimes(figure.add_axes((0.71, 0.05, 0.27, 0.41)), data)
+    add_placement_panels(figure, data)
     return figure
 
 

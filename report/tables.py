@@ -5,7 +5,9 @@
 - ``steps.csv``: one row per step, usage recomputed from the file's tilings (and after the edits
   when edited) beside the recorded usage;
 - ``step_<N>_breakdown.csv``: the values live at step N, largest first;
-- ``edits.json`` (the edit-set file format of ``models.edits``) and ``edits.csv``.
+- ``edits.json`` (the edit-set file format of ``models.edits``) and ``edits.csv``;
+- ``allocations.csv``: every allocation of the placement of the current plan (``planner.placement``):
+  kind, value id and name, region, offset, end, bytes, granule, first and last step.
 
 Every CSV goes through ``tilescope.report.csv_safe`` (file text cannot become a spreadsheet formula).
 """
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from tilescope.derived.plan_data import PlanData
 from tilescope.models.edits import edit_set_json
@@ -23,6 +26,7 @@ from tilescope.models.errors import InputError
 from tilescope.models.profile import MemoryProfile
 from tilescope.models.tiling import TensorTiling
 from tilescope.planner.model import Plan, ProfileArrays
+from tilescope.planner.placement import Placement
 
 from .csv_safe import to_csv_bytes
 
@@ -34,6 +38,7 @@ VALUES_CSV = "values.csv"
 STEPS_CSV = "steps.csv"
 EDITS_JSON = "edits.json"
 EDITS_CSV = "edits.csv"
+ALLOCATIONS_CSV = "allocations.csv"
 
 
 def breakdown_name(step: int) -> str:
@@ -229,6 +234,36 @@ def _applied_to(data: ReportInput, edit) -> list[int]:
     return [edit.value]
 
 
+def placement_of(data: ReportInput) -> Placement:
+    """The placement of the report's current plan (the what-if plan when edited)."""
+    return data.data.placement
+
+
+def allocations_table(data: ReportInput, placement: Placement | None = None) -> pa.Table:
+    """One row per allocation, in the placement's order (live intervals, scratch, exchange rows)."""
+    p = placement if placement is not None else placement_of(data)
+    is_value = p.value_row >= 0
+    if data.arrays.n_values and p.n_allocations:
+        names = data.profile.values.column("name").take(pa.array(np.where(is_value, p.value_row, 0), pa.int64()))
+        names = pc.if_else(pa.array(is_value), names.cast(pa.string()), pa.scalar(None, pa.string()))
+    else:
+        names = pa.nulls(p.n_allocations, pa.string())
+    return pa.table(
+        {
+            "kind": pa.array(p.kind_names().tolist(), pa.string()),
+            "id": pa.array(p.value_id, pa.int64(), mask=~is_value),
+            "name": names,
+            "region": pa.array(p.region_names().tolist(), pa.string()),
+            "offset": pa.array(p.offset, pa.int64()),
+            "end": pa.array(p.offset + p.bytes, pa.int64()),
+            "bytes": pa.array(p.bytes, pa.int64()),
+            "granule": pa.array(p.granule, pa.int64()),
+            "first_step": pa.array(p.first_step, pa.int64()),
+            "last_step": pa.array(p.last_step, pa.int64()),
+        }
+    )
+
+
 def report_tables(data: PlanData, selected_step: int | None = None) -> dict[str, bytes]:
     """The CSV files and edits.json, by file name (no PNG: cheap enough for every click)."""
     return tables_of(report_input(data, selected_step))
@@ -242,4 +277,5 @@ def tables_of(data: ReportInput) -> dict[str, bytes]:
         breakdown_name(data.step): to_csv_bytes(breakdown_table(data)),
         EDITS_JSON: edit_set_json(data.edits).encode(),
         EDITS_CSV: to_csv_bytes(edits_table(data)),
+        ALLOCATIONS_CSV: to_csv_bytes(allocations_table(data)),
     }

@@ -72,7 +72,7 @@ def live_steps(sample: dict) -> dict[int, list[int]]:
 
 
 def test_report_files(report):
-    assert list(report.files) == ["report.png", "values.csv", "steps.csv", "step_47_breakdown.csv", "edits.json", "edits.csv"]
+    assert list(report.files) == ["report.png", "values.csv", "steps.csv", "step_47_breakdown.csv", "edits.json", "edits.csv", "allocations.csv"]
     assert report.step == 47
 
 
@@ -286,7 +286,7 @@ def test_cli_writes_the_report(tmp_path, capsys, sample):
     code, err = run_cli(capsys, str(SAMPLE), "--edits", str(edits), "--step", "45", "--out", str(out))
     assert (code, err) == (0, "")
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["report.png", "values.csv", "steps.csv", "step_45_breakdown.csv", "edits.json", "edits.csv"]
+        ["report.png", "values.csv", "steps.csv", "step_45_breakdown.csv", "edits.json", "edits.csv", "allocations.csv"]
     )
     assert (out / "report.png").read_bytes().startswith(PNG_SIGNATURE)
     assert json.loads((out / "edits.json").read_text()) == json.loads(edits.read_text())

@@ -12,6 +12,7 @@ from tilescope.models.errors import TilescopeError
 COMMANDS = {
     "check": "compare every recorded figure of a memory profile with the recomputation",
     "plan": "recompute the memory plan (optionally with tiling edits)",
+    "place": "place every allocation at an address in its region: fragmentation and fits (optionally with tiling edits)",
     "normalise": "write the file's tables as Parquet",
     "summary": "summarise a memory profile or a search state",
     "advise": "rank tiling edits that lower a peak",
