@@ -15,7 +15,8 @@ from placement_support import expected_allocations, sweep_overlaps
 from tilescope.loaders.memory_profile import load_memory_profile, parse_memory_profile
 from tilescope.models.edits import TilingEdit
 from tilescope.planner.edits import apply_edits
-from tilescope.planner.model import plan_profile
+from tilescope.derived.opening import opened_profile
+from tilescope.derived.plan_data import PlanData
 from tilescope.report.files import build_report
 from tilescope.report.tables import ALLOCATIONS_CSV, report_tables
 from tilescope.synth import SAMPLE_PATH
@@ -27,8 +28,8 @@ def rows_of(data: bytes) -> list[dict[str, str]]:
 
 def test_allocations_csv_has_every_allocation_once(raw):
     profile = load_memory_profile(SAMPLE_PATH)
-    arrays, plan = plan_profile(profile)
-    rows = rows_of(report_tables(profile, arrays, plan)[ALLOCATIONS_CSV])
+    opened = opened_profile("sample", profile)
+    rows = rows_of(report_tables(opened.base)[ALLOCATIONS_CSV])
     got = Counter((r["kind"], int(r["id"]) if r["id"] else None, r["region"], int(r["bytes"]), int(r["first_step"]), int(r["last_step"])) for r in rows)
     assert got == expected_allocations(raw)
     names = {v["id"]: v["name"] for v in raw["timeline"]["values"]}
@@ -42,9 +43,10 @@ def test_allocations_csv_has_every_allocation_once(raw):
 
 def test_allocations_csv_after_edits(raw):
     profile = load_memory_profile(SAMPLE_PATH)
-    arrays, plan = plan_profile(profile)
+    opened = opened_profile("sample", profile)
+    arrays, plan = opened.arrays, opened.plan
     whatif = apply_edits(arrays, plan, [TilingEdit(84, axis=1, partitions=18), TilingEdit(84, replicas=27)])
-    rows = rows_of(report_tables(profile, arrays, plan, whatif)[ALLOCATIONS_CSV])
+    rows = rows_of(report_tables(PlanData(opened, whatif))[ALLOCATIONS_CSV])
     assert {int(r["bytes"]) for r in rows if r["id"] == "84"} == {32256}
     assert max(int(r["end"]) for r in rows if r["region"] == "standard") == whatif.plan.peaks.standard
 
@@ -54,15 +56,15 @@ def test_allocation_names_cannot_run_in_a_spreadsheet(raw):
     value = next(v for v in hostile["timeline"]["values"] if v["id"] == 85)
     value["name"] = '=HYPERLINK("http://example.invalid","x")'
     profile = parse_memory_profile(json.dumps(hostile).encode(), "hostile.memory_profile.json")
-    arrays, plan = plan_profile(profile)
-    rows = rows_of(report_tables(profile, arrays, plan)[ALLOCATIONS_CSV])
+    opened = opened_profile("sample", profile)
+    rows = rows_of(report_tables(opened.base)[ALLOCATIONS_CSV])
     assert {r["name"] for r in rows if r["id"] == "85"} == {"'" + value["name"]}
 
 
 def test_png_gains_the_address_views():
     profile = load_memory_profile(SAMPLE_PATH)
-    arrays, plan = plan_profile(profile)
-    image = Image.open(io.BytesIO(build_report(profile, arrays, plan).png))
+    opened = opened_profile("sample", profile)
+    image = Image.open(io.BytesIO(build_report(opened.base).png))
     width, height = image.size
     assert (width, height) == (1600, 1760)  # 16 × 13 inches at 100 dpi, plus the 4.6-inch strip
     strip = np.asarray(image.convert("RGB"))[1300:1700, 60:1540].astype(int)
