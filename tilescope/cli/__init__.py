@@ -17,6 +17,8 @@ COMMANDS = {
     "advise": "rank tiling edits that lower a peak",
     "synth": "write a synthetic memory profile built from the sample's structure",
     "report": "write the PNG report and CSV files",
+    "batch": "normalise every planner output under a folder into one Parquet dataset, on Dask",
+    "fleet": "run DuckDB SQL over a dataset written by batch",
 }
 
 
