@@ -35,6 +35,7 @@ OnResult = Callable[[int, int, dict], None]
 class BatchReport:
     directory: str
     dataset: str
+    batch_id: str  # in the profiles rows this batch wrote
     results: list[dict] = field(default_factory=list)  # one summary per file found, by path
     gone: list[str] = field(default_factory=list)  # rows kept for files no longer under the directory
     other_json: list[str] = field(default_factory=list)
@@ -63,6 +64,7 @@ class BatchReport:
         return {
             "directory": self.directory,
             "dataset": self.dataset,
+            "batch_id": self.batch_id,
             "files": len(self.results),
             "processed": len(self.processed),
             "skipped": len(self.skipped),
@@ -84,7 +86,10 @@ def dask_client(scheduler: str | None, workers: int) -> Iterator:
     if scheduler is None:
         with LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-            dashboard_address=None, silence_logs=logging.ERROR,
+            # No dashboard; the scheduler's HTTP routes (health, metrics) on a free loopback port
+            # rather than 8787, which another cluster on the machine may hold.
+            dashboard_address=None, scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+            silence_logs=logging.CRITICAL,  # a worker's death is reported by the batch, per file
         ) as cluster, Client(cluster) as client:
             yield client
         return
@@ -100,7 +105,7 @@ def dask_client(scheduler: str | None, workers: int) -> Iterator:
         yield client
 
 
-def _failure_from_driver(dataset: Dataset, root: str, path: str, exc: BaseException) -> dict:
+def _failure_from_driver(dataset: Dataset, root: str, path: str, batch_id: str, exc: BaseException) -> dict:
     """The row of a file whose task itself failed (its worker died every time it ran it, or the
     worker could not write the dataset): recorded here, so the file is not retried forever."""
     text = " ".join(str(exc).split()) or "no message"
@@ -109,7 +114,7 @@ def _failure_from_driver(dataset: Dataset, root: str, path: str, exc: BaseExcept
         content_hash = content_key(os.path.join(root, *path.split("/")))
     except InputError:
         content_hash = None
-    row = empty_row(path, content_hash, None, error, 0.0)
+    row = empty_row(batch_id, path, content_hash, None, error, 0.0)
     try:
         commit_profile(dataset, row, None)
     except OSError:
@@ -138,7 +143,7 @@ def run_batch(
     root = os.path.abspath(directory)
     found = find_planner_outputs(root, exclude=dataset_root)
     dataset = Dataset.create_or_open(os.path.abspath(dataset_root))
-    report = BatchReport(root, str(dataset.root), other_json=found.other_json)
+    report = BatchReport(root, str(dataset.root), uuid.uuid4().hex, other_json=found.other_json)
     with dataset.locked():
         report.reconciled = dataset.reconcile()
         known = set(dataset.rows().column("path").to_pylist())
@@ -148,14 +153,14 @@ def run_batch(
         # Largest first: the long tasks start early and the small ones fill in around them.
         order = sorted(found.paths, key=lambda p: -_size(os.path.join(root, *p.split("/"))))
         n_workers = max(1, min(workers or os.cpu_count() or 1, len(order)))
-        run = uuid.uuid4().hex[:8]
+        batch_id = report.batch_id
         with dask_client(scheduler, n_workers) as client:
             from distributed import as_completed
 
             futures = {
                 client.submit(
-                    normalise_into_dataset, root, path, str(dataset.root), retry_failed,
-                    key=f"tilescope-batch-{run}-{path_key(path)}", pure=False,
+                    normalise_into_dataset, root, path, str(dataset.root), batch_id, retry_failed,
+                    key=f"tilescope-batch-{batch_id[:8]}-{path_key(path)}", pure=False,
                 ): path
                 for path in order
             }
@@ -164,7 +169,7 @@ def run_batch(
                 try:
                     summary = future.result()
                 except Exception as exc:  # noqa: BLE001 - KilledWorker and the like: the batch goes on
-                    summary = _failure_from_driver(dataset, root, path, exc)
+                    summary = _failure_from_driver(dataset, root, path, batch_id, exc)
                 future.release()
                 report.results.append(summary)
                 if on_result is not None:

@@ -44,6 +44,7 @@ PROFILES = pa.schema(
         _f("interleaved_budget_bytes", pa.int64(), "interleaved budget, as recorded"),
         _f("error", pa.string(), "why the file did not load, one line naming the file and where in it; null when it loaded"),
         _f("tilescope_version", pa.string(), "version of tilescope that wrote the row", nullable=False),
+        _f("batch_id", pa.string(), "the `tilescope batch` run that wrote the row", nullable=False),
         _f("normalised_at", pa.timestamp("us", tz="UTC"), "when the row was written", nullable=False),
         _f("seconds", pa.float64(), "seconds spent hashing, loading and re-planning the file on its worker", nullable=False),
     ]

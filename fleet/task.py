@@ -42,9 +42,12 @@ def located_error(exc: BaseException, path: str) -> str:
     return f"{path}: {type(exc).__name__} while normalising: {text}"
 
 
-def empty_row(path: str, content_hash: str | None, file_bytes: int | None, error: str | None, seconds: float) -> dict:
+def empty_row(
+    batch_id: str, path: str, content_hash: str | None, file_bytes: int | None, error: str | None, seconds: float
+) -> dict:
     """A ``profiles`` row with only what is known without loading the file."""
     return {
+        "batch_id": batch_id,
         "profile_key": profile_key(path, content_hash),
         "path": path,
         "content_hash": content_hash,
@@ -56,10 +59,13 @@ def empty_row(path: str, content_hash: str | None, file_bytes: int | None, error
     }
 
 
-def normalise_into_dataset(root: str, path: str, dataset_root: str, retry_failed: bool = False) -> dict:
+def normalise_into_dataset(root: str, path: str, dataset_root: str, batch_id: str, retry_failed: bool = False) -> dict:
     """Normalise ``root/path`` into the dataset at ``dataset_root``; ``path`` is relative to
     ``root`` with '/' separators. Returns ``{"status": loaded|skipped|failed, **row}`` where
-    ``row`` is the file's ``profiles`` row (the committed one when skipped)."""
+    ``row`` is the file's ``profiles`` row (the committed one when skipped).
+
+    Dask runs a task again when its worker dies; if the first attempt had already committed
+    the row (same content, same ``batch_id``), the file counts as loaded by this batch."""
     started = time.perf_counter()
     dataset = Dataset(dataset_root)
     source = os.path.join(root, *path.split("/"))
@@ -70,10 +76,12 @@ def normalise_into_dataset(root: str, path: str, dataset_root: str, retry_failed
     except (OSError, InputError) as exc:
         if isinstance(exc, OSError):
             exc = InputError("$", "a readable file", exc.strerror or str(exc))
-        row = empty_row(path, None, None, located_error(exc, path), time.perf_counter() - started)
+        row = empty_row(batch_id, path, None, None, located_error(exc, path), time.perf_counter() - started)
         commit_profile(dataset, row, None)
         return {"status": FAILED, **row}
     if previous is not None and previous["content_hash"] == content_hash:
+        if previous["batch_id"] == batch_id:  # committed by an earlier attempt of this task
+            return {"status": FAILED if previous["error"] else LOADED, **previous}
         if previous["error"] is None or not retry_failed:
             return {"status": SKIPPED, **previous}
     key = profile_key(path, content_hash)
@@ -87,7 +95,7 @@ def normalise_into_dataset(root: str, path: str, dataset_root: str, retry_failed
             fields = {"kind": kind}
     except Exception as exc:  # noqa: BLE001 - recorded in the row; the batch goes on
         error, fields, tables = located_error(exc, path), {}, None
-    row = {**empty_row(path, content_hash, file_bytes, error, 0.0), **fields}
+    row = {**empty_row(batch_id, path, content_hash, file_bytes, error, 0.0), **fields}
     row["seconds"] = time.perf_counter() - started
     commit_profile(dataset, row, tables)
     return {"status": FAILED if error else LOADED, **row}

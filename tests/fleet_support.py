@@ -26,7 +26,7 @@ SAMPLE_DIR = REPO_ROOT / "sample_data"
 PROFILE_SAMPLE = SAMPLE_DIR / "vit_finalist5.memory_profile.json"
 SEARCH_SAMPLE = SAMPLE_DIR / "flash_attention.search_state.json"
 TABLES = ("profiles", "profile_headers", "values", "axes", "steps", "live_intervals", "mismatches")
-VOLATILE = ("normalised_at", "seconds")  # differ between two runs over the same files
+VOLATILE = ("normalised_at", "seconds", "batch_id")  # differ between two runs over the same files
 
 # Synthetic profiles of several sizes in nested folders: path → (blocks, layers, gaps).
 SYNTHETIC = {
@@ -132,7 +132,8 @@ class ExternalCluster:
         self.scheduler_file = folder / "scheduler.json"
         self.workers: list[subprocess.Popen] = []
         self.scheduler = self._start(
-            "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(self.scheduler_file)
+            "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--dashboard-address", "127.0.0.1:0",
+            "--scheduler-file", str(self.scheduler_file)
         )
         deadline = time.monotonic() + 60
         while not self._address():
@@ -169,6 +170,7 @@ class ExternalCluster:
         return worker
 
     def kill(self, process: subprocess.Popen) -> None:
+        """SIGKILL to the process group: a worker's nanny and its worker process die together."""
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
