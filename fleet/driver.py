@@ -105,9 +105,17 @@ def dask_client(scheduler: str | None, workers: int) -> Iterator:
         yield client
 
 
-def _failure_from_driver(dataset: Dataset, root: str, path: str, batch_id: str, exc: BaseException) -> dict:
-    """The row of a file whose task itself failed (its worker died every time it ran it, or the
-    worker could not write the dataset): recorded here, so the file is not retried forever."""
+def _task_failure(dataset: Dataset, root: str, path: str, batch_id: str, exc: BaseException) -> dict:
+    """A file whose task raised instead of returning: its worker died each time it ran it
+    (``KilledWorker``: e.g. out of memory on that file), or the worker could not run the task at
+    all (tilescope missing there, DATASET not writable). Only the first is the file's own failure
+    and is recorded as its row, so the file is not retried forever; the others fail this run
+    and leave the dataset as it was, to be tried again."""
+    from distributed import KilledWorker
+
+    previous = dataset.read_row(path)
+    if previous is not None and previous["batch_id"] == batch_id:  # committed before its worker died
+        return {"status": FAILED if previous["error"] else LOADED, **previous}
     text = " ".join(str(exc).split()) or "no message"
     error = f"{path}: the task failed on its worker ({type(exc).__name__}: {text})"
     try:
@@ -115,10 +123,11 @@ def _failure_from_driver(dataset: Dataset, root: str, path: str, batch_id: str, 
     except InputError:
         content_hash = None
     row = empty_row(batch_id, path, content_hash, None, error, 0.0)
-    try:
-        commit_profile(dataset, row, None)
-    except OSError:
-        pass  # not recorded: the file is tried again by the next batch
+    if isinstance(exc, KilledWorker):
+        try:
+            commit_profile(dataset, row, None)
+        except OSError:
+            pass  # not recorded: the file is tried again by the next batch
     return {"status": FAILED, **row}
 
 
@@ -169,7 +178,7 @@ def run_batch(
                 try:
                     summary = future.result()
                 except Exception as exc:  # noqa: BLE001 - KilledWorker and the like: the batch goes on
-                    summary = _failure_from_driver(dataset, root, path, batch_id, exc)
+                    summary = _task_failure(dataset, root, path, batch_id, exc)
                 future.release()
                 report.results.append(summary)
                 if on_result is not None:

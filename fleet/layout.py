@@ -11,8 +11,8 @@
       .lock                           held by the batch that is writing the dataset
 
 A profile's *path key* names the input file (its relative path); its *profile key* names one
-content of that file (path and content hash), so a changed file's new partitions never overwrite
-the old ones. ``tilescope.fleet.writer`` commits a profile in this order: every partition written
+content of that file (path, content hash, and whether it has partitions), so a changed file's new
+partitions never overwrite the old ones. ``tilescope.fleet.writer`` commits a profile in this order: every partition written
 under ``.staging/`` and renamed into its table; then the profile's row renamed over
 ``profiles/<path key>.parquet`` (the commit: one atomic rename); then the previous content's
 partitions deleted. So at any moment, a crash included, every row of ``profiles`` has all its
@@ -54,9 +54,11 @@ def path_key(path: str) -> str:
     return _digest(path)
 
 
-def profile_key(path: str, content_hash: str | None) -> str:
-    """Key of one content of an input file (its rows in every table)."""
-    return _digest(f"{path}\0{content_hash or ''}")
+def profile_key(path: str, content_hash: str | None, partitions: bool) -> str:
+    """Key of one content of an input file (its rows in every table). A row with partitions (a
+    loaded memory profile) and one without (a search state, a failure) never share a key, so
+    replacing one by the other is the same commit as any other change."""
+    return _digest(f"{path}\0{content_hash or ''}\0{'partitions' if partitions else 'row only'}")
 
 
 class Dataset:

@@ -45,10 +45,10 @@ def located_error(exc: BaseException, path: str) -> str:
 def empty_row(
     batch_id: str, path: str, content_hash: str | None, file_bytes: int | None, error: str | None, seconds: float
 ) -> dict:
-    """A ``profiles`` row with only what is known without loading the file."""
+    """A ``profiles`` row with only what is known without loading the file (and no partitions)."""
     return {
         "batch_id": batch_id,
-        "profile_key": profile_key(path, content_hash),
+        "profile_key": profile_key(path, content_hash, partitions=False),
         "path": path,
         "content_hash": content_hash,
         "file_bytes": file_bytes,
@@ -84,7 +84,7 @@ def normalise_into_dataset(root: str, path: str, dataset_root: str, batch_id: st
             return {"status": FAILED if previous["error"] else LOADED, **previous}
         if previous["error"] is None or not retry_failed:
             return {"status": SKIPPED, **previous}
-    key = profile_key(path, content_hash)
+    key = profile_key(path, content_hash, partitions=True)
     fields, tables, error = {}, None, None
     try:
         kind, opened = open_planner_output(source, use_cache=False)
@@ -96,6 +96,8 @@ def normalise_into_dataset(root: str, path: str, dataset_root: str, batch_id: st
     except Exception as exc:  # noqa: BLE001 - recorded in the row; the batch goes on
         error, fields, tables = located_error(exc, path), {}, None
     row = {**empty_row(batch_id, path, content_hash, file_bytes, error, 0.0), **fields}
+    if tables is not None:
+        row["profile_key"] = key
     row["seconds"] = time.perf_counter() - started
     commit_profile(dataset, row, tables)
     return {"status": FAILED if error else LOADED, **row}

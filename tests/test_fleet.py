@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from types import SimpleNamespace
 
 import duckdb
 import polars as pl
@@ -93,7 +94,7 @@ def test_profiles_rows_hold_the_recomputed_peaks(local_batch):
     for path, kind in b.kinds.items():
         row, file = rows[path], b.root / path
         assert row["content_hash"] == content_key(file)
-        assert row["profile_key"] == profile_key(path, row["content_hash"])
+        assert row["profile_key"] == profile_key(path, row["content_hash"], partitions=kind == "memory_profile")
         assert row["file_bytes"] == file.stat().st_size
         assert row["tilescope_version"] == "0.1.0"
         if kind == "broken":
@@ -309,7 +310,7 @@ def test_a_crash_leaves_nothing_a_query_sees_and_the_next_batch_repairs(local_ba
     sample_key = rows[SAMPLE_COPY]["profile_key"]
     (dataset / ".staging" / "tmp123").mkdir()
     (dataset / ".staging" / "tmp123" / "values.parquet").write_bytes(b"half a file")
-    orphan_key = profile_key(SAMPLE_COPY, "a content never committed")
+    orphan_key = profile_key(SAMPLE_COPY, "a content never committed", partitions=True)
     for table in TABLES[1:]:  # a complete partition set under a key no row names
         rows_of_table = pq.read_table(dataset / table / f"{sample_key}.parquet")
         rows_of_table = rows_of_table.set_column(0, "profile_key", pa.repeat(pa.scalar(orphan_key), rows_of_table.num_rows))
@@ -344,3 +345,27 @@ def test_usage_errors_exit_2(local_batch, tmp_path):
     with Dataset.open(local_batch.dataset).locked():
         code, _, err = run_cli("batch", local_batch.root, "--out", local_batch.dataset)
     assert code == 2 and "another `tilescope batch` holds its lock" in err
+
+
+def test_a_task_that_kills_its_workers_is_recorded_other_task_failures_are_not(local_batch, tmp_path):
+    """What the driver does with a task that raised instead of returning (fleet.driver._task_failure)."""
+    from distributed import KilledWorker
+
+    from tilescope.fleet.driver import _task_failure
+
+    dataset = tmp_path / "dataset"
+    shutil.copytree(local_batch.dataset, dataset)
+    ds, path = Dataset.open(dataset), SAMPLE_COPY
+    worker = SimpleNamespace(address="tcp://127.0.0.1:40000")  # what the scheduler names in the message
+    before = ds.read_row(path)
+    summary = _task_failure(ds, str(local_batch.root), path, "batch-2", ModuleNotFoundError("No module named 'tilescope'"))
+    assert summary["status"] == "failed" and "ModuleNotFoundError" in summary["error"]
+    assert ds.read_row(path) == before  # the environment's fault: the row stays, the file is tried again
+    summary = _task_failure(ds, str(local_batch.root), path, "batch-2", KilledWorker("task", worker, 3))
+    assert summary["error"].startswith(f"{path}: the task failed on its worker (KilledWorker")
+    row = ds.read_row(path)
+    assert (row["error"], row["content_hash"], row["batch_id"]) == (summary["error"], before["content_hash"], "batch-2")
+    assert not (dataset / "values" / f"{before['profile_key']}.parquet").exists()
+    # A row this batch committed before the worker died stands.
+    again = _task_failure(ds, str(local_batch.root), path, "batch-2", KilledWorker("task", worker, 3))
+    assert again == {"status": "failed", **row}

@@ -77,6 +77,9 @@ def run(args) -> int:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise TilescopeError(f"SQL error: {first}") from None
     if args.json:
+        repeated = sorted({c for c in columns if columns.count(c) > 1})
+        if repeated:
+            raise TilescopeError(f"the result has more than one column named {', '.join(repeated)}: name them apart (AS) for --json")
         print(json.dumps([{c: json_value(v) for c, v in zip(columns, row)} for row in rows], indent=1))
     else:
         print(table_text(columns, rows))
