@@ -19,7 +19,7 @@ import pyarrow.dataset as pads
 import pytest
 
 from fleet_support import (
-    BROKEN, EDITED, NOT_A_PLANNER_OUTPUT, SAMPLE_COPY, SEARCH_STATE, SYNTHETIC, TABLES,
+    BROKEN, EDITED, SAMPLE_COPY, SYNTHETIC, TABLES,
     dataset_content, local_batch, read_table, run_cli, snapshot, tilescope,
 )
 from tilescope.fleet.layout import Dataset, profile_key
