@@ -5,7 +5,8 @@ content, else load it (as the loader tells memory profiles from search states:
 
 A file that does not load becomes a row whose ``error`` is the loader's one-line message naming
 the file by its path relative to DIR and the place in it; any other exception raised while
-normalising is recorded the same way (with its type), so one bad file never stops a batch.
+normalising is recorded the same way (with its type), so one bad file never stops a batch. A file
+that cannot be read at all fails the batch but does not replace a row written before.
 """
 from __future__ import annotations
 
@@ -77,7 +78,10 @@ def normalise_into_dataset(root: str, path: str, dataset_root: str, batch_id: st
         if isinstance(exc, OSError):
             exc = InputError("$", "a readable file", exc.strerror or str(exc))
         row = empty_row(batch_id, path, None, None, located_error(exc, path), time.perf_counter() - started)
-        commit_profile(dataset, row, None)
+        # Not readable now (gone since the listing, or not mounted on this worker) says nothing
+        # about its content: rows written before stay; a file never seen gets a failed row.
+        if previous is None:
+            commit_profile(dataset, row, None)
         return {"status": FAILED, **row}
     if previous is not None and previous["content_hash"] == content_hash:
         if previous["batch_id"] == batch_id:  # committed by an earlier attempt of this task

@@ -261,6 +261,7 @@ def test_fleet_errors_are_one_line_and_exit_2(local_batch, tmp_path):
 # ----------------------------------------------------------------------------- incremental
 
 
+@pytest.mark.slow  # four batches, each on a cluster of its own
 def test_reruns_process_only_new_and_changed_files(local_batch, tmp_path):
     root, dataset = tmp_path / "tree", tmp_path / "dataset"
     shutil.copytree(local_batch.root, root)
@@ -369,3 +370,23 @@ def test_a_task_that_kills_its_workers_is_recorded_other_task_failures_are_not(l
     # A row this batch committed before the worker died stands.
     again = _task_failure(ds, str(local_batch.root), path, "batch-2", KilledWorker("task", worker, 3))
     assert again == {"status": "failed", **row}
+
+
+def test_a_file_that_cannot_be_read_fails_without_replacing_its_row(local_batch, tmp_path):
+    """The worker's task (fleet.task) on a file gone since the listing, or not mounted on its worker."""
+    from tilescope.fleet.task import normalise_into_dataset
+
+    dataset = tmp_path / "dataset"
+    shutil.copytree(local_batch.dataset, dataset)
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    before = Dataset.open(dataset).read_row(SAMPLE_COPY)
+    summary = normalise_into_dataset(str(empty), SAMPLE_COPY, str(dataset), "batch-3")
+    assert summary["status"] == "failed"
+    assert summary["error"] == f"{SAMPLE_COPY}: at $: expected a readable file, found No such file or directory"
+    assert Dataset.open(dataset).read_row(SAMPLE_COPY) == before
+    assert dataset_content(dataset) == dataset_content(local_batch.dataset)
+    new = "never/seen.memory_profile.json"
+    summary = normalise_into_dataset(str(empty), new, str(dataset), "batch-3")
+    row = Dataset.open(dataset).read_row(new)
+    assert summary["status"] == "failed" and row["error"] == summary["error"] and row["content_hash"] is None
