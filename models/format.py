@@ -30,5 +30,10 @@ def shorten(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def terminal_text(text: str) -> str:
+    """Untrusted text for a terminal: control characters written as escapes (``\\n``, ``\\x1b``)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def step_range(first: int, last: int) -> str:
     return f"step {first}" if first == last else f"steps {first}–{last}"

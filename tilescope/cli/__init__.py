@@ -19,6 +19,8 @@ COMMANDS = {
     "synth": "write a synthetic memory profile built from the sample's structure",
     "report": "write the PNG report and CSV files",
     "compare": "compare two memory plans: peaks, changed values, each peak's change value by value",
+    "batch": "normalise every planner output under a folder into one Parquet dataset, on Dask",
+    "fleet": "run DuckDB SQL over a dataset written by batch",
 }
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tilescope.models.format import terminal_text as _safe
 from tilescope.models.search_state import INPUT_FORMAT_SOURCE, InputFormat, Requirement, SearchState
 
 
@@ -85,11 +86,6 @@ def search_state_summary(state: SearchState) -> dict:
         "tile_memory_budget_bytes": state.tile_memory_budget_bytes,
         "operations": operations,
     }
-
-
-def _safe(text: str) -> str:
-    """Untrusted text from the file, with control characters escaped for the terminal."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _figures_text(figures: dict | None) -> str:

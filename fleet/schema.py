@@ -1,0 +1,94 @@
+"""Arrow schemas of the fleet dataset's tables (the layout is in ``tilescope.fleet.layout``).
+
+``profiles`` has one row per input file. Every other table holds the rows of many profiles, each
+row starting with its ``profile_key`` (the key of its ``profiles`` row); their columns are the
+loader's (``models.schemas``) plus the planner's recomputed figures. Text the loader
+dictionary-encodes is plain text here: each Parquet file is dictionary-encoded on disk anyway, and
+plain strings read the same in DuckDB, polars and pyarrow across files with different dictionaries.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from tilescope.models.schemas import LIVE_INTERVALS, PROFILE, STEPS, VALUES, AXES
+
+
+def _f(name: str, type_: pa.DataType, doc: str, nullable: bool = True) -> pa.Field:
+    return pa.field(name, type_, nullable=nullable, metadata={"doc": doc})
+
+
+PROFILE_KEY = _f(
+    "profile_key", pa.string(), "key of the profile's row in `profiles`: a hash of its path and content", nullable=False
+)
+
+PROFILES = pa.schema(
+    [
+        PROFILE_KEY,
+        _f("path", pa.string(), "the input file, relative to the batch's DIR, with '/' separators", nullable=False),
+        _f("content_hash", pa.string(), "hash of the file's bytes and the loader's schema version (null: unreadable)"),
+        _f("file_bytes", pa.int64(), "size of the input file"),
+        _f("kind", pa.string(), "memory_profile or search_state (null when the file did not load)"),
+        _f("scope", pa.string(), "the profile's scope (which candidate it is for)"),
+        _f("standard_peak", pa.int64(), "recomputed peak.standard (exchange rows included)"),
+        _f("interleaved_peak", pa.int64(), "recomputed peak.interleaved"),
+        _f("total_peak", pa.int64(), "recomputed peak.total (exchange rows included)"),
+        _f("effective_peak_bytes", pa.int64(), "recomputed: max(standard + interleaved usage) + support reserve"),
+        _f("fits_budget", pa.bool_(), "recomputed (docs/formats.md §5)"),
+        _f("standard_peak_step", pa.int64(), "first step reaching the standard peak"),
+        _f("interleaved_peak_step", pa.int64(), "first step reaching the interleaved peak"),
+        _f("total_peak_step", pa.int64(), "first step reaching the total peak"),
+        _f("n_values", pa.int64(), "values in the profile"),
+        _f("n_steps", pa.int64(), "steps in the profile"),
+        _f("check_mismatches", pa.int64(), "recorded figures that differ from the recomputation (rows of `mismatches`)"),
+        _f("budget_bytes", pa.int64(), "per-tile memory budget, as recorded"),
+        _f("interleaved_budget_bytes", pa.int64(), "interleaved budget, as recorded"),
+        _f("error", pa.string(), "why the file did not load, one line naming the file and where in it; null when it loaded"),
+        _f("tilescope_version", pa.string(), "version of tilescope that wrote the row", nullable=False),
+        _f("batch_id", pa.string(), "the `tilescope batch` run that wrote the row", nullable=False),
+        _f("normalised_at", pa.timestamp("us", tz="UTC"), "when the row was written", nullable=False),
+        _f("seconds", pa.float64(), "seconds spent hashing, loading and re-planning the file on its worker", nullable=False),
+    ]
+)
+
+
+def _plain_text(schema: pa.Schema) -> list[pa.Field]:
+    return [f.with_type(pa.string()) if pa.types.is_dictionary(f.type) else f for f in schema]
+
+
+def _keyed(schema: pa.Schema, extra: list[pa.Field] = ()) -> pa.Schema:
+    return pa.schema([PROFILE_KEY, *_plain_text(schema), *extra])
+
+
+# Per-profile tables, in the order a profile's files are written.
+PROFILE_TABLES = {
+    "profile_headers": _keyed(PROFILE),
+    "values": _keyed(
+        VALUES,
+        [
+            _f("recomputed_shard_bytes", pa.int64(), "the planner's shard bytes (docs/formats.md §2)", False),
+            _f("recomputed_aligned_bytes", pa.int64(), "recomputed shard bytes rounded up to the value's granule", False),
+            _f("recomputed_bytes", pa.int64(), "recomputed aligned bytes * copies: the value's cost on a tile while live", False),
+        ],
+    ),
+    "axes": _keyed(AXES),
+    "steps": _keyed(
+        STEPS,
+        [
+            _f("recomputed_usage_standard", pa.int64(), "recomputed bytes used, standard region (without exchange rows)", False),
+            _f("recomputed_usage_interleaved", pa.int64(), "recomputed bytes used, interleaved region", False),
+        ],
+    ),
+    "live_intervals": _keyed(LIVE_INTERVALS),
+    "mismatches": pa.schema(
+        [
+            PROFILE_KEY,
+            _f("subject", pa.string(), "what the figure belongs to: value, step or profile", False),
+            _f("key", pa.int64(), "value id or step index; null for a profile-wide figure"),
+            _f("field", pa.string(), "which figure", False),
+            _f("recorded", pa.string(), "as the file records it", False),
+            _f("recomputed", pa.string(), "as the planner recomputes it", False),
+        ]
+    ),
+}
+
+TABLE_NAMES = ("profiles", *PROFILE_TABLES)
