@@ -80,7 +80,7 @@ def meta_path(cache_dir: Path, key: str) -> Path:
 
 def write_meta(cache_dir: Path, key: str, source: str | Path) -> None:
     source = Path(source)
-    meta = {"source": str(source), "source_bytes": source.stat().st_size}
+    meta = {"source": os.path.abspath(source), "source_bytes": source.stat().st_size}
     write_atomically(meta_path(cache_dir, key), json.dumps(meta).encode(), overwrite=True)
 
 

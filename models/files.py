@@ -58,7 +58,7 @@ def _create_temporary(folder: Path, name: str) -> tuple[int, Path]:
 
 
 @contextlib.contextmanager
-def atomic_output(path: str | Path, *, overwrite: bool = False) -> Iterator[BinaryIO]:
+def atomic_output(path: str | Path, *, overwrite: bool = False, buffering: int = -1) -> Iterator[BinaryIO]:
     """``with atomic_output(path) as handle: handle.write(...)``: the file appears whole when the
     block ends without an exception, and not at all otherwise.
 
@@ -73,7 +73,7 @@ def atomic_output(path: str | Path, *, overwrite: bool = False) -> Iterator[Bina
     except OSError as exc:
         raise cannot_write(path, exc) from None
     try:
-        with os.fdopen(fd, "wb") as handle:
+        with os.fdopen(fd, "wb", buffering=buffering) as handle:
             yield handle
         try:
             if overwrite:

@@ -26,6 +26,7 @@ import re
 from tilescope.cli.inputs import open_profile
 from tilescope.models.edits import TilingEdit, load_edit_set
 from tilescope.models.errors import TilescopeError, describe
+from tilescope.models.format import count_of, fmt_bytes, fmt_signed_bytes
 from tilescope.planner.edits import AppliedEdit, WhatIf, apply_edits
 from tilescope.planner.model import Plan, ProfileArrays, plan_profile
 
@@ -81,14 +82,13 @@ def plan_json(arrays: ProfileArrays, plan: Plan, layout_errors: list) -> dict:
 
 def human_summary(arrays: ProfileArrays, plan: Plan) -> str:
     p = plan.peaks
-    kib = lambda n: f"{n:,} B ({n / 1024:,.1f} KiB)"  # noqa: E731
     lines = [
-        f"{arrays.n_values:,} values, {arrays.n_steps:,} steps",
-        f"standard peak     {kib(p.standard)} at step {p.standard_step} (incl. {p.exchange_rows:,} B exchange rows)",
-        f"interleaved peak  {kib(p.interleaved)} at step {p.interleaved_step}",
-        f"total peak        {kib(p.total)} at step {p.total_step}",
-        f"effective peak    {kib(p.effective_peak_bytes)} (incl. {arrays.support_reserve_bytes:,} B support reserve)",
-        f"budget            {kib(arrays.budget_bytes)}; interleaved {kib(arrays.interleaved_budget_bytes)}",
+        f"{count_of(arrays.n_values, 'value')}, {count_of(arrays.n_steps, 'step')}",
+        f"standard peak     {fmt_bytes(p.standard)} at step {p.standard_step} (incl. {fmt_bytes(p.exchange_rows)} exchange rows)",
+        f"interleaved peak  {fmt_bytes(p.interleaved)} at step {p.interleaved_step}",
+        f"total peak        {fmt_bytes(p.total)} at step {p.total_step}",
+        f"effective peak    {fmt_bytes(p.effective_peak_bytes)} (incl. {fmt_bytes(arrays.support_reserve_bytes)} support reserve)",
+        f"budget            {fmt_bytes(arrays.budget_bytes)}; interleaved {fmt_bytes(arrays.interleaved_budget_bytes)}",
         f"fits budget       {'yes' if p.fits_budget else 'NO'}",
     ]
     return "\n".join(lines)
@@ -117,10 +117,6 @@ def each_line(index: int, whatif: WhatIf) -> dict:
     }
 
 
-def _kib(n: int) -> str:
-    return f"{n:,} B ({n / 1024:,.1f} KiB)"
-
-
 def edits_summary(whatif: WhatIf) -> str:
     before, after = whatif.diff.peaks_before, whatif.diff.peaks_after
     lines = [f"edit: {a.edit.describe()} (applied to values {', '.join(map(str, a.applied_to))})" for a in whatif.applied]
@@ -129,9 +125,9 @@ def edits_summary(whatif: WhatIf) -> str:
         ("interleaved", before.interleaved, after.interleaved, before.interleaved_step, after.interleaved_step),
         ("total", before.total, after.total, before.total_step, after.total_step),
     ):
-        lines.append(f"{name} peak: {_kib(b)} at step {sb} → {_kib(a)} at step {sa} ({a - b:+,} B)")
+        lines.append(f"{name} peak: {fmt_bytes(b)} at step {sb} → {fmt_bytes(a)} at step {sa} ({fmt_signed_bytes(a - b)})")
     for value, b, a in whatif.diff.changed_values:
-        lines.append(f"value {value}: {_kib(b)} → {_kib(a)}")
+        lines.append(f"value {value}: {fmt_bytes(b)} → {fmt_bytes(a)} ({fmt_signed_bytes(a - b)})")
     return "\n".join(lines)
 
 
@@ -143,7 +139,7 @@ def run(args) -> int:
     edits = edits_of(args)
     if args.each and not edits:
         raise TilescopeError("--each needs edits (--edits FILE or --edit V:K=N)")
-    profile = open_profile(args.file)
+    profile = open_profile(args.file, quiet=args.quiet)
     arrays, plan = plan_profile(profile)
     if args.each:
         for index in range(len(edits)):

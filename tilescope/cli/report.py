@@ -1,12 +1,17 @@
-"""``tilescope report FILE [--edits EDITS.json] [--step N] --out DIR [--overwrite]``: write the PNG
-report and the CSV files (``tilescope.report``) into DIR. Existing files are never replaced unless
-``--overwrite``; in that case nothing at all is written."""
+"""``tilescope report FILE [--edits EDITS.json] [--step N] --out DIR [--overwrite] [--json]``: write
+the PNG report and the CSV files (``tilescope.report``) into DIR. Existing files are never replaced
+unless ``--overwrite``; in that case nothing at all is written.
+
+Prints the paths written, one a line; ``--json``: ``{"source": FILE, "step": N (the breakdown's
+step), "files": [PATH, ...]}`` in writing order.
+"""
 from __future__ import annotations
+
+import json
 
 from tilescope.cli.inputs import open_profile
 from tilescope.models.edits import load_edit_set
 from tilescope.planner.model import plan_profile
-
 
 
 def add_arguments(parser) -> None:
@@ -15,6 +20,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--step", type=int, metavar="N", help="step of the breakdown (default: the total peak step)")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory to write into (created if missing)")
     parser.add_argument("--overwrite", action="store_true", help="replace files that exist already")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run(args) -> int:
@@ -22,7 +28,7 @@ def run(args) -> int:
     from tilescope.report.files import check_targets, report_names, report_of, write_report
     from tilescope.report.tables import report_input
 
-    profile = open_profile(args.file)
+    profile = open_profile(args.file, quiet=args.quiet)
     arrays, base_plan = plan_profile(profile)
     whatif = None
     if args.edits:
@@ -33,6 +39,10 @@ def run(args) -> int:
             whatif = apply_edits(arrays, base_plan, edits)
     data = report_input(profile, arrays, base_plan, whatif, args.step)
     check_targets(args.out, report_names(data.step), overwrite=args.overwrite)  # before the slow drawing
-    for path in write_report(report_of(data), args.out, overwrite=args.overwrite):
-        print(path)
+    written = write_report(report_of(data), args.out, overwrite=args.overwrite)
+    if args.json:
+        print(json.dumps({"source": str(args.file), "step": data.step, "files": [str(p) for p in written]}))
+    elif not args.quiet:
+        for path in written:
+            print(path)
     return 0
