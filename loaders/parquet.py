@@ -14,6 +14,7 @@ key-value metadata gives
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
@@ -22,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tilescope import __version__
-from tilescope.models.files import FileAccessError, atomic_output, exists_already, make_directory
+from tilescope.models.files import FileAccessError, atomic_output, cannot_read, exists_already, make_directory
 from tilescope.models.schemas import SCHEMA_VERSION, UNITS
 
 KEY_PREFIX = "tilescope."
@@ -35,6 +36,22 @@ class Source:
     name: str  # the file's name, without its folder
     size_bytes: int
     sha256: str
+
+    @classmethod
+    def of_bytes(cls, path: str | Path, data: bytes) -> "Source":
+        return cls(Path(path).name, len(data), hashlib.sha256(data).hexdigest())
+
+    @classmethod
+    def of_file(cls, path: str | Path, sha256: str | None = None) -> "Source":
+        """The file at ``path``; ``sha256`` when it is known already (the cache's key)."""
+        from .cache import file_sha256
+
+        digest = sha256 or file_sha256(path)
+        try:
+            size = Path(path).stat().st_size
+        except OSError as exc:
+            raise cannot_read(path, exc) from None
+        return cls(Path(path).name, size, digest)
 
 
 def file_metadata(table_name: str, schema: pa.Schema, source: Source) -> dict[str, str]:

@@ -16,7 +16,8 @@ CSV tilescope writes goes through here:
 
 The columns are made safe with Arrow compute, then ``pyarrow.csv`` writes them: RFC 4180 CSV,
 UTF-8, comma-separated, ``\\r\\n`` line ends, every text field (and every column name) in double
-quotes, numbers and booleans bare.
+quotes, numbers and booleans bare. (pyarrow before 26 cannot end lines with ``\\r\\n``:
+``crlf_line_ends`` converts its output.)
 """
 from __future__ import annotations
 
@@ -37,7 +38,17 @@ from tilescope.models.files import atomic_output
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 _TRIGGER_PATTERN = r"^([=+\-@\t\r])"  # the same set, for Arrow's RE2
 LINE_END = "\r\n"
-_WRITE_OPTIONS = dict(eol=LINE_END, quoting_style="needed")
+
+
+def _writes_crlf() -> bool:
+    try:
+        pa_csv.WriteOptions(eol=LINE_END)
+        return True
+    except TypeError:  # pyarrow before 26 ends every line with "\n" (crlf_line_ends does the rest)
+        return False
+
+
+_NATIVE_CRLF = _writes_crlf()
 
 
 def neutralise(text: str) -> str:
@@ -119,20 +130,32 @@ def safe_table(table: pd.DataFrame | pa.Table) -> pa.Table:
     return pa.Table.from_arrays(columns, names=[neutralise(name) for name in names])
 
 
-def write_csv_to(table: pd.DataFrame | pa.Table, sink: IO[bytes]) -> None:
-    """Write the neutralised CSV of ``table`` to a binary handle."""
-    safe = safe_table(table)
-    if safe.num_columns == 0:
-        sink.write(LINE_END.encode())
-        return
-    pa_csv.write_csv(safe, sink, pa_csv.WriteOptions(**_WRITE_OPTIONS))
+def crlf_line_ends(data: bytes) -> bytes:
+    """``pyarrow.csv`` output with ``\n`` row ends turned into ``\r\n``; a line feed inside a quoted
+    field stays as it is. Outside quotes means after an even number of ``"`` (a doubled quote
+    inside a field counts twice, so the parity holds)."""
+    text = np.frombuffer(data, dtype=np.uint8)
+    inside = np.cumsum(text == ord('"'), dtype=np.uint8) & 1  # wraps at 256: parity is all that is kept
+    row_ends = np.flatnonzero((text == ord("\n")) & (inside == 0))
+    return np.insert(text, row_ends, ord("\r")).tobytes()
 
 
 def to_csv_bytes(table: pd.DataFrame | pa.Table) -> bytes:
     """The neutralised CSV of a DataFrame or Arrow table, UTF-8 encoded."""
+    safe = safe_table(table)
+    if safe.num_columns == 0:
+        return LINE_END.encode()
     buffer = io.BytesIO()
-    write_csv_to(table, buffer)
-    return buffer.getvalue()
+    if _NATIVE_CRLF:
+        pa_csv.write_csv(safe, buffer, pa_csv.WriteOptions(eol=LINE_END))
+        return buffer.getvalue()
+    pa_csv.write_csv(safe, buffer)
+    return crlf_line_ends(buffer.getvalue())
+
+
+def write_csv_to(table: pd.DataFrame | pa.Table, sink: IO[bytes]) -> None:
+    """Write the neutralised CSV of ``table`` to a binary handle."""
+    sink.write(to_csv_bytes(table))
 
 
 def write_csv(table: pd.DataFrame | pa.Table, path_or_buffer: str | Path | IO, *, overwrite: bool = False) -> None:

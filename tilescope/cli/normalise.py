@@ -7,12 +7,9 @@ Prints the paths written, one a line; ``--json``: ``{"kind": "memory_profile"|"s
 """
 from __future__ import annotations
 
-import hashlib
 import json
-from pathlib import Path
 
 from tilescope.cli.inputs import open_output
-from tilescope.loaders.cache import file_sha256
 from tilescope.loaders.parquet import Source, write_parquet_tables
 
 
@@ -29,11 +26,10 @@ def run(args) -> int:
         from tilescope.loaders.search_state import parse_search_state, search_state_tables
 
         tables = search_state_tables(parse_search_state(opened, str(args.file)))
-        source = Source(Path(args.file).name, len(opened), hashlib.sha256(opened).hexdigest())
+        source = Source.of_bytes(args.file, opened)
     else:
         tables = opened.tables()
-        sha256 = opened.content_sha256 or file_sha256(args.file)
-        source = Source(Path(args.file).name, Path(args.file).stat().st_size, sha256)
+        source = Source.of_file(args.file, opened.content_sha256)
     paths = write_parquet_tables(tables, args.out, source, overwrite=args.overwrite)
     if args.json:
         print(json.dumps({
