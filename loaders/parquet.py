@@ -83,7 +83,7 @@ def write_parquet_tables(tables: Mapping[str, pa.Table], out_dir: str | Path, so
     ``overwrite``; then nothing at all is written."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise FileAccessError(out, "is not a directory (the Parquet files go into a directory)")
+        raise FileAccessError(out, "is not a directory")
     targets = {name: out / f"{name}.parquet" for name in tables}
     existing = [p for p in targets.values() if p.exists()]
     if existing and not overwrite:
