@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from tilescope.models.errors import TilescopeError
-from tilescope.models.files import FileAccessError
+from tilescope.models.files import FileAccessError, cannot_read
 
 DEFAULT_PORT = 5006
 LOOPBACK = "127.0.0.1"
@@ -101,13 +101,13 @@ def app_arguments(args) -> tuple[list[str], str]:
     """The ``--args`` of the app, and what a visitor can open (for the warning)."""
     if args.file is not None:
         path = Path(args.file).expanduser().resolve()
+        if path.is_dir():
+            raise FileAccessError(args.file, "is not a file")
         try:
             with open(path, "rb"):
                 pass
         except OSError as exc:
-            raise FileAccessError(args.file, "cannot read it", exc.strerror or str(exc)) from None
-        if not path.is_file():
-            raise FileAccessError(args.file, "is not a file")
+            raise cannot_read(args.file, exc) from None
         from tilescope import samples
 
         return [str(path)], f"{path} and every file under {samples.sample_dir()}"
@@ -121,9 +121,8 @@ def app_arguments(args) -> tuple[list[str], str]:
     return [], f"every file under {samples.sample_dir()}"
 
 
-def panel_command(args) -> list[str]:
+def panel_command(args, app_args: list[str]) -> list[str]:
     """The ``panel serve`` command line this serves with (``sys.argv`` form)."""
-    app_args, _ = app_arguments(args)
     command = ["panel", "serve", str(app_directory()), "--address", args.address, "--port", str(args.port)]
     command += [f"--allow-websocket-origin={o}" for o in websocket_origins(args.address, args.port, args.allow_websocket_origin)]
     if args.num_procs != 1:
@@ -138,8 +137,8 @@ def panel_command(args) -> list[str]:
 
 
 def run(args) -> int:
-    command = panel_command(args)
-    _, exposed = app_arguments(args)
+    app_args, exposed = app_arguments(args)
+    command = panel_command(args, app_args)
     host = "localhost" if args.address in _ALL_INTERFACES else _host(args.address)
     if not is_loopback(args.address):
         print(
