@@ -3,6 +3,7 @@ address, FILE and --data-root passed through to the app, clear errors before any
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -94,7 +95,9 @@ def websocket_status(port: int, origin: str) -> int:
         connection.close()
         return 101
 
-    return asyncio.run(connect())
+    # in a thread of its own: a browser test can leave an event loop running in this one
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, connect()).result(timeout=60)
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="reads Linux's /proc/net/tcp")
