@@ -100,6 +100,7 @@ def load_profile_cached(path: str | Path, cache_dir: str | Path | None = None, p
     """
     note = progress or (lambda stage, fraction: None)
     folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    max_bytes = cache_store.max_cache_bytes()  # a bad setting is said before a long load, not after
     key = content_key(path, note, _HASH_SHARE)
     sha256 = key.split("-v")[0]
     paths = cache_store.entry_paths(folder, key, list(PROFILE_TABLES))
@@ -119,7 +120,6 @@ def load_profile_cached(path: str | Path, cache_dir: str | Path | None = None, p
     profile = dataclasses.replace(memory_profile.load_memory_profile(path, loading), content_sha256=sha256)
     note("writing cache", 0.9)
     try:
-        max_bytes = cache_store.max_cache_bytes()
         if max_bytes > 0:
             for name, table in profile.tables().items():
                 _write_table(table, paths[name])
