@@ -70,7 +70,7 @@ lock-upgrade:
 # The lower bounds of pyproject.toml: the oldest release of each direct dependency that the bounds
 # allow, in a venv of its own, and the fast suite on it.
 test-minimum: $(UV)
-	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(MINIMUM_VENV)
+	$(UV) venv --quiet --seed --allow-existing --python $(PYTHON) $(MINIMUM_VENV)
 	$(UV) pip install --quiet --python $(MINIMUM_VENV)/bin/python --resolution lowest-direct -e '.[test]'
 	$(MINIMUM_VENV)/bin/python -m pytest -m "not browser" -q -p no:cacheprovider
 
