@@ -36,8 +36,11 @@ MAX_BYTES_ENV = "TILESCOPE_CACHE_MAX_BYTES"
 # entries of several 1 GB profiles and many small ones.
 DEFAULT_MAX_BYTES = 4 * 1024**3
 ENTRY_SUFFIX = ".entry.json"
-_ENTRY_FILE = re.compile(r"^(?P<key>[0-9a-f]{64}-v\d+)\.(?P<part>[a-z_]+)\.arrow$|^(?P<meta>[0-9a-f]{64}-v\d+)\.entry\.json$")
-_TEMPORARY = re.compile(r"^\.[0-9a-f]{64}-v\d+\.[a-z_.]+\.[0-9a-f]{12}\.tmp$")
+# Keys of schema version 2 and before were 40 hex digits (BLAKE2b): still recognised, so they are
+# evicted and cleared like the others.
+_KEY = r"[0-9a-f]{40}(?:[0-9a-f]{24})?-v\d+"
+_ENTRY_FILE = re.compile(rf"^(?P<key>{_KEY})\.(?P<part>[a-z_]+)\.arrow$|^(?P<meta>{_KEY})\.entry\.json$")
+_TEMPORARY = re.compile(rf"^\.{_KEY}\.[a-z_.]+\.[0-9a-f]{{6,32}}\.tmp$")
 _STALE_TEMPORARY_SECONDS = 24 * 3600
 _SIZE = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[kmgt]?)(?P<binary>i?)b?\s*$", re.I)
 
@@ -101,9 +104,15 @@ class Entry:
     source: str | None  # the file it was made from, as it was named then
     source_bytes: int | None
 
+    @property
+    def sha256(self) -> str | None:
+        """The source's SHA-256 (None for an entry of an older version, keyed otherwise)."""
+        digest = self.key.split("-v")[0]
+        return digest if len(digest) == 64 else None
+
     def to_json(self) -> dict:
         return {
-            "key": self.key, "sha256": self.key.split("-v")[0], "size_bytes": self.size_bytes,
+            "key": self.key, "sha256": self.sha256, "size_bytes": self.size_bytes,
             "last_used": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.last_used)),
             "source": self.source, "source_bytes": self.source_bytes,
         }

@@ -105,6 +105,9 @@ def test_cache_list_and_clear(tmp_path, monkeypatch, capsys):
     paths = [variant(tmp_path, n) for n in range(2)]
     for path in paths:
         load_profile_cached(path)
+    old = cache / "aa" / f"{'a' * 40}-v2.values.arrow"  # an entry of the previous version (BLAKE2b keys)
+    old.parent.mkdir(exist_ok=True)
+    old.write_bytes(b"x" * 100)
     stranger = cache / "notes.txt"  # not ours: clear must leave it
     stranger.write_text("mine")
     (cache / "ab").mkdir(exist_ok=True)
@@ -113,18 +116,19 @@ def test_cache_list_and_clear(tmp_path, monkeypatch, capsys):
     assert cli.main(["cache", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert listed["folder"] == str(cache) and listed["max_bytes"] == cache_store.DEFAULT_MAX_BYTES
-    assert {e["source"] for e in listed["entries"]} == {str(p.resolve()) for p in paths}
-    assert {e["sha256"] for e in listed["entries"]} == {hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
+    assert {e["source"] for e in listed["entries"]} == {str(p.resolve()) for p in paths} | {None}
+    assert {e["sha256"] for e in listed["entries"]} == {hashlib.sha256(p.read_bytes()).hexdigest() for p in paths} | {None}
     on_disk = sum(f.stat().st_size for f in cache.rglob("*") if f.is_file() and f.name not in ("notes.txt", "keep.arrow"))
     assert listed["total_bytes"] == on_disk == sum(e["size_bytes"] for e in listed["entries"])
 
     assert cli.main(["cache"]) == 0  # list is the default
     text = capsys.readouterr().out
-    assert text.startswith(f"{cache}: 2 entries, {on_disk:,} B (") and str(paths[0].resolve()) in text
+    assert text.startswith(f"{cache}: 3 entries, {on_disk:,} B (") and str(paths[0].resolve()) in text
 
     assert cli.main(["cache", "clear", "--json"]) == 0
     cleared = json.loads(capsys.readouterr().out)
-    assert cleared == {"folder": str(cache), "removed_entries": 2, "freed_bytes": on_disk}
+    assert cleared == {"folder": str(cache), "removed_entries": 3, "freed_bytes": on_disk}
+    assert not old.exists()
     assert cache_store.entries(cache) == []
     assert stranger.read_text() == "mine" and (cache / "ab" / "keep.arrow").exists()
     assert cli.main(["cache", "clear"]) == 0
