@@ -22,7 +22,7 @@ from typing import Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tilescope import __version__
+from tilescope.models.version import __version__
 from tilescope.models.files import FileAccessError, atomic_output, cannot_read, exists_already, make_directory
 from tilescope.models.schemas import SCHEMA_VERSION, UNITS
 

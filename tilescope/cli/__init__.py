@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-from tilescope import __version__
+from tilescope.models.version import __version__
 from tilescope.models.errors import TilescopeError
 
 COMMANDS = {
