@@ -77,7 +77,7 @@ def synthetic(blocks: int, layers: int) -> Path:
             return path
     print(f"generating {path.name} ({blocks} blocks × {layers} layers)…", flush=True)
     started = time.perf_counter()
-    write_synthetic_profile(path, blocks, layers)
+    write_synthetic_profile(path, blocks, layers, overwrite=True)
     stamp.write_text(json.dumps({**params, "size": path.stat().st_size}))
     print(f"  {path.stat().st_size:,} bytes in {time.perf_counter() - started:.1f} s", flush=True)
     return path

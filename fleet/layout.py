@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
-from tilescope.models.edits import write_atomically
+from tilescope.models.files import write_atomically
 from tilescope.models.errors import InputError
 
 from .schema import PROFILE_TABLES, PROFILES

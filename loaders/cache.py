@@ -1,18 +1,19 @@
 """A content-addressed cache of normalised memory profiles: reopening a file skips JSON entirely.
 
-The key is a BLAKE2b hash of the file's bytes (read in blocks, never held whole) and the loader's
-schema version, so an edited file, or a loader that normalises differently, gets a new entry.
-An entry is the five tables as Arrow IPC files (Feather v2, uncompressed), which are memory-mapped
-when read back. Each file is written to a temporary name and renamed into place, so a reader sees
-a whole table or none; an entry that cannot be read (missing, truncated, wrong schema) is ignored
-and rebuilt. The input file is only ever read. A cache folder that cannot be written only costs
-the speed-up: the profile is still returned.
+The key is the SHA-256 of the file's bytes (read in blocks, never held whole; what ``sha256sum``
+prints) and the schema version (``models.schemas.SCHEMA_VERSION``), so an edited file, or a loader
+that normalises differently, gets a new entry. An entry is the five tables as Arrow IPC files
+(Feather v2, uncompressed), which are memory-mapped when read back. Each file is written
+atomically (``models.files``), so a reader sees a whole table or none; an entry that cannot be read
+(missing, truncated, wrong schema) is ignored and rebuilt. The input file is only ever read. A
+cache folder that cannot be written only costs the speed-up: the profile is still returned.
+Where the folder is, its size cap and least-recently-used eviction: ``loaders.cache_store``.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -20,31 +21,24 @@ import pyarrow as pa
 import pyarrow.feather as feather
 
 from tilescope.models.errors import InputError
+from tilescope.models.files import atomic_output, cannot_read
 from tilescope.models.profile import MemoryProfile
-from tilescope.models.schemas import PROFILE_TABLES
+from tilescope.models.schemas import PROFILE_TABLES, SCHEMA_VERSION
 
-from . import memory_profile
+from . import cache_store, memory_profile
+from .cache_store import CACHE_ENV, default_cache_dir  # noqa: F401  (the cache's public names)
 from .detect import kind_of_bytes
 from .json_input import read_bytes
 
-# Bump when the loader's tables change (schemas, meaning or normalisation): old entries are then
-# never read again.
-LOADER_SCHEMA_VERSION = 2  # 2: repeated text columns dictionary-encoded (models.schemas.REPEATED_TEXT)
-CACHE_ENV = "TILESCOPE_CACHE_DIR"
 _READ_BLOCK = 1 << 20
 _HASH_SHARE = 0.1  # of the progress bar (on a cache hit, hashing is most of the time: the bar then jumps)
 
 Progress = Callable[[str, float], None]
 
 
-def default_cache_dir() -> Path:
-    configured = os.environ.get(CACHE_ENV)
-    return Path(configured) if configured else Path.home() / ".cache" / "tilescope"
-
-
-def content_key(path: str | Path, progress: Progress | None = None, share: float = 1.0) -> str:
-    """Hex key of the file's content and the loader schema; an unreadable file is an InputError."""
-    digest = hashlib.blake2b(digest_size=20, person=f"tilescope{LOADER_SCHEMA_VERSION}".encode()[:16])
+def file_sha256(path: str | Path, progress: Progress | None = None, share: float = 1.0) -> str:
+    """Hex SHA-256 of the file's bytes; an unreadable file is an InputError (FileAccessError)."""
+    digest = hashlib.sha256()
     try:
         size = os.path.getsize(path)
         done = 0
@@ -60,12 +54,13 @@ def content_key(path: str | Path, progress: Progress | None = None, share: float
                 if progress is not None:
                     progress("hashing", share * done / max(size, 1))
     except OSError as exc:
-        raise InputError("$", "a readable file", exc.strerror or str(exc), file=str(path)) from None
-    return f"{digest.hexdigest()}-v{LOADER_SCHEMA_VERSION}"
+        raise cannot_read(path, exc) from None
+    return digest.hexdigest()
 
 
-def _entry_paths(cache_dir: Path, key: str) -> dict[str, Path]:
-    return {name: cache_dir / key[:2] / f"{key}.{name}.arrow" for name in PROFILE_TABLES}
+def content_key(path: str | Path, progress: Progress | None = None, share: float = 1.0) -> str:
+    """The cache key of the file's content and the schema version."""
+    return f"{file_sha256(path, progress, share)}-v{SCHEMA_VERSION}"
 
 
 def _read_entry(paths: dict[str, Path], source: str) -> MemoryProfile | None:
@@ -90,41 +85,47 @@ def _read_entry(paths: dict[str, Path], source: str) -> MemoryProfile | None:
 
 
 def _write_table(table: pa.Table, path: Path) -> None:
-    """Write ``table`` next to ``path`` under a temporary name, then rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            feather.write_feather(table, handle, compression="uncompressed")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_output(path, overwrite=True) as handle:
+        feather.write_feather(table, handle, compression="uncompressed")
 
 
 def load_profile_cached(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None) -> MemoryProfile:
-    """``load_memory_profile(path)``, from the cache when this content was normalised before.
+    """``load_memory_profile(path)``, from the cache when this content was normalised before;
+    the profile's ``content_sha256`` is the file's.
 
-    ``progress(stage, fraction)`` goes from 0 to 1 over the whole call: hashing, then either
-    reading the cache (memory-mapped: instant) or loading the file and writing the entry.
+    ``progress(stage, fraction)`` goes from 0 to 1 over the whole call, one stage after another:
+    hashing, then either reading the cache (memory-mapped: instant) or the loader's stages and
+    writing the entry, then done.
     """
     note = progress or (lambda stage, fraction: None)
     folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    max_bytes = cache_store.max_cache_bytes()  # a bad setting is said before a long load, not after
     key = content_key(path, note, _HASH_SHARE)
-    paths = _entry_paths(folder, key)
+    sha256 = key.split("-v")[0]
+    paths = cache_store.entry_paths(folder, key, list(PROFILE_TABLES))
     if all(p.exists() for p in paths.values()):
         note("reading cache", 0.9)
         cached = _read_entry(paths, str(path))
         if cached is not None:
+            cache_store.mark_used([*paths.values(), cache_store.meta_path(folder, key)])
             note("done", 1.0)
-            return cached
+            return dataclasses.replace(cached, content_sha256=sha256)
     scale = 0.9 - _HASH_SHARE
-    profile = memory_profile.load_memory_profile(path, lambda stage, f: note(stage, _HASH_SHARE + scale * f))
+
+    def loading(stage: str, fraction: float) -> None:
+        if stage != "done":  # the load is not the end of this call: writing the entry follows
+            note(stage, _HASH_SHARE + scale * fraction)
+
+    profile = dataclasses.replace(memory_profile.load_memory_profile(path, loading), content_sha256=sha256)
     note("writing cache", 0.9)
     try:
-        for name, table in profile.tables().items():
-            _write_table(table, paths[name])
-    except OSError:
+        if max_bytes > 0:
+            for name, table in profile.tables().items():
+                _write_table(table, paths[name])
+            cache_store.write_meta(folder, key, path)
+            cache_store.enforce_cap(folder, max_bytes, keep=key)
+    except (OSError, InputError):
         pass  # a read-only or full cache folder: the profile is still good
     note("done", 1.0)
     return profile

@@ -12,6 +12,7 @@ import msgspec
 import numpy as np
 
 from tilescope.models.errors import InputError, describe
+from tilescope.models.files import cannot_read
 
 _VALIDATION = re.compile(r"^(?P<msg>.*?)(?: - at `(?P<path>[^`]*)`)?$", re.S)
 _EXPECTED = re.compile(r"^Expected `(?P<exp>[^`]*)`(?P<bound>[^,`]*)(?:, got `(?P<got>[^`]*)`)?$")
@@ -25,7 +26,7 @@ def read_bytes(path: str | Path) -> bytes:
         with open(path, "rb") as handle:
             return handle.read()
     except OSError as exc:
-        raise InputError("$", "a readable file", exc.strerror or str(exc), file=str(path)) from None
+        raise cannot_read(path, exc) from None
 
 
 # Private anonymous memory whose pages can be handed back (Linux, macOS); elsewhere plain bytes.
@@ -72,7 +73,7 @@ class InputBuffer:
                     return cls(memory[:done] + rest, path)
                 return cls(memory, path)
         except OSError as exc:
-            raise InputError("$", "a readable file", exc.strerror or str(exc), file=str(path)) from None
+            raise cannot_read(path, exc) from None
 
     def release(self, first: msgspec.Raw, last: msgspec.Raw) -> None:
         """Hand back the whole pages from ``first``'s start to ``last``'s end (Raw views into

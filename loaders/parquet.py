@@ -1,30 +1,95 @@
-"""Normalised tables out to Parquet: ``DIR/<table>.parquet``, all or nothing about overwriting."""
+"""Normalised tables out to Parquet: ``DIR/<table>.parquet``, all or nothing about overwriting.
+
+Every file is self-describing for any Parquet reader (DuckDB's ``parquet_kv_metadata``, pyarrow's
+``ParquetFile(...).metadata.metadata``), not only inside pyarrow's base64 ``ARROW:schema``: plain
+key-value metadata gives
+
+- ``tilescope.version``, ``tilescope.schema_version`` (``models.schemas.SCHEMA_VERSION``),
+  ``tilescope.table`` (the table's name);
+- ``tilescope.source.name``, ``tilescope.source.bytes``, ``tilescope.source.sha256``: the planner
+  output it was made from (its file name, size and the SHA-256 of its bytes, as ``sha256sum``
+  prints it);
+- ``tilescope.units``: how figures are measured; and for each column ``tilescope.field.NAME.doc``
+  and, where it has one, ``tilescope.field.NAME.unit``.
+"""
 from __future__ import annotations
 
-import io
+import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tilescope.models.edits import write_atomically
-from tilescope.models.errors import InputError
+from tilescope.models.version import __version__
+from tilescope.models.files import FileAccessError, atomic_output, cannot_read, exists_already, make_directory
+from tilescope.models.schemas import SCHEMA_VERSION, UNITS
+
+KEY_PREFIX = "tilescope."
 
 
-def write_parquet_tables(tables: Mapping[str, pa.Table], out_dir: str | Path, *, overwrite: bool = False) -> list[Path]:
-    """Write each table atomically (temporary file, then rename). Existing files are never
-    replaced unless ``overwrite``; then nothing at all is written."""
+@dataclass(frozen=True)
+class Source:
+    """The planner output the tables come from."""
+
+    name: str  # the file's name, without its folder
+    size_bytes: int
+    sha256: str
+
+    @classmethod
+    def of_bytes(cls, path: str | Path, data: bytes) -> "Source":
+        return cls(Path(path).name, len(data), hashlib.sha256(data).hexdigest())
+
+    @classmethod
+    def of_file(cls, path: str | Path, sha256: str | None = None) -> "Source":
+        """The file at ``path``; ``sha256`` when it is known already (the cache's key)."""
+        from .cache import file_sha256
+
+        digest = sha256 or file_sha256(path)
+        try:
+            size = Path(path).stat().st_size
+        except OSError as exc:
+            raise cannot_read(path, exc) from None
+        return cls(Path(path).name, size, digest)
+
+
+def file_metadata(table_name: str, schema: pa.Schema, source: Source) -> dict[str, str]:
+    """The key-value metadata of one table's Parquet file (module doc)."""
+    meta = {
+        "tilescope.version": __version__,
+        "tilescope.schema_version": str(SCHEMA_VERSION),
+        "tilescope.table": table_name,
+        "tilescope.source.name": source.name,
+        "tilescope.source.bytes": str(source.size_bytes),
+        "tilescope.source.sha256": source.sha256,
+        "tilescope.units": UNITS,
+    }
+    for field in schema:
+        field_meta = {k.decode(): v.decode() for k, v in (field.metadata or {}).items()}
+        meta[f"tilescope.field.{field.name}.doc"] = field_meta.get("doc", "")
+        if "unit" in field_meta:
+            meta[f"tilescope.field.{field.name}.unit"] = field_meta["unit"]
+    return meta
+
+
+def with_file_metadata(table: pa.Table, table_name: str, source: Source) -> pa.Table:
+    kept = {k: v for k, v in (table.schema.metadata or {}).items() if not k.startswith(KEY_PREFIX.encode())}
+    return table.replace_schema_metadata({**kept, **{k.encode(): v.encode() for k, v in file_metadata(table_name, table.schema, source).items()}})
+
+
+def write_parquet_tables(tables: Mapping[str, pa.Table], out_dir: str | Path, source: Source, *, overwrite: bool = False) -> list[Path]:
+    """Write each table atomically with its metadata. Existing files are never replaced unless
+    ``overwrite``; then nothing at all is written."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise InputError("$", "a directory for the Parquet files", "an existing file", file=str(out))
+        raise FileAccessError(out, "is not a directory")
     targets = {name: out / f"{name}.parquet" for name in tables}
     existing = [p for p in targets.values() if p.exists()]
     if existing and not overwrite:
-        raise InputError("$", "no existing table files (pass --overwrite to replace them)", f"{len(existing)} already there, e.g. {existing[0].name}", file=str(out))
-    out.mkdir(parents=True, exist_ok=True)
+        raise exists_already(existing[0])
+    make_directory(out)
     for name, table in tables.items():
-        buffer = io.BytesIO()
-        pq.write_table(table, buffer)
-        write_atomically(targets[name], buffer.getvalue(), overwrite=overwrite)
+        with atomic_output(targets[name], overwrite=overwrite) as handle:
+            pq.write_table(with_file_metadata(table, name, source), handle)
     return list(targets.values())

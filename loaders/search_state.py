@@ -58,7 +58,7 @@ from tilescope.models.tiling import TensorFormat, TensorTiling
 from tilescope.planner.shards import ShapeMismatch, shard_bytes, shard_cuts
 
 from .debug_text import Map, Set, Struct, Tuple, Unit, render
-from .parquet import write_parquet_tables
+from .parquet import Source, write_parquet_tables
 from .layouts import format_from_debug, format_from_serde, parse_debug_at, serde_to_debug_text
 from .json_input import decode_error, read_bytes
 
@@ -861,5 +861,6 @@ def search_state_tables(state: SearchState) -> dict[str, pa.Table]:
 
 
 def write_search_state_tables(state: SearchState, out_dir: str | Path, *, overwrite: bool = False) -> list[Path]:
-    """Write each table as ``out_dir/<table>.parquet`` (the directory is created); returns the paths."""
-    return write_parquet_tables(search_state_tables(state), out_dir, overwrite=overwrite)
+    """Write each table as ``out_dir/<table>.parquet`` (the directory is created; metadata of
+    ``loaders.parquet`` naming ``state.source``, which is read to hash it); returns the paths."""
+    return write_parquet_tables(search_state_tables(state), out_dir, Source.of_file(state.source), overwrite=overwrite)

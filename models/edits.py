@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from .errors import InputError, describe
+from .files import cannot_read, write_atomically
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,34 +87,12 @@ def load_edit_set(path: str | Path) -> list[TilingEdit]:
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
-        raise InputError("$", "a readable edit-set file", exc.strerror or str(exc), file=str(path)) from None
+        raise cannot_read(path, exc) from None
     return parse_edit_set(data, str(path))
 
 
 def edit_set_json(edits: Sequence[TilingEdit]) -> str:
     return json.dumps([e.to_json() for e in edits], indent=1) + "\n"
-
-
-def write_atomically(path: str | Path, data: bytes, *, overwrite: bool = False) -> Path:
-    """Write via a temporary file in the same folder, then rename; never replace an existing
-    file unless ``overwrite``."""
-    path = Path(path)
-    if path.exists() and not overwrite:
-        raise InputError("$", "a path that does not exist yet (pass overwrite to replace it)", "an existing file", file=str(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        if overwrite:
-            os.replace(tmp, path)
-        else:
-            os.link(tmp, path)  # fails if the file appeared meanwhile: no silent overwrite
-            os.unlink(tmp)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
 
 
 def save_edit_set(path: str | Path, edits: Sequence[TilingEdit], *, overwrite: bool = False) -> Path:

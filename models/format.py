@@ -37,3 +37,8 @@ def terminal_text(text: str) -> str:
 
 def step_range(first: int, last: int) -> str:
     return f"step {first}" if first == last else f"steps {first}–{last}"
+
+
+def count_of(n: int, word: str, plural: str | None = None) -> str:
+    """``1 block``, ``2 blocks``, ``1,472 tiles``: a count with its noun, singular when one."""
+    return f"{int(n):,} {word if int(n) == 1 else plural or word + 's'}"

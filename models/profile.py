@@ -16,6 +16,7 @@ class MemoryProfile:
     axes: pa.Table
     steps: pa.Table
     live_intervals: pa.Table
+    content_sha256: str | None = None  # SHA-256 of the source file's bytes, when the loader knew it (the cache does)
 
     def tables(self) -> dict[str, pa.Table]:
         return {name: getattr(self, name) for name in PROFILE_TABLES}

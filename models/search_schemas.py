@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from .schemas import BYTES_PER_TILE, documented_field
+
 
 def _f(name: str, type_: pa.DataType, doc: str, nullable: bool = False) -> pa.Field:
-    return pa.field(name, type_, nullable=nullable, metadata={"doc": doc})
+    """``schemas.documented_field``; a ``*_bytes`` field is in bytes per tile."""
+    return documented_field(name, type_, doc, nullable, BYTES_PER_TILE if name.endswith("_bytes") else None)
 
 
 SHAPE = pa.list_(pa.int64())

@@ -5,8 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tilescope.derived.plan_data import PlanData
-from tilescope.models.edits import write_atomically
-from tilescope.models.errors import InputError
+from tilescope.models.files import FileAccessError, exists_already, make_directory, write_atomically
 
 from .png import png_of
 from .tables import ALLOCATIONS_CSV, EDITS_CSV, EDITS_JSON, PNG_NAME, STEPS_CSV, VALUES_CSV, ReportInput, breakdown_name, report_input, tables_of
@@ -42,30 +41,28 @@ def report_names(step: int) -> list[str]:
 
 
 def check_targets(out_dir: str | Path, names: list[str], *, overwrite: bool = False) -> list[Path]:
-    """The paths to write; InputError if ``out_dir`` is not a directory or (without ``overwrite``)
-    any of the files exists already. Callers check before the slow build, and again when writing."""
+    """The paths to write; FileAccessError if ``out_dir`` is not a directory or (without
+    ``overwrite``) any of the files exists already. Callers check before the slow build, and again
+    when writing."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise InputError("--out", "a directory", "an existing file", file=str(out))
+        raise FileAccessError(out, "is not a directory")
     targets = [out / name for name in names]
     if not overwrite:
         for path in targets:
             if path.exists():
-                raise InputError("--out", "files that do not exist yet (pass --overwrite to replace them)", "an existing file", file=str(path))
+                raise exists_already(path)
     return targets
 
 
 def write_report(report: Report, out_dir: str | Path, *, overwrite: bool = False) -> list[Path]:
     """Write every file of the report into ``out_dir`` (created if missing).
 
-    Without ``overwrite`` nothing is written when any of the files exists already (InputError
-    naming the first one); each file is written atomically.
+    Without ``overwrite`` nothing is written when any of the files exists already (FileAccessError
+    naming the first one); each file is written atomically (``models.files``).
     """
     targets = check_targets(out_dir, list(report.files), overwrite=overwrite)
-    try:
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError("--out", "a directory that can be created", exc.strerror or str(exc), file=str(out_dir)) from None
+    make_directory(out_dir)
     for path, data in zip(targets, report.files.values()):
         write_atomically(path, data, overwrite=overwrite)
     return targets

@@ -17,6 +17,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from browser_support import SAMPLE, AppServer, chromium_missing_reason, launch_chromium, watch_console  # noqa: E402
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_folder(tmp_path_factory) -> Path:
+    """The whole run (and the servers it starts) caches under a temporary folder, never in the
+    user's cache; a test that needs another folder sets ``TILESCOPE_CACHE_DIR`` itself."""
+    folder = tmp_path_factory.mktemp("tilescope-cache")
+    previous = os.environ.get("TILESCOPE_CACHE_DIR")
+    os.environ["TILESCOPE_CACHE_DIR"] = str(folder)
+    yield folder
+    if previous is None:
+        os.environ.pop("TILESCOPE_CACHE_DIR", None)
+    else:
+        os.environ["TILESCOPE_CACHE_DIR"] = previous
+
+
 @pytest.fixture(scope="session")
 def sample_path() -> Path:
     return SAMPLE

@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 
 from tilescope.app.loading import MAX_UPLOAD_BYTES, PathRefused, check_upload_size, resolve_in_root
 from browser_support import REPO_ROOT, free_port
-from tilescope.models.edits import TilingEdit, load_edit_set, save_edit_set, write_atomically
+from tilescope.models.edits import TilingEdit, load_edit_set, save_edit_set
+from tilescope.models.files import FileAccessError, write_atomically
 from tilescope.models.errors import InputError, TilescopeError
 
 README = REPO_ROOT / "README.md"
@@ -163,26 +164,29 @@ def readme_section(heading: str) -> str:
 
 
 def documented_serve_commands(text: str) -> list[str]:
-    """Every ``panel serve`` command in inline code or fenced blocks of a Markdown text."""
+    """Every ``panel serve`` / ``tilescope serve`` command in inline code or fenced blocks of a Markdown text."""
     commands = []
     for block in re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S):
-        commands += [line.strip() for line in block.splitlines() if "panel serve" in line]
+        commands += [line.strip() for line in block.splitlines() if re.search(r"(panel|tilescope) serve", line)]
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
-    commands += [span for span in re.findall(r"`([^`\n]+)`", prose) if span.lstrip().startswith(("panel serve app", ".venv/bin/panel serve app"))]
+    commands += [span for span in re.findall(r"`([^`\n]+)`", prose) if re.match(r"\s*(\.venv/bin/)?(panel|tilescope) serve( |$)", span)]
     return commands
 
 
 def test_documented_serve_commands_bind_loopback():
+    """``tilescope serve`` is on loopback unless --address says otherwise; ``panel serve`` is not."""
     commands = documented_serve_commands(README.read_text())
-    assert commands, "the README documents how to serve the app"
-    without = [c for c in commands if "--address 127.0.0.1" not in c]
-    assert without == [], f"README commands that would listen on every interface: {without}"
+    assert any("tilescope serve" in c for c in commands), "the README documents how to serve the app"
+    # (a synopsis such as ``[--address A]`` names the option, it does not choose an address)
+    loose = [c for c in commands if ("panel serve" in c and "--address 127.0.0.1" not in c)
+             or ("tilescope serve" in c and re.search(r"--address (?!127\.0\.0\.1|A\])", c))]
+    assert loose == [], f"README commands that would listen on every interface: {loose}"
 
 
 def make_run_command(port: int) -> list[str]:
-    """The ``panel serve`` command ``make run`` runs (``make -n``: printed, not run)."""
+    """The ``tilescope serve`` command ``make run`` runs (``make -n``: printed, not run)."""
     out = subprocess.run(["make", "-n", "run", f"PORT={port}"], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout
-    lines = [line for line in out.splitlines() if "panel serve" in line]
+    lines = [line for line in out.splitlines() if "tilescope serve" in line]
     assert len(lines) == 1, out
     return shlex.split(lines[0])
 
@@ -210,7 +214,7 @@ def listening_addresses(port: int) -> set[str]:
 def test_make_run_listens_on_loopback_only():
     port = free_port()
     command = make_run_command(port)
-    assert command[command.index("--address") + 1] == "127.0.0.1"
+    assert "--address" not in command or command[command.index("--address") + 1] == "127.0.0.1"
     command = [part for part in command if part != "--show"]  # no browser to open here
     process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -242,7 +246,7 @@ def test_a_saved_edit_set_never_replaces_a_file_unless_asked(tmp_path):
     first = [TilingEdit(84, axis=1, partitions=18)]
     save_edit_set(path, first)
     kept = path.read_bytes()
-    with pytest.raises(InputError, match="existing file"):
+    with pytest.raises(InputError, match="exists already"):
         save_edit_set(path, [TilingEdit(85, replicas=27)])
     assert path.read_bytes() == kept and load_edit_set(path) == first
     save_edit_set(path, [TilingEdit(85, replicas=27)], overwrite=True)
@@ -260,7 +264,7 @@ def test_an_interrupted_replace_leaves_the_old_file_whole(tmp_path, monkeypatch)
         raise OSError("disk went away")
 
     monkeypatch.setattr(os, "replace", failing_replace)
-    with pytest.raises(OSError, match="disk went away"):
+    with pytest.raises(FileAccessError, match="edits.json: cannot write it: disk went away"):
         write_atomically(path, b'{"new": true}', overwrite=True)
     assert json.loads(path.read_text()) == {"old": True}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["edits.json"]

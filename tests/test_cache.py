@@ -170,9 +170,13 @@ def test_progress_only_for_terminals_or_large_files(sample, monkeypatch):
     show = progress_module.progress_for(sample, stream=log)
     assert show is not None
     memory_profile.load_memory_profile(sample, show)
-    lines = log.getvalue().split("\n")
-    assert lines[-1] == "" and len(lines) == 2  # one line, ended with a newline in a log
-    assert lines[0].split("\r")[-1].startswith("loading vit.memory_profile.json: done 100%")
+    text = log.getvalue()
+    assert "\r" not in text and text.endswith("\n")  # in a log: whole lines, nothing rewritten
+    lines = text.splitlines()
+    stages = [line.split(": ", 1)[1].rsplit(" ", 3)[0] for line in lines]
+    assert stages == ["decoding JSON", "values and layouts", "live lists", "steps", "done"]  # one line per stage
+    assert all(line.startswith("loading vit.memory_profile.json: ") for line in lines)
+    assert lines[-1].startswith("loading vit.memory_profile.json: done 100% (")
 
 
 def forbid_reading_json(monkeypatch):

@@ -73,7 +73,7 @@ def test_write_csv_is_atomic_and_does_not_overwrite(tmp_path):
     path = tmp_path / "values.csv"
     write_csv(pa.table({"name": ["@x"]}), path)
     assert parse(path.read_bytes()) == [["name"], ["'@x"]]
-    with pytest.raises(InputError, match="existing file"):
+    with pytest.raises(InputError, match="exists already"):
         write_csv(pa.table({"name": ["other"]}), path)
     assert parse(path.read_bytes()) == [["name"], ["'@x"]]
     write_csv(pa.table({"name": ["other"]}), path, overwrite=True)
@@ -85,5 +85,11 @@ def test_write_csv_to_buffers():
     text, binary = io.StringIO(), io.BytesIO()
     write_csv(pd.DataFrame({"a": ["+1"]}), text)
     write_csv(pd.DataFrame({"a": ["+1"]}), binary)
-    assert text.getvalue() == "a\r\n'+1\r\n"
-    assert binary.getvalue() == b"a\r\n'+1\r\n"
+    # RFC 4180 line ends; text fields (and names) quoted, as pyarrow.csv writes them
+    assert text.getvalue() == '"a"\r\n"\'+1"\r\n'
+    assert binary.getvalue() == b'"a"\r\n"\'+1"\r\n'
+
+
+def test_numbers_and_booleans_are_bare_text_is_quoted():
+    data = to_csv_bytes(pa.table({"n": [-2], "f": [0.5], "b": [True], "t": ["-2"]}))
+    assert data == b'"n","f","b","t"\r\n-2,0.5,true,"\'-2"\r\n'

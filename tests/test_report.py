@@ -266,7 +266,7 @@ def test_write_report_never_overwrites_unless_asked(report, tmp_path):
     (out / "steps.csv").write_text("mine")
     from tilescope.models.errors import InputError
 
-    with pytest.raises(InputError, match="existing file"):
+    with pytest.raises(InputError, match="exists already"):
         write_report(report, out)
     assert not (out / "values.csv").exists()  # nothing written when any target exists
     assert (out / "steps.csv").read_text() == "mine"
@@ -315,7 +315,7 @@ def test_cli_refuses_to_overwrite(tmp_path, capsys):
         (lambda t: [str(t / "missing.json"), "--out", str(t / "o")], "missing.json"),
         (lambda t: [str(SAMPLE), "--edits", str(t / "bad_edits.json"), "--out", str(t / "o")], "partitions must not exceed"),
         (lambda t: [str(SAMPLE), "--edits", str(t / "not_json.json"), "--out", str(t / "o")], "not_json.json: at $"),
-        (lambda t: [str(SAMPLE), "--out", str(t / "a_file")], "expected a directory"),
+        (lambda t: [str(SAMPLE), "--out", str(t / "a_file")], "a_file: is not a directory"),
     ],
     ids=["step-too-large", "step-negative", "missing-file", "invalid-edit", "edit-file-not-json", "out-is-a-file"],
 )

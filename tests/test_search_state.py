@@ -317,7 +317,7 @@ def test_summary_text_is_short():
     result = run_cli("summary", str(SAMPLE))
     assert result.returncode == 0, result.stderr
     assert "alternative 128 of 384" in result.stdout
-    assert "3040 B/tile on 4 tiles" in result.stdout and "10240 B/tile on 4 tiles" in result.stdout
+    assert "3,040 B (3.0 KiB) per tile on 4 tiles" in result.stdout and "10,240 B (10.0 KiB) per tile on 4 tiles" in result.stdout
     assert len(result.stdout.splitlines()) < 12
 
 

@@ -180,7 +180,8 @@ def test_corrupted_usage_is_reported_with_its_step(tmp_path):
 def test_synth_command_writes_the_file(tmp_path, capsys):
     out = tmp_path / "cli.json"
     assert cli.main(["synth", "--blocks", "2", "--layers", "3", "--gaps", "--out", str(out)]) == 0
-    assert f"{out.stat().st_size:,} bytes" in capsys.readouterr().out
+    size = out.stat().st_size
+    assert capsys.readouterr().out == f"{out}: {size:,} B ({size / 1024:,.1f} KiB), 2 blocks of 3 layers\n"
     assert len(json.loads(out.read_bytes())["timeline"]["steps"]) == 2 * len(SAMPLE_STEPS)
     with pytest.raises(SystemExit) as exit_:
         cli.main(["synth", "--blocks", "0", "--out", str(out)])

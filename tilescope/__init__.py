@@ -1,1 +1,3 @@
-"""tilescope: command line and reports."""
+"""tilescope: explore the memory plans of a tile-based accelerator compiler (command line, app, reports)."""
+
+from tilescope.models.version import __version__  # noqa: F401

@@ -18,12 +18,12 @@ Every figure the file records is recomputed with ``planner.model``: per-value sh
 and per-step usage for one block (all blocks are equal), then peaks over the whole program. The
 allocation granule of each value is inferred from the sample's recorded figures, as the planner
 does for any file. The JSON is written step by step (never one string for the whole file) in the
-sample's compact style, to a temporary file renamed into place at the end.
+sample's compact style, to a temporary file renamed into place at the end (``models.files``).
 """
 from __future__ import annotations
 
+import io
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +32,7 @@ import numpy as np
 
 from tilescope import samples
 from tilescope.loaders.memory_profile import parse_memory_profile
+from tilescope.models.files import atomic_output, cannot_read, cannot_write, exists_already
 from tilescope.planner.model import Plan, ProfileArrays, arrays_of, compute_plan, peaks_of
 
 SAMPLE_PATH = samples.sample_path()
@@ -144,7 +145,11 @@ def build_block(sample_path: str | Path | None, layers: int, gaps: bool = False)
     if layers < 1:
         raise ValueError("layers must be at least 1")
     path = Path(sample_path) if sample_path is not None else SAMPLE_PATH
-    sample = json.loads(path.read_bytes())
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise cannot_read(path, exc) from None
+    sample = json.loads(data)
     timeline = sample["timeline"]
     families = _layer_families(timeline["values"])
     sample_layers = len(next(iter(families.values()))) if families else 1
@@ -229,18 +234,32 @@ def _step_text(step: dict, index: int, source: int, live: np.ndarray) -> str:
 
 
 def write_synthetic_profile(
-    out_path: str | Path, blocks: int, layers: int, sample_path: str | Path | None = None, gaps: bool = False
+    out_path: str | Path, blocks: int, layers: int, sample_path: str | Path | None = None, gaps: bool = False,
+    *, overwrite: bool = False,
 ) -> Path:
-    """Write a synthetic profile of ``blocks`` × the sample program with ``layers`` layers per loop."""
+    """Write a synthetic profile of ``blocks`` × the sample program with ``layers`` layers per loop.
+
+    Written atomically with the permissions of a normal file (``models.files``); an existing file
+    is a FileAccessError unless ``overwrite``."""
     if blocks < 1:
         raise ValueError("blocks must be at least 1")
+    out = Path(out_path)
+    if out.exists() and not overwrite:
+        raise exists_already(out)  # before the work of building the block
     block = build_block(sample_path, layers, gaps)
     header = {**block.header, **_header_figures(block, blocks)}
-    n_values, n_steps = len(block.values), len(block.steps)
-    out = Path(out_path)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8", buffering=_WRITE_BUFFER) as f:
+        _write_blocks(out, block, header, blocks, overwrite)
+    except OSError as exc:  # e.g. the disk filled up
+        raise cannot_write(out, exc) from None
+    return out
+
+
+def _write_blocks(out: Path, block: Block, header: dict, blocks: int, overwrite: bool) -> None:
+    n_values, n_steps = len(block.values), len(block.steps)
+    with atomic_output(out, overwrite=overwrite, buffering=_WRITE_BUFFER) as raw:
+        f = io.TextIOWrapper(raw, encoding="utf-8")
+        try:
             f.write(_dumps(header)[:-1] + ',"timeline":{"values":[')
             for b in range(blocks):
                 for p, v in enumerate(block.values):
@@ -254,7 +273,6 @@ def write_synthetic_profile(
                         f.write(",")
                     f.write(_step_text(step, b * n_steps + i, step["source"] + b * block.source_stride, live + b * n_values))
             f.write("]}}")
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return out
+            f.flush()
+        finally:
+            f.detach()  # the handle stays atomic_output's to close and rename

@@ -1,12 +1,17 @@
 """The ``tilescope`` command. Each subcommand lives in its own ``tilescope.cli.*`` module that
 provides ``add_arguments(parser)`` and ``run(args) -> int``; this module only dispatches and turns
-user-facing errors into one line on stderr and exit code 2."""
+user-facing errors into one line on stderr and exit code 2.
+
+Every command takes ``--quiet`` (before or after its name): no progress lines and no confirmation
+lines (the paths written, ``ok: ...``); what was asked for (a plan, JSON, mismatches) and errors
+are still printed. A usage error is one line ending ``try 'tilescope CMD --help'``."""
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
 
+from tilescope.models.version import __version__
 from tilescope.models.errors import TilescopeError
 
 COMMANDS = {
@@ -21,26 +26,47 @@ COMMANDS = {
     "compare": "compare two memory plans: peaks, changed values, each peak's change value by value",
     "batch": "normalise every planner output under a folder into one Parquet dataset, on Dask",
     "fleet": "run DuckDB SQL over a dataset written by batch",
+    "serve": "serve the explorer in the browser (loopback only unless --address says otherwise)",
+    "cache": "list or clear the cache of normalised profiles",
 }
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2, no usage dump
-        sys.stderr.write(f"tilescope: {message}\n")
+    def error(self, message: str):  # one line, exit 2, no usage dump; where to read more
+        sys.stderr.write(f"{self.prog}: {message}; try '{self.prog} --help'\n")
         raise SystemExit(2)
+
+
+QUIET_HELP = "no progress or confirmation lines (results and errors are still printed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tilescope", description="Explore tile-accelerator memory plans.")
+    parser.add_argument("--version", action="version", version=f"tilescope {__version__}")
+    parser.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, help_text in COMMANDS.items():
         module = importlib.import_module(f"tilescope.cli.{name}")
-        module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        # SUPPRESS: ``tilescope --quiet plan`` is not undone by the subcommand's default
+        command.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS, help=QUIET_HELP)
+        module.add_arguments(command)
     return parser
 
 
+def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """``build_parser().parse_args``, but an unknown option is the subcommand's usage error (its
+    ``--help`` is the one to read), not the top-level parser's."""
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        subcommands.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(argv)
     module = importlib.import_module(f"tilescope.cli.{args.command}")
     try:
         return module.run(args)

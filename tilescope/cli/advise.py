@@ -11,6 +11,7 @@ import json
 
 from tilescope.cli.inputs import open_profile
 from tilescope.models.edits import load_edit_set
+from tilescope.models.format import count_of, fmt_bytes, fmt_signed_bytes
 from tilescope.planner.advisor import PEAK_KINDS, Suggestion, advise, peak_step, peak_value
 from tilescope.planner.edits import apply_edits
 from tilescope.planner.model import plan_profile
@@ -36,12 +37,8 @@ def suggestion_json(s: Suggestion) -> dict:
     }
 
 
-def _kib(n: int) -> str:
-    return f"{n:,} B ({n / 1024:,.1f} KiB)"
-
-
 def run(args) -> int:
-    profile = open_profile(args.file)
+    profile = open_profile(args.file, quiet=args.quiet)
     arrays, base = plan_profile(profile)
     whatif = None
     if args.edits:
@@ -52,7 +49,8 @@ def run(args) -> int:
     if args.json:
         print(json.dumps({"peak": args.peak, "peak_bytes": bytes_, "peak_step": step, "candidates": [suggestion_json(s) for s in found]}))
         return 0
-    print(f"{args.peak} peak {_kib(bytes_)} at step {step}; {len(found)} verified candidates")
+    print(f"{args.peak} peak {fmt_bytes(bytes_)} at step {step}; {count_of(len(found), 'verified candidate')}")
     for rank, s in enumerate(found, 1):
-        print(f"{rank:3}. {s.description}: → {_kib(s.peak_after)} at step {s.peak_step}, saves {_kib(s.saving)}")
+        print(f"{rank:3}. {s.description}; {args.peak} peak becomes {fmt_bytes(s.peak_after)} at step {s.peak_step} "
+              f"({fmt_signed_bytes(s.peak_after - s.peak_before)})")
     return 0

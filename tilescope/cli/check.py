@@ -1,25 +1,53 @@
-"""``tilescope check FILE``: exit 0 when every recorded figure matches, 1 listing each mismatch."""
+"""``tilescope check FILE [--json]``: exit 0 when every recorded figure matches, 1 listing each mismatch.
+
+``--json`` prints one object: ``{"ok": BOOL, "values": N, "steps": N, "mismatches": [{"scope":
+"value"|"step"|"profile", "key": ID or INDEX or null, "field", "recorded", "recomputed"}]}``
+(values first, then steps, then profile-wide figures; the exit code is the same as without it).
+"""
 from __future__ import annotations
 
+import json
 import sys
 
 from tilescope.cli.inputs import open_profile
-from tilescope.planner.check import check_plan
+from tilescope.models.format import count_of, fmt_bytes
+from tilescope.planner.check import Mismatch, check_plan
 from tilescope.planner.model import plan_profile
+
+# Mismatch fields that are not byte figures (everything else is: shard/aligned bytes, usage, peaks)
+_NOT_BYTES = {"standard_peak_step", "interleaved_peak_step", "total_peak_step", "fits_budget", "layout memory_class"}
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("file", help="a memory profile (*.memory_profile.json)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def mismatch_json(m: Mismatch) -> dict:
+    return {"scope": m.scope, "key": m.key, "field": m.field, "recorded": m.recorded, "recomputed": m.recomputed}
+
+
+def mismatch_text(m: Mismatch) -> str:
+    where = {"value": f"value {m.key}", "step": f"step {m.key}"}.get(m.scope, "profile")
+    if m.field in _NOT_BYTES:
+        return str(m)
+    return f"{where}: {m.field} recorded {fmt_bytes(m.recorded)}, recomputed {fmt_bytes(m.recomputed)}"
 
 
 def run(args) -> int:
-    profile = open_profile(args.file)
+    profile = open_profile(args.file, quiet=args.quiet)
     arrays, plan = plan_profile(profile)
     mismatches = check_plan(profile, arrays, plan)
+    if args.json:
+        print(json.dumps({"ok": not mismatches, "values": profile.n_values, "steps": profile.n_steps,
+                          "mismatches": [mismatch_json(m) for m in mismatches]}))
+        return 1 if mismatches else 0
     for m in mismatches:
-        print(m)
+        print(mismatch_text(m))
     if mismatches:
-        print(f"{len(mismatches)} mismatches", file=sys.stderr)
+        if not args.quiet:
+            print(count_of(len(mismatches), "mismatch", "mismatches"), file=sys.stderr)
         return 1
-    print(f"ok: {profile.n_values} values and {profile.n_steps} steps reproduce exactly")
+    if not args.quiet:
+        print(f"ok: {count_of(profile.n_values, 'value')} and {count_of(profile.n_steps, 'step')} reproduce exactly")
     return 0

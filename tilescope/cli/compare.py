@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 
 from tilescope.cli.inputs import open_profile
-from tilescope.cli.summary import _safe as terminal_text
+from tilescope.models.format import terminal_text
 from tilescope.models.edits import load_edit_set
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes, shorten

@@ -8,18 +8,19 @@ from pathlib import Path
 from tilescope.loaders.cache import load_profile_cached, open_planner_output
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.models.profile import MemoryProfile
-from tilescope.cli.progress import progress_for
+from tilescope.cli.progress import loading_progress
 
 
 def open_profile(path: str | Path, *, quiet: bool = False) -> MemoryProfile:
-    progress = progress_for(path, quiet=quiet)
-    if os.environ.get("TILESCOPE_NO_CACHE"):
-        return load_memory_profile(path, progress)
-    return load_profile_cached(path, progress=progress)
+    with loading_progress(path, quiet) as progress:
+        if os.environ.get("TILESCOPE_NO_CACHE"):
+            return load_memory_profile(path, progress)
+        return load_profile_cached(path, progress=progress)
 
 
 def open_output(path: str | Path, *, quiet: bool = False) -> tuple[str, MemoryProfile | bytes]:
     """``("memory_profile", MemoryProfile)`` or ``("search_state", the file's bytes)``; a cached
     profile's JSON is not read at all, not even to tell its kind."""
     use_cache = not os.environ.get("TILESCOPE_NO_CACHE")
-    return open_planner_output(path, progress=progress_for(path, quiet=quiet), use_cache=use_cache)
+    with loading_progress(path, quiet) as progress:
+        return open_planner_output(path, progress=progress, use_cache=use_cache)

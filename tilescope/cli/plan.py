@@ -32,8 +32,10 @@ import re
 from pathlib import Path
 
 from tilescope.cli.inputs import open_profile
-from tilescope.models.edits import TilingEdit, load_edit_set, write_atomically
+from tilescope.models.edits import TilingEdit, load_edit_set
 from tilescope.models.errors import InputError, TilescopeError, describe
+from tilescope.models.files import cannot_read, write_atomically
+from tilescope.models.format import count_of, fmt_bytes, fmt_signed_bytes
 from tilescope.planner.edits import AppliedEdit, WhatIf, apply_edits
 from tilescope.planner.model import Plan, ProfileArrays, plan_profile
 
@@ -91,14 +93,13 @@ def plan_json(arrays: ProfileArrays, plan: Plan, layout_errors: list) -> dict:
 
 def human_summary(arrays: ProfileArrays, plan: Plan) -> str:
     p = plan.peaks
-    kib = lambda n: f"{n:,} B ({n / 1024:,.1f} KiB)"  # noqa: E731
     lines = [
-        f"{arrays.n_values:,} values, {arrays.n_steps:,} steps",
-        f"standard peak     {kib(p.standard)} at step {p.standard_step} (incl. {p.exchange_rows:,} B exchange rows)",
-        f"interleaved peak  {kib(p.interleaved)} at step {p.interleaved_step}",
-        f"total peak        {kib(p.total)} at step {p.total_step}",
-        f"effective peak    {kib(p.effective_peak_bytes)} (incl. {arrays.support_reserve_bytes:,} B support reserve)",
-        f"budget            {kib(arrays.budget_bytes)}; interleaved {kib(arrays.interleaved_budget_bytes)}",
+        f"{count_of(arrays.n_values, 'value')}, {count_of(arrays.n_steps, 'step')}",
+        f"standard peak     {fmt_bytes(p.standard)} at step {p.standard_step} (incl. {fmt_bytes(p.exchange_rows)} exchange rows)",
+        f"interleaved peak  {fmt_bytes(p.interleaved)} at step {p.interleaved_step}",
+        f"total peak        {fmt_bytes(p.total)} at step {p.total_step}",
+        f"effective peak    {fmt_bytes(p.effective_peak_bytes)} (incl. {fmt_bytes(arrays.support_reserve_bytes)} support reserve)",
+        f"budget            {fmt_bytes(arrays.budget_bytes)}; interleaved {fmt_bytes(arrays.interleaved_budget_bytes)}",
         f"fits budget       {'yes' if p.fits_budget else 'NO'}",
     ]
     return "\n".join(lines)
@@ -127,10 +128,6 @@ def each_line(index: int, whatif: WhatIf) -> dict:
     }
 
 
-def _kib(n: int) -> str:
-    return f"{n:,} B ({n / 1024:,.1f} KiB)"
-
-
 def edits_summary(whatif: WhatIf) -> str:
     before, after = whatif.diff.peaks_before, whatif.diff.peaks_after
     lines = [f"edit: {a.edit.describe()} (applied to values {', '.join(map(str, a.applied_to))})" for a in whatif.applied]
@@ -139,9 +136,9 @@ def edits_summary(whatif: WhatIf) -> str:
         ("interleaved", before.interleaved, after.interleaved, before.interleaved_step, after.interleaved_step),
         ("total", before.total, after.total, before.total_step, after.total_step),
     ):
-        lines.append(f"{name} peak: {_kib(b)} at step {sb} → {_kib(a)} at step {sa} ({a - b:+,} B)")
+        lines.append(f"{name} peak: {fmt_bytes(b)} at step {sb} → {fmt_bytes(a)} at step {sa} ({fmt_signed_bytes(a - b)})")
     for value, b, a in whatif.diff.changed_values:
-        lines.append(f"value {value}: {_kib(b)} → {_kib(a)}")
+        lines.append(f"value {value}: {fmt_bytes(b)} → {fmt_bytes(a)} ({fmt_signed_bytes(a - b)})")
     return "\n".join(lines)
 
 
@@ -171,7 +168,7 @@ def write_profile(args, out: Path, arrays: ProfileArrays, plan: Plan, whatif: Wh
     try:
         data = Path(args.file).read_bytes()
     except OSError as exc:
-        raise InputError("$", "a readable memory profile", exc.strerror or str(exc), file=str(args.file)) from None
+        raise cannot_read(args.file, exc) from None
     text = profile_json_bytes(data, str(args.file), arrays, plan, whatif.tilings if whatif is not None else {})
     return write_atomically(out, text, overwrite=args.overwrite)
 
@@ -181,7 +178,7 @@ def run(args) -> int:
     if args.each and not edits:
         raise TilescopeError("--each needs edits (--edits FILE or --edit V:K=N)")
     target = _profile_target(args)
-    profile = open_profile(args.file)
+    profile = open_profile(args.file, quiet=args.quiet)
     arrays, plan = plan_profile(profile)
     if args.each:
         for index in range(len(edits)):

@@ -1,18 +1,23 @@
-"""``tilescope report FILE [--edits EDITS.json] [--step N] --out DIR [--overwrite]``: write the PNG
-report and the CSV files (``tilescope.report``) into DIR. Existing files are never replaced unless
-``--overwrite``; in that case nothing at all is written.
+"""``tilescope report FILE [--edits EDITS.json] [--step N] --out DIR [--overwrite] [--json]``: write
+the PNG report and the CSV files (``tilescope.report``) into DIR. Existing files are never replaced
+unless ``--overwrite``; in that case nothing at all is written.
 
 ``tilescope report A --compare B [--edits E] [--compare-edits E] --out DIR`` writes the compare
 form instead (``report.compare_tables``, ``report.compare_png``): compare.png, compare_values.csv,
 compare_attribution.csv, compare_steps.csv and compare.json; ``--edits`` applies to A,
-``--compare-edits`` to B (``--compare-edits`` without ``--compare`` compares A with A edited)."""
+``--compare-edits`` to B (``--compare-edits`` without ``--compare`` compares A with A edited).
+
+Prints the paths written, one a line; ``--json``: ``{"source": FILE, "step": N (the breakdown's
+step), "files": [PATH, ...]}`` in writing order.
+"""
 from __future__ import annotations
+
+import json
 
 from tilescope.cli.inputs import open_profile
 from tilescope.derived.opening import opened_profile
 from tilescope.derived.plan_data import PlanData
 from tilescope.models.edits import load_edit_set
-
 
 def add_arguments(parser) -> None:
     parser.add_argument("file", help="a memory profile (*.memory_profile.json)")
@@ -22,6 +27,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace files that exist already")
     parser.add_argument("--compare", metavar="B", help="write the compare form: FILE (A) against the memory profile B")
     parser.add_argument("--compare-edits", metavar="EDITS.json", help="an edit set applied to B (to A itself without --compare)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run_compare(args) -> int:
@@ -39,8 +45,8 @@ def run_compare(args) -> int:
     comparison = comparison_of(Namespace(a=args.file, b=args.compare, edits_a=args.edits, edits_b=args.compare_edits, top=0))
     file_b = args.compare if args.compare is not None else args.file
     files = {COMPARE_PNG: compare_png(comparison, args.file, file_b), **compare_tables(comparison, args.file, file_b)}
-    for path in write_report(Report(files, comparison.a.plan.peaks.total_step), args.out, overwrite=args.overwrite):
-        print(path)
+    written = write_report(Report(files, comparison.a.plan.peaks.total_step), args.out, overwrite=args.overwrite)
+    print_written(args, str(args.file), comparison.a.plan.peaks.total_step, written)
     return 0
 
 
@@ -51,7 +57,7 @@ def run(args) -> int:
     from tilescope.report.files import check_targets, report_names, report_of, write_report
     from tilescope.report.tables import report_input
 
-    opened = opened_profile(args.file, open_profile(args.file))
+    opened = opened_profile(args.file, open_profile(args.file, quiet=args.quiet))
     whatif = None
     if args.edits:
         edits = load_edit_set(args.edits)
@@ -61,6 +67,15 @@ def run(args) -> int:
             whatif = apply_edits(opened.arrays, opened.plan, edits)
     data = report_input(PlanData(opened, whatif), args.step)
     check_targets(args.out, report_names(data.step), overwrite=args.overwrite)  # before the slow drawing
-    for path in write_report(report_of(data), args.out, overwrite=args.overwrite):
-        print(path)
+    written = write_report(report_of(data), args.out, overwrite=args.overwrite)
+    print_written(args, str(args.file), data.step, written)
     return 0
+
+
+def print_written(args, source: str, step: int, written) -> None:
+    """The paths written, one a line; ``--json``: one object (module doc)."""
+    if args.json:
+        print(json.dumps({"source": source, "step": step, "files": [str(p) for p in written]}))
+    elif not args.quiet:
+        for path in written:
+            print(path)

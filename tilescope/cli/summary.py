@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tilescope.models.format import terminal_text as _safe
+from tilescope.models.format import count_of, fmt_bytes, terminal_text
 from tilescope.models.search_state import INPUT_FORMAT_SOURCE, InputFormat, Requirement, SearchState
 
 
@@ -33,7 +33,7 @@ def run(args) -> int:
     from tilescope.loaders.search_state import parse_search_state
     from tilescope.cli.inputs import open_output
 
-    kind, opened = open_output(args.file)
+    kind, opened = open_output(args.file, quiet=args.quiet)
     if kind == "memory_profile":
         from tilescope.derived.profile_summary import memory_profile_summary
 
@@ -91,7 +91,7 @@ def search_state_summary(state: SearchState) -> dict:
 def _figures_text(figures: dict | None) -> str:
     if figures is None:
         return "unknown"
-    return f"{figures['shard_bytes']} B/tile on {figures['tile_count']} tiles"
+    return f"{fmt_bytes(figures['shard_bytes'])} per tile on {count_of(figures['tile_count'], 'tile')}"
 
 
 def search_state_text(state: SearchState) -> str:
@@ -99,8 +99,8 @@ def search_state_text(state: SearchState) -> str:
     summary = search_state_summary(state)
     n_ops = len(summary["operations"])
     lines = [
-        f"{_safe(state.source)}: search state, {n_ops} operation{'s' if n_ops != 1 else ''} on "
-        f"{summary['tile_count']} tiles, tile memory budget {summary['tile_memory_budget_bytes']} bytes"
+        f"{terminal_text(state.source)}: search state, {count_of(n_ops, 'operation')} on "
+        f"{count_of(summary['tile_count'], 'tile')}, tile memory budget {fmt_bytes(summary['tile_memory_budget_bytes'])}"
     ]
     sources = {f.source for f in state.input_formats.values()}
     if sources == {"inputs and context"}:
@@ -110,10 +110,10 @@ def search_state_text(state: SearchState) -> str:
     for op in summary["operations"]:
         chosen = op["chosen_alternative"]
         choice = "no plan chosen" if chosen is None else f"alternative {chosen} of {op['alternatives']} chosen"
-        lines.append(f"operation {op['id']} {_safe(op['kind'])}: {choice}")
+        lines.append(f"operation {op['id']} {terminal_text(op['kind'])}: {choice}")
         for entry in op["inputs"]:
             graph_input = state.graph.graph_input(entry["value"])
-            name = _safe(graph_input.name) if graph_input else f"value {entry['value']}"
+            name = terminal_text(graph_input.name) if graph_input else f"value {entry['value']}"
             lines.append(
                 f"  {name} (value {entry['value']}, shape {entry['shape']}): arrives {_figures_text(entry['arrives'])}, "
                 f"required {_figures_text(entry['required'])}"
@@ -125,20 +125,33 @@ def search_state_text(state: SearchState) -> str:
 # ----------------------------------------------------------------------------- memory profile
 
 
+def _is_bytes(key: str) -> bool:
+    """Keys of byte figures in a summary: ``*_bytes`` and the peaks (``peak.standard``, ...)."""
+    return key.endswith("_bytes") or key.startswith("peak.")
+
+
+def _scalar_text(key: str, value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return value if isinstance(value, str) else json.dumps(value)
+    if _is_bytes(key):
+        return fmt_bytes(value)
+    return str(value) if key.endswith("_step") else f"{value:,}"  # a step is an index, not an amount
+
+
 def _generic_text(path: str, kind: str, summary: dict) -> str:
     """Plain lines for a summary dict whose layout this module does not own: scalars as
-    ``key: value``, nested objects one level deep, lists by length."""
-    lines = [f"{_safe(path)}: {kind}"]
+    ``key: value`` (byte figures as ``models.format`` writes them), nested objects one level
+    deep, lists by length."""
+    lines = [f"{terminal_text(path)}: {kind}"]
 
     def show(key: str, value: Any, depth: int = 0) -> None:
         if isinstance(value, dict) and depth == 0:
             for sub, item in value.items():
                 show(f"{key}.{sub}", item, depth + 1)
         elif isinstance(value, (dict, list)):
-            lines.append(f"  {key}: {len(value)} entries")
+            lines.append(f"  {key}: {count_of(len(value), 'entry', 'entries')}")
         else:
-            scalar = value if isinstance(value, str) else json.dumps(value)
-            lines.append(f"  {key}: {_safe(scalar)}")
+            lines.append(f"  {key}: {terminal_text(_scalar_text(key, value))}")
 
     for key, value in summary.items():
         if key != "kind":

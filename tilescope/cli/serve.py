@@ -1,0 +1,157 @@
+"""``tilescope serve [FILE | --data-root DIR] [--port N] [--address A] [--show] [--num-procs N]``:
+serve the explorer at ``http://ADDRESS:PORT/app`` with Panel's server.
+
+It is ``panel serve <the installed tilescope.app folder> --args ...`` with safe defaults, so it
+works the same from a checkout and from a plain ``pip install`` anywhere:
+
+- it listens on **127.0.0.1** unless ``--address`` says otherwise. On any other address it prints
+  a warning: whoever reaches the address can open the served file and every file under the data
+  root (``?file=NAME``);
+- the browser's websocket is accepted only from the pages of that address and port (for a
+  loopback address also ``localhost``; for ``0.0.0.0``/``::`` this machine's host names), plus
+  each ``--allow-websocket-origin HOST[:PORT]`` given: a page of another site cannot drive a session;
+- with no FILE and no ``--data-root`` it opens the bundled sample; FILE opens that file;
+  ``--data-root DIR`` serves ``?file=NAME`` from DIR (``app.loading.parse_app_args``).
+"""
+from __future__ import annotations
+
+import importlib.util
+import ipaddress
+import socket
+import sys
+from pathlib import Path
+
+from tilescope.models.errors import TilescopeError
+from tilescope.models.files import FileAccessError, cannot_read
+
+DEFAULT_PORT = 5006
+LOOPBACK = "127.0.0.1"
+_ALL_INTERFACES = {"", "0.0.0.0", "::", "*"}
+
+
+def _port(text: str) -> int:
+    import argparse
+
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number 1..65535, found {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 1..65535, found {port}")
+    return port
+
+
+def _positive(text: str) -> int:
+    import argparse
+
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, found {text!r}")
+    return int(text)
+
+
+def add_arguments(parser) -> None:
+    opened = parser.add_mutually_exclusive_group()
+    opened.add_argument("file", nargs="?", help="the file to open (default: the bundled sample)")
+    opened.add_argument("--data-root", metavar="DIR", help="the folder whose files ?file=NAME URLs open")
+    parser.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port to listen on (default {DEFAULT_PORT})")
+    parser.add_argument("--address", default=LOOPBACK, help=f"address to listen on (default {LOOPBACK}: this machine only)")
+    parser.add_argument("--show", action="store_true", help="open the app in a browser")
+    parser.add_argument("--num-procs", type=_positive, default=1, metavar="N", help="server processes (default 1)")
+    parser.add_argument(
+        "--allow-websocket-origin", action="append", default=[], metavar="HOST[:PORT]",
+        help="also accept the app's websocket from pages of this host (repeatable)",
+    )
+
+
+def app_directory() -> Path:
+    """The folder of the installed ``tilescope.app`` package (it has ``main.py``), found without
+    importing it (Panel imports it, once per process)."""
+    spec = importlib.util.find_spec("tilescope.app")
+    if spec is None or not spec.submodule_search_locations:
+        raise TilescopeError("the tilescope.app package is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def is_loopback(address: str) -> bool:
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+def _host(address: str) -> str:
+    return f"[{address}]" if ":" in address else address
+
+
+def websocket_origins(address: str, port: int, extra: list[str]) -> list[str]:
+    """The ``HOST:PORT`` origins whose pages may open the app's websocket."""
+    if is_loopback(address):
+        hosts = [_host(address), "localhost", LOOPBACK]
+    elif address in _ALL_INTERFACES:
+        hosts = ["localhost", LOOPBACK, socket.gethostname(), socket.getfqdn()]
+    else:
+        hosts = [_host(address)]
+    origins = [f"{h}:{port}" for h in dict.fromkeys(hosts) if h]
+    return list(dict.fromkeys(origins + list(extra)))
+
+
+def app_arguments(args) -> tuple[list[str], str]:
+    """The ``--args`` of the app, and what a visitor can open (for the warning)."""
+    if args.file is not None:
+        path = Path(args.file).expanduser().resolve()
+        if path.is_dir():
+            raise FileAccessError(args.file, "is not a file")
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            raise cannot_read(args.file, exc) from None
+        from tilescope import samples
+
+        return [str(path)], f"{path} and every file under {samples.sample_dir()}"
+    if args.data_root is not None:
+        root = Path(args.data_root).expanduser().resolve()
+        if not root.is_dir():
+            raise FileAccessError(args.data_root, "is not a directory")
+        return ["--data-root", str(root)], f"every file under {root}"
+    from tilescope import samples
+
+    return [], f"every file under {samples.sample_dir()}"
+
+
+def panel_command(args, app_args: list[str]) -> list[str]:
+    """The ``panel serve`` command line this serves with (``sys.argv`` form)."""
+    command = ["panel", "serve", str(app_directory()), "--address", args.address, "--port", str(args.port)]
+    command += [f"--allow-websocket-origin={o}" for o in websocket_origins(args.address, args.port, args.allow_websocket_origin)]
+    if args.num_procs != 1:
+        command += ["--num-procs", str(args.num_procs)]
+    if args.show:
+        command.append("--show")
+    if args.quiet:
+        command += ["--log-level", "warning"]
+    if app_args:
+        command += ["--args", *app_args]
+    return command
+
+
+def run(args) -> int:
+    app_args, exposed = app_arguments(args)
+    command = panel_command(args, app_args)
+    host = "localhost" if args.address in _ALL_INTERFACES else _host(args.address)
+    if not is_loopback(args.address):
+        print(
+            f"tilescope: warning: listening on {args.address or 'every interface'}, port {args.port}: anyone who can reach "
+            f"it can open {exposed}", file=sys.stderr, flush=True,
+        )
+    if not args.quiet:
+        print(f"tilescope: serving the explorer at http://{host}:{args.port}/app", file=sys.stderr, flush=True)
+    from panel.command import main as panel_main  # Panel is imported only to serve
+
+    sys.argv = command
+    try:
+        panel_main()
+    except SystemExit as exc:  # Panel's own errors (a port in use, say) end with its message
+        return exc.code if isinstance(exc.code, int) else 1
+    return 0
