@@ -279,7 +279,7 @@ def test_reruns_process_only_new_and_changed_files(local_batch, tmp_path):
 
     changed = "nightly/2024-05-01/model_b.memory_profile.json"
     old_key = rows_by_path(dataset)[changed]["profile_key"]
-    write_synthetic_profile(root / changed, 3, 3)
+    write_synthetic_profile(root / changed, 3, 3, overwrite=True)
     code, out, _ = run_cli("batch", root, "--out", dataset, "--workers", "1", "--json")
     report = json.loads(out)
     assert (code, report["processed"], report["skipped"], report["failed"]) == (0, 1, n, 0)
