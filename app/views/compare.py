@@ -39,17 +39,17 @@ class ComparePicker(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.file = pn.widgets.Select(name="compare with a file under the data root", options=[NO_FILE, *self.opener.files()],
+        self.file = pn.widgets.Select(label="compare with a file under the data root", options=[NO_FILE, *self.opener.files()],
                                       width=380, css_classes=["ts-compare-file"])
-        self.open_button = pn.widgets.Button(name="Compare", button_type="primary", width=100, margin=(23, 5, 5, 5),
+        self.open_button = pn.widgets.Button(label="Compare", color="primary", width=100, margin=(23, 5, 5, 5),
                                              css_classes=["ts-compare-open"])
         self.upload = pn.widgets.FileDropper(
             accepted_filetypes=[".json", "application/json"], max_file_size=f"{MAX_UPLOAD_BYTES // (1024 * 1024)}MB",
-            multiple=False, layout="compact", width=260, height=60, name="or upload B", css_classes=["ts-compare-upload"],
+            multiple=False, layout="compact", width=260, height=60, label="or upload B", css_classes=["ts-compare-upload"],
         )
-        self.whatif_button = pn.widgets.Button(name="Compare the what-if with the file", width=250, margin=(23, 5, 5, 5),
+        self.whatif_button = pn.widgets.Button(label="Compare the what-if with the file", width=250, margin=(23, 5, 5, 5),
                                                css_classes=["ts-compare-whatif"])
-        self.stop_button = pn.widgets.Button(name="Stop comparing", width=130, margin=(23, 5, 5, 5), css_classes=["ts-compare-stop"])
+        self.stop_button = pn.widgets.Button(label="Stop comparing", width=130, margin=(23, 5, 5, 5), css_classes=["ts-compare-stop"])
         self.open_button.on_click(self._on_open)
         self.whatif_button.on_click(self._on_whatif)
         self.stop_button.on_click(lambda _: self.state.stop_compare())

@@ -72,7 +72,7 @@ class CompareWaterfallView(pn.viewable.Viewer):
         super().__init__(**params)
         self.bars = ColumnDataSource({k: [] for k in BAR_FIELDS}, name="ts-compare-waterfall-bars")
         self.figure = self._build_figure()
-        self._choice = pn.widgets.RadioButtonGroup.from_param(self.param.figure_name, name="", button_type="default")
+        self._choice = pn.widgets.RadioButtonGroup.from_param(self.param.figure_name, label="")
         self._figures = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self.state.param.watch(self._refresh, ["compare"])
         self._refresh()
