@@ -159,6 +159,12 @@ def test_selection_follows_both_ways_and_shows_the_value_in_both(root, raw):
     assert sorted(zip((lives["left"] + 0.5).tolist(), (lives["right"] - 0.5).tolist())) == sorted(runs_a + runs_b)
     entry = texts_by_testid(view.lifetimes._text.object)
     assert entry["ts-compare-entry-delta"] == f"Δ {signed(32256 - 62976)}; axis 1 partitions 9 → 18; replicas 54 → 27"
+    # One value at a time: checking a second row selects that one; unchecking it selects none.
+    other = int(np.flatnonzero(frame["a_id"].to_numpy() == 153)[0])
+    view.values.table.selection = [position, other]
+    assert state.selected_values == [153] and view.values.table.selection == [other]
+    view.values.table.selection = []
+    assert state.selected_values == [] and view.selection.entry == -1 and "ts-compare-entry-none" in view.lifetimes._text.object
     # From the session's side: selecting value 20 elsewhere selects its row here.
     state.select_values([20])
     assert frame["a_id"].iloc[view.values.table.selection[0]] == 20

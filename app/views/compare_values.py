@@ -56,14 +56,16 @@ class CompareValuesView(pn.viewable.Viewer):
 
     def _refresh(self, *_):
         compare = self.state.compare
+        if compare is not self._shown or compare is None:
+            self._shown = compare
+            self._syncing = True  # a new frame is no selection by the user
+            try:
+                self.table.value = compare.changed_frame if compare is not None else _empty_frame()
+            finally:
+                self._syncing = False
         if compare is None:
-            self._shown = None
-            self.table.value = _empty_frame()
             self._note.object = ""
             return
-        if compare is not self._shown:
-            self._shown = compare
-            self.table.value = compare.changed_frame
         frame = compare.changed_frame
         counts = frame["status"].value_counts()
         self._note.object = (
@@ -77,8 +79,12 @@ class CompareValuesView(pn.viewable.Viewer):
             return
         frame = self.table.value
         rows = [i for i in event.new if 0 <= i < len(frame)]
-        if rows:
-            self.selection.select(int(frame["entry"].iloc[rows[0]]))
+        if rows:  # one value at a time: the row just checked (the table's checkboxes allow several)
+            added = [i for i in rows if i not in (event.old or [])]
+            self.selection.select(int(frame["entry"].iloc[(added or rows)[-1]]))
+        else:  # the checked row unchecked
+            self.selection.select(-1)
+        self._from_selection()
 
     def _from_selection(self, *_):
         frame = self.table.value
