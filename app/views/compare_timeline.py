@@ -26,32 +26,35 @@ from tilescope.models.format import shorten
 PIXEL_COLUMNS = 600
 SIDE_COLORS = {"a": "#1f77b4", "b": "#ff7f0e"}
 MORE, LESS, ONE_SIDED = "#d62728", "#2ca02c", "#9e9e9e"
-POINT_FIELDS = ("x", "a", "b", "top", "more_lo", "more_hi", "less_lo", "less_hi", "a_step", "b_step", "delta", "operation")
+POINT_FIELDS = ("x", "a", "b", "hi", "lo", "a_step", "b_step", "delta", "operation")
 TITLES = {"standard": "standard + exchange rows", "interleaved": "interleaved", "total": "total (both regions + exchange rows)"}
+WITH_OPERATION = "total"  # the one chart whose hover names the step's operation (text is the bulk of a chart's points)
 
 
 def _empty() -> dict:
     return {k: [] for k in POINT_FIELDS}
 
 
-def overlay_points(compare, region: str, keep: np.ndarray) -> dict:
-    """The chart's columns at positions ``keep``: NaN where a side has no step (lines break there)."""
+def overlay_points(compare, region: str, keep: np.ndarray, with_operation: bool = False) -> dict:
+    """The chart's columns at positions ``keep``: NaN where a side has no step (lines break there).
+    ``hi``/``lo`` are the larger and smaller of A and B (the one present where the other has no
+    step): the band from A up to ``hi`` is where B uses more, from ``lo`` up to A where it uses
+    less (no band where a side has no step: A is NaN, or both bounds are A)."""
     s = compare.series(region)
     steps = compare.comparison.steps
     has_a, has_b = s.has_a[keep], s.has_b[keep]
     a = np.where(has_a, s.a[keep], np.nan)
     b = np.where(has_b, s.b[keep], np.nan)
-    both = has_a & has_b
-    hi, lo = np.fmax(a, b), np.fmin(a, b)
     a_step, b_step = steps.a_step[keep], steps.b_step[keep]
-    from_a = compare.a.opened.steps.operation.take(np.maximum(a_step, 0)).to_pylist() if compare.a.arrays.n_steps else [""] * keep.size
-    from_b = compare.b.opened.steps.operation.take(np.maximum(b_step, 0)).to_pylist() if compare.b.arrays.n_steps else [""] * keep.size
-    operation = [shorten(x if i >= 0 else y, 160) for x, y, i in zip(from_a, from_b, a_step.tolist())]
+    operation: list[str] = []
+    if with_operation:
+        from_a = compare.a.opened.steps.operation.take(np.maximum(a_step, 0)).to_pylist() if compare.a.arrays.n_steps else [""] * keep.size
+        from_b = compare.b.opened.steps.operation.take(np.maximum(b_step, 0)).to_pylist() if compare.b.arrays.n_steps else [""] * keep.size
+        operation = [shorten(x if i >= 0 else y, 160) for x, y, i in zip(from_a, from_b, a_step.tolist())]
     return {
-        "x": keep, "a": a, "b": b, "top": hi,
-        "more_lo": np.where(both, a, np.nan), "more_hi": np.where(both, np.fmax(a, b), np.nan),
-        "less_lo": np.where(both, lo, np.nan), "less_hi": np.where(both, a, np.nan),
-        "a_step": a_step, "b_step": b_step, "delta": np.where(both, s.b[keep] - s.a[keep], 0), "operation": operation,
+        "x": keep.astype(np.int32), "a": a, "b": b, "hi": np.fmax(a, b), "lo": np.fmin(a, b),
+        "a_step": a_step.astype(np.int32), "b_step": b_step.astype(np.int32),
+        "delta": np.where(has_a & has_b, s.b[keep] - s.a[keep], 0).astype(np.int32), "operation": operation or [""] * keep.size,
     }
 
 
@@ -91,15 +94,16 @@ class CompareTimelineView(pn.viewable.Viewer):
         fig.quad(left="left", right="right", bottom=0, top=1e15, source=self.one_sided, fill_color=ONE_SIDED, fill_alpha=0.15, line_alpha=0)
         fig.quad(left="left", right="right", bottom=0, top=1e15, source=self.lives, fill_color="color", fill_alpha=0.12, line_alpha=0)
         src = self.points[region]
-        more = fig.varea(x="x", y1="more_lo", y2="more_hi", source=src, fill_color=MORE, fill_alpha=0.35)
-        less = fig.varea(x="x", y1="less_lo", y2="less_hi", source=src, fill_color=LESS, fill_alpha=0.35)
+        more = fig.varea(x="x", y1="a", y2="hi", source=src, fill_color=MORE, fill_alpha=0.35)
+        less = fig.varea(x="x", y1="lo", y2="a", source=src, fill_color=LESS, fill_alpha=0.35)
         line_a = fig.line(x="x", y="a", source=src, line_color=SIDE_COLORS["a"], line_width=1.4)
         line_b = fig.line(x="x", y="b", source=src, line_color=SIDE_COLORS["b"], line_width=1.4, line_alpha=0.9)
-        hover_line = fig.line(x="x", y="top", source=src, line_alpha=0, line_width=6)
-        fig.add_tools(HoverTool(renderers=[hover_line], mode="vline", tooltips=[  # @field tooltips render text, never HTML
-            ("position", "@x"), ("A step", "@a_step"), ("B step", "@b_step"), ("operation", "@operation"),
-            ("A", "@a{0,0} B"), ("B", "@b{0,0} B"), ("B − A", "@delta{+0,0} B"),
-        ]))
+        hover_line = fig.line(x="x", y="hi", source=src, line_alpha=0, line_width=6)
+        tooltips = [("position", "@x"), ("A step", "@a_step"), ("B step", "@b_step"), ("A", "@a{0,0} B"), ("B", "@b{0,0} B"),
+                    ("B − A", "@delta{+0,0} B")]
+        if region == WITH_OPERATION:
+            tooltips.insert(3, ("operation", "@operation"))
+        fig.add_tools(HoverTool(renderers=[hover_line], mode="vline", tooltips=tooltips))  # @field tooltips render text, never HTML
         fig.scatter(x="x", y="y", source=self.peaks[region], marker="inverted_triangle", size=11, fill_color="color", line_color="white")
         fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.peaks[region], text_font_size="10px", y_offset=8, x_offset=6))
         span = self.step_spans[region] = Span(location=0, dimension="height", line_color="#111", line_width=1.2, line_alpha=0.7)
@@ -161,7 +165,7 @@ class CompareTimelineView(pn.viewable.Viewer):
         for region in REGIONS:
             s = compare.series(region)
             keep = minmax_indices([s.a, s.b, s.delta], start, stop, PIXEL_COLUMNS)
-            self.points[region].data = overlay_points(compare, region, keep)
+            self.points[region].data = overlay_points(compare, region, keep, region == WITH_OPERATION)
             shown = max(shown, keep.size)
         self._info.object = (
             f"{n:,} aligned positions; showing {start:,}–{max(stop - 1, start):,} with ≤ {shown:,} points per chart"
