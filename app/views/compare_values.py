@@ -44,7 +44,7 @@ class CompareValuesView(pn.viewable.Viewer):
         self.table = pn.widgets.Tabulator(
             _empty_frame(), name="ts-compare-values-table", show_index=False, disabled=True, selectable="checkbox-single",
             pagination="remote", page_size=20, header_filters=True, hidden_columns=["entry"], titles=TITLES, formatters=FORMATTERS,
-            sizing_mode="stretch_width", height=520, css_classes=["ts-compare-values-table"], layout="fit_data_table",
+            sizing_mode="stretch_width", css_classes=["ts-compare-values-table"], layout="fit_data_table",
         )
         self._note = pn.pane.HTML("", css_classes=["ts-compare-note"], styles={"font-size": "12px", "color": "#555"})
         self._syncing = False
