@@ -122,7 +122,7 @@ class ExplorerApp(pn.viewable.Viewer):
     async def _load_compare_arg(self):
         """``?compare=NAME``: compare the open profile with NAME (under the data root) and show the Compare tab."""
         requested = pn.state.session_args.get("compare") if pn.state.session_args else None
-        if requested and self.state.data is not None and await self.compare_opener.open_name(requested[0].decode("utf-8", "replace")):
+        if requested and await self.compare_opener.open_name(requested[0].decode("utf-8", "replace")):
             await self._in_session(self._doc, lambda: setattr(self._tabs, "active", len(self._tabs) - 1))
 
     async def _load(self, job, name: str) -> bool:

@@ -121,8 +121,9 @@ class SessionState(param.Parameterized):
     def adopt_compare(self, compare) -> None:
         """Show a finished comparison (``CompareData``, computed in a worker thread); if the plan
         changed meanwhile, the same comparison of the plan now current."""
-        self.param.update(compare=compare.following(self.data, self.source) if self.data is not None else None,
-                          loading=False, progress=1.0, error="", status=f"comparing {compare.a_label} → {compare.b_label}")
+        compare = compare.following(self.data, self.source) if self.data is not None else None
+        status = f"comparing {compare.a_label} → {compare.b_label}" if compare is not None else "no memory profile is open"
+        self.param.update(compare=compare, loading=False, progress=1.0, error="", status=status)
 
     def stop_compare(self) -> None:
         self.param.update(compare=None, status="compare closed")

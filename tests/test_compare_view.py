@@ -18,6 +18,7 @@ import shutil
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -140,6 +141,14 @@ def test_open_by_name_shows_a_b_delta_with_the_exact_figures(root, raw):
         assert bars["running"][0] == expected["a"][figure] and bars["running"][-1] == expected["b"][figure]
         assert bars["bytes"][0] + sum(bars["bytes"][1:-1]) == expected["b"][figure]
         assert texts_by_testid(view.waterfall._figures.object)["ts-compare-waterfall-sum"] == signed(expected["delta"][figure])
+    # Clicking the standard waterfall's first part (value 84: its bytes live at B's peak step 10 minus
+    # at A's step 45) selects that value; clicking the overlaid timeline selects A's step there.
+    view.waterfall.figure_name = "standard"
+    largest = max(expected["attribution"]["standard"]["parts"].items(), key=lambda item: abs(item[1]))[0]
+    view.waterfall._on_tap(SimpleNamespace(x=0, y=1))
+    assert state.selected_values == [largest[1]] and view.selection.entry >= 0
+    view.timeline._on_tap(SimpleNamespace(x=20.2, y=0))
+    assert state.selected_step == 20
 
 
 def test_selection_follows_both_ways_and_shows_the_value_in_both(root, raw):
@@ -197,6 +206,11 @@ def test_refusals_keep_everything_open(root, raw):
     assert not run(opener.open_upload(b'{"version": 1}', "up.json"))
     assert "up.json" in state.error and state.compare is compare
     assert not run(opener.compare_whatif()) and "no what-if edits" in state.error
+    # With a search state open there is no plan to compare.
+    searching = SessionState()
+    assert searching.open_path(root / "search.json")
+    assert not run(CompareOpener(searching, SharedProfiles(), root, direct, lambda: None).open_name("vit.json"))
+    assert searching.error == "compare: no memory profile is open" and searching.compare is None
 
 
 def test_an_upload_and_the_what_if_compare_like_the_file(root, raw):

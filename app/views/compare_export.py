@@ -18,6 +18,7 @@ import param
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
+from tilescope.derived.compare_data import WHATIF
 from tilescope.report.compare_png import compare_png
 from tilescope.report.compare_tables import (
     COMPARE_ATTRIBUTION_CSV, COMPARE_JSON, COMPARE_NAMES, COMPARE_PNG, COMPARE_STEPS_CSV, COMPARE_VALUES_CSV, compare_tables,
@@ -47,6 +48,14 @@ def zip_of(files: dict[str, bytes]) -> bytes:
         for name, data in files.items():
             archive.writestr(zipfile.ZipInfo(name, ZIP_DATE), data)
     return out.getvalue()
+
+
+def _command(compare) -> str:
+    """The CLI line that writes the same files."""
+    if compare.mode == WHATIF:
+        return "tilescope report A --compare-edits EDITS.json (the what-if's edit set)"
+    edits = " --edits EDITS.json (A's what-if edit set)" if compare.a.edited else ""
+    return f"tilescope report A --compare B{edits}"
 
 
 class CompareExportView(pn.viewable.Viewer):
@@ -99,7 +108,7 @@ class CompareExportView(pn.viewable.Viewer):
             return
         self._note.object = (
             f'<div class="ts-compare-note" data-testid="ts-compare-export-note">The compare report of A = {esc(compare.a_label)} '
-            f"and B = {esc(compare.b_label)}: the files <code>tilescope report A --compare B</code> writes.</div>"
+            f"and B = {esc(compare.b_label)}: the files <code>{esc(_command(compare))}</code> writes.</div>"
         )
 
     def __panel__(self):
