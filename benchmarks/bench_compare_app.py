@@ -20,8 +20,9 @@ Measured, with the baseline measured in the same run:
 - **select a changed value** in the changed-values table (``table.selection = [row]``, what a click
   sends) for ``--values`` rows spread over the table; baseline: the numpy look-up of both sides'
   live intervals of that value;
-- **apply an edit while comparing** (``state.apply_edit``: the page and the comparison follow);
-  baseline: ``planner.edits.apply_edits`` for the same edit set.
+- **apply an edit while comparing** (``state.apply_edit``: the page and the comparison follow),
+  then the same edits with the comparison closed (what comparing adds); baseline:
+  ``planner.edits.apply_edits`` for the same edit set.
 """
 from __future__ import annotations
 
@@ -134,7 +135,22 @@ def bench_interactions(session: Session, count: int, n_edits: int) -> None:
         edit.cpu.append(cpu)
         edit.patch_bytes.append(session.patches.take())
         edit.baselines.append(_timed(lambda: apply_edits(state.arrays, state.base_plan, wanted))[0])
-    for i in (select, edit):
+    # The same edits with the comparison closed: what comparing adds to an edit.
+    edits, compare = list(state.edits), state.compare
+    state.stop_compare()
+    state.reset()
+    alone = Interaction("apply the same edit, not comparing", "planner.edits.apply_edits")
+    for change in edits:
+        wanted = [*state.edits, change]
+        session.patches.take()
+        seconds, cpu, _ = _timed_with_cpu(lambda: state.apply_edit(change))
+        alone.times.append(seconds)
+        alone.cpu.append(cpu)
+        alone.patch_bytes.append(session.patches.take())
+        alone.baselines.append(_timed(lambda: apply_edits(state.arrays, state.base_plan, wanted))[0])
+    state.reset()
+    state.adopt_compare(compare)
+    for i in (select, edit, alone):
         if not i.times:
             print(f"  {i.name}: nothing to measure")
             continue

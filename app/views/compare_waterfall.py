@@ -10,7 +10,7 @@ import numpy as np
 import panel as pn
 import param
 from bokeh.events import Tap
-from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d
+from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, NumeralTickFormatter, Range1d
 from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
@@ -83,6 +83,8 @@ class CompareWaterfallView(pn.viewable.Viewer):
         glyphs = fig.quad(left="left", right="right", bottom="bottom", top="top", source=self.bars, fill_color="color", line_color="white")
         fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
         fig.yaxis.major_label_text_font_size = "10px"
+        self._ticks = FixedTicker(ticks=[])  # one ticker, its ticks updated: a new model per refresh re-walks the whole document
+        fig.yaxis.ticker = self._ticks
         fig.add_tools(HoverTool(renderers=[glyphs], tooltips=[("", "@label"), ("bytes", "@bytes{+0,0} B"), ("running", "@running{0,0} B")]))
         fig.on_event(Tap, self._on_tap)
         return fig
@@ -99,7 +101,7 @@ class CompareWaterfallView(pn.viewable.Viewer):
         rows = waterfall_rows(attribution, bars, list(attribution.parts[:WATERFALL_PARTS]))
         self.bars.data = rows
         n = len(rows["label"])
-        self.figure.yaxis.ticker = list(range(n))
+        self._ticks.ticks = list(range(n))
         self.figure.yaxis.major_label_overrides = {k: label for k, label in enumerate(rows["label"])}
         low = min(min(rows["running"]), min(attribution.a_peak, attribution.b_peak))
         high = max(rows["right"])
