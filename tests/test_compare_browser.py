@@ -18,13 +18,13 @@ import pytest
 
 from browser_support import JS_SOURCE_DATA, SAMPLE, kib, served_app, wait_for_app
 from compare_support import expected_comparison, lcs_length, with_edits, write
+from hostile import HOSTILE_FILE_NAME, SCOPE, write_hostile_profile
+from test_security_browser import JS_INJECTED, hover_data_point, tooltip_with
 from tilescope.synth import write_synthetic_profile
 
 pytestmark = pytest.mark.browser
 
 EDITS = [(84, 1, 18), (84, "replicas", 27), (20, 0, 27), (153, 1, 3)]
-HOSTILE = '<img src=x onerror="window.__pwned=1">'
-HOSTILE_FILE = "<i onclick=alert(1)>hostile.json"
 REPORT_FILES = {"compare.png", "compare_values.csv", "compare_attribution.csv", "compare_steps.csv", "compare.json"}
 
 
@@ -53,14 +53,26 @@ def served(tmp_path_factory):
     shutil.copy(SAMPLE, root / "vit.json")
     edited = with_edits(raw, EDITS)
     write(edited, root / "vit_edited.json")
-    hostile = with_edits(raw, [])
-    next(v for v in hostile["timeline"]["values"] if v["id"] == 85)["name"] = HOSTILE
-    write(hostile, root / HOSTILE_FILE)
     (root / "bad.json").write_text('{"version": 1, "timeline": {"values": [], "steps": 7}}')
     write_synthetic_profile(root / "s2x2.json", 2, 2)
     write_synthetic_profile(root / "s2x3.json", 2, 3)
     with served_app("--data-root", str(root)) as server:
         yield server, root, raw, edited
+
+
+def check_row(page, table, has, shown) -> None:
+    """Check the table row holding ``has`` until the locator ``shown`` appears (a click landing
+    while the freshly shown tab redraws its table is lost: click again)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(3):
+        table.locator(".tabulator-row").filter(has=has).first.locator("input[type=checkbox]").click()
+        try:
+            shown.first.wait_for(timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
 
 
 def open_compare(page, url: str) -> None:
@@ -87,9 +99,8 @@ def test_open_a_compare_select_a_value_and_export(page, served):
     table = page.locator(".ts-compare-values-table")
     names = table.locator(".tabulator-cell[tabulator-field=name]")
     assert sorted(names.all_inner_texts()) == sorted(name for name, _, _ in expected["changed"])
-    row = table.locator(".tabulator-row").filter(has=page.locator(".tabulator-cell[tabulator-field=a_id]", has_text="84")).first
-    row.locator("input[type=checkbox]").click()
-    page.locator("[data-testid=ts-compare-entry][data-entry='84']").first.wait_for()
+    check_row(page, table, page.locator(".tabulator-cell[tabulator-field=a_id]", has_text="84"),
+              page.locator("[data-testid=ts-compare-entry][data-entry='84']"))
     assert text_of(page, "ts-compare-entry-name") == "operation 17 result 0"
     values_a = {v["id"]: v for v in raw["timeline"]["values"]}
     values_b = {v["id"]: v for v in edited["timeline"]["values"]}
@@ -148,16 +159,32 @@ def test_programs_of_another_shape_and_refused_second_files(page, served):
 
 
 def test_file_text_is_never_rendered_as_html(page, served):
+    """B is tests/hostile.py's copy of the sample (value and group names, the scope and three step
+    operations replaced by payloads) under a file name that is a payload too."""
     server, root, raw, _ = served
-    open_compare(page, server.url + "?file=vit.json&compare=" + urllib.parse.quote(HOSTILE_FILE, safe=""))
-    assert text_of(page, "ts-compare-b-name") == HOSTILE_FILE
+    hostile = write_hostile_profile(root, HOSTILE_FILE_NAME)
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    open_compare(page, server.url + "?file=vit.json&compare=" + urllib.parse.quote(HOSTILE_FILE_NAME, safe=""))
+    assert text_of(page, "ts-compare-b-name") == HOSTILE_FILE_NAME
+    assert SCOPE in page.locator("[data-testid=ts-compare-summary]").first.inner_text()
+    # The renamed values are on one side only: the table shows their names as text; select value 85.
     table = page.locator(".ts-compare-values-table")
-    cell = table.locator(".tabulator-cell[tabulator-field=name]").filter(has_text="onerror").first
+    name_85 = page.locator(".tabulator-cell[tabulator-field=name]", has_text=hostile.names[85])
+    cell = table.locator(".tabulator-cell[tabulator-field=name]", has_text=hostile.names[85]).first
     cell.wait_for()
-    assert cell.inner_text().strip() == HOSTILE
-    row = table.locator(".tabulator-row").filter(has=page.locator(".tabulator-cell[tabulator-field=name]", has_text="onerror")).first
-    row.locator("input[type=checkbox]").click()
-    page.locator("[data-testid=ts-compare-entry-name]", has_text="onerror").first.wait_for()
-    assert text_of(page, "ts-compare-entry-name") == HOSTILE
-    assert page.locator(".ts-compare img").count() == 0 and page.locator(".ts-compare i[onclick]").count() == 0
-    assert page.evaluate("() => window.__pwned") is None
+    assert cell.inner_text().strip() == hostile.names[85]
+    check_row(page, table, name_85, page.locator("[data-testid=ts-compare-entry-name]", has_text="onerror"))
+    assert text_of(page, "ts-compare-entry-name") == hostile.names[85]
+    # The waterfall's figures name the total peak's parts, hostile names among them (cut to 34
+    # characters, as in the PNG), as text.
+    assert hostile.names[85][:33] + "…" in page.locator("[data-testid=ts-compare-waterfall]").first.inner_text()
+    # B's hostile operations are steps of B alone (another operation than A's): the total chart's
+    # hover names the operation there, as text.
+    points = page.evaluate(JS_SOURCE_DATA, "ts-compare-points-total")
+    step = 47
+    k = next(i for i, b in enumerate(points["b_step"]) if b == step and points["a_step"][i] < 0)
+    page.locator(".ts-compare-timeline").first.scroll_into_view_if_needed()
+    hover_data_point(page, "ts-compare-total", points["x"][k], points["hi"][k] / 2)
+    tooltip_with(page, hostile.operations[step])
+    assert page.evaluate("() => window.__xss") is None and page.evaluate(JS_INJECTED) == [] and dialogs == []
