@@ -29,11 +29,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import time
 from pathlib import Path
 
 import numpy as np
-from bokeh.document import Document
 
 from tilescope.app.compare_open import CompareOpener
 from tilescope.app.shared import SharedProfiles

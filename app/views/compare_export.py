@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import io
 import zipfile
+from types import MappingProxyType
 
 import panel as pn
 import param
@@ -26,10 +27,10 @@ from tilescope.report.compare_tables import (
 
 CSS = static_text("compare.css")
 ZIP_NAME = "compare_report.zip"
-LABELS = {
+LABELS = MappingProxyType({
     COMPARE_PNG: "Compare report (PNG)", COMPARE_VALUES_CSV: "Changed values (CSV)", COMPARE_ATTRIBUTION_CSV: "Attribution (CSV)",
     COMPARE_STEPS_CSV: "Aligned steps (CSV)", COMPARE_JSON: "Comparison (JSON)", ZIP_NAME: "All five (ZIP)",
-}
+})
 ZIP_DATE = (2000, 1, 1, 0, 0, 0)  # fixed: the same comparison gives the same archive
 
 

@@ -4,6 +4,8 @@ overlaid timelines). File text (names, tilings) is escaped; chart text is drawn,
 """
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import panel as pn
 import param
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d
@@ -16,12 +18,12 @@ from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.derived.compare_values import changes_text
 from tilescope.derived.values import tiling_summary
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes, shorten, step_range
+from tilescope.report.compare_png import SIDE_COLOURS
 
 CSS = static_text("compare.css")
-SIDE_COLORS = {"A": "#1f77b4", "B": "#ff7f0e"}
-LANES = {"A": 1, "B": 0}
+LANES = MappingProxyType({"A": 1, "B": 0})
 BAR_FIELDS = ("left", "right", "bottom", "top", "color", "side", "value_id", "bytes", "steps")
-STATUS_TEXT = {"changed": "changed", "same": "the same in both", "only_a": "only in A", "only_b": "only in B"}
+STATUS_TEXT = MappingProxyType({"changed": "changed", "same": "the same in both", "only_a": "only in A", "only_b": "only in B"})
 
 
 def _side_text(side, tiling: str | None) -> str:
@@ -65,7 +67,7 @@ def life_bars(view) -> dict:
         out["right"] += (side.last_position + 0.5).tolist()
         out["bottom"] += [lane - 0.3] * n
         out["top"] += [lane + 0.3] * n
-        out["color"] += [SIDE_COLORS[side.side]] * n
+        out["color"] += [SIDE_COLOURS[side.side.lower()]] * n
         out["side"] += [side.side] * n
         out["value_id"] += [side.value_id] * n
         out["bytes"] += [side.bytes] * n

@@ -10,6 +10,8 @@ disappears at any zoom (as ``app.views.timeline``). Clicking a chart selects A's
 """
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 import panel as pn
 import param
@@ -22,12 +24,12 @@ from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.derived.compare_data import REGIONS
 from tilescope.derived.series import minmax_indices, window_of
 from tilescope.models.format import shorten
+from tilescope.report.compare_png import LESS, MORE, SIDE_COLOURS  # the PNG's colours
 
 PIXEL_COLUMNS = 600
-SIDE_COLORS = {"a": "#1f77b4", "b": "#ff7f0e"}
-MORE, LESS, ONE_SIDED = "#d62728", "#2ca02c", "#9e9e9e"
+ONE_SIDED = "#9e9e9e"
 POINT_FIELDS = ("x", "a", "b", "hi", "lo", "a_step", "b_step", "delta", "operation")
-TITLES = {"standard": "standard + exchange rows", "interleaved": "interleaved", "total": "total (both regions + exchange rows)"}
+TITLES = MappingProxyType({"standard": "standard + exchange rows", "interleaved": "interleaved", "total": "total (both regions + exchange rows)"})
 WITH_OPERATION = "total"  # the one chart whose hover names the step's operation (text is the bulk of a chart's points)
 
 
@@ -96,8 +98,8 @@ class CompareTimelineView(pn.viewable.Viewer):
         src = self.points[region]
         more = fig.varea(x="x", y1="a", y2="hi", source=src, fill_color=MORE, fill_alpha=0.35)
         less = fig.varea(x="x", y1="lo", y2="a", source=src, fill_color=LESS, fill_alpha=0.35)
-        line_a = fig.line(x="x", y="a", source=src, line_color=SIDE_COLORS["a"], line_width=1.4)
-        line_b = fig.line(x="x", y="b", source=src, line_color=SIDE_COLORS["b"], line_width=1.4, line_alpha=0.9)
+        line_a = fig.line(x="x", y="a", source=src, line_color=SIDE_COLOURS["a"], line_width=1.4)
+        line_b = fig.line(x="x", y="b", source=src, line_color=SIDE_COLOURS["b"], line_width=1.4, line_alpha=0.9)
         hover_line = fig.line(x="x", y="hi", source=src, line_alpha=0, line_width=6)
         tooltips = [("position", "@x"), ("A step", "@a_step"), ("B step", "@b_step"), ("A", "@a{0,0} B"), ("B", "@b{0,0} B"),
                     ("B − A", "@delta{+0,0} B")]
@@ -147,8 +149,8 @@ class CompareTimelineView(pn.viewable.Viewer):
     def _peak_marks(self, compare, region: str) -> dict:
         attribution = compare.comparison.attribution(region)
         pos_a, pos_b = compare.positions
-        marks = [(int(pos_a[attribution.a_step]), attribution.a_peak, f"A {attribution.a_peak:,} B @{attribution.a_step}", SIDE_COLORS["a"]),
-                 (int(pos_b[attribution.b_step]), attribution.b_peak, f"B {attribution.b_peak:,} B @{attribution.b_step}", SIDE_COLORS["b"])]
+        marks = [(int(pos_a[attribution.a_step]), attribution.a_peak, f"A {attribution.a_peak:,} B @{attribution.a_step}", SIDE_COLOURS["a"]),
+                 (int(pos_b[attribution.b_step]), attribution.b_peak, f"B {attribution.b_peak:,} B @{attribution.b_step}", SIDE_COLOURS["b"])]
         marks = [m for m in marks if m[0] >= 0]
         return {"x": [m[0] for m in marks], "y": [m[1] for m in marks], "label": [m[2] for m in marks], "color": [m[3] for m in marks]}
 
@@ -191,7 +193,7 @@ class CompareTimelineView(pn.viewable.Viewer):
             return
         left = np.concatenate((view.a.first_position, view.b.first_position)) - 0.5
         right = np.concatenate((view.a.last_position, view.b.last_position)) + 0.5
-        colors = [SIDE_COLORS["a"]] * view.a.first_position.size + [SIDE_COLORS["b"]] * view.b.first_position.size
+        colors = [SIDE_COLOURS["a"]] * view.a.first_position.size + [SIDE_COLOURS["b"]] * view.b.first_position.size
         self.lives.data = {"left": left, "right": right, "color": colors}
 
     # ------------------------------------------------------------------ events

@@ -8,6 +8,8 @@ formatter, which escapes HTML; an absent side's id and bytes read "—".
 """
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 import pandas as pd
 import panel as pn
@@ -18,17 +20,18 @@ from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.derived.compare_data import CHANGED_COLUMNS
 
-TITLES = {
+TITLES = MappingProxyType({
     "status": "status", "name": "name", "a_id": "A id", "b_id": "B id", "a_bytes": "A bytes", "b_bytes": "B bytes",
     "delta_bytes": "Δ bytes (B − A)", "a_tiling": "A tiling", "b_tiling": "B tiling", "changes": "what changed",
-}
+})
 TEXT_COLUMNS = ("status", "name", "a_tiling", "b_tiling", "changes")
-FORMATTERS = {
-    **{c: {"type": "plaintext"} for c in TEXT_COLUMNS},
-    "a_id": NumberFormatter(format="0", nan_format="—"), "b_id": NumberFormatter(format="0", nan_format="—"),
-    "a_bytes": NumberFormatter(format="0,0", nan_format="—"), "b_bytes": NumberFormatter(format="0,0", nan_format="—"),
-    "delta_bytes": NumberFormatter(format="+0,0"),
-}
+
+
+def table_formatters() -> dict:
+    """New formatter models for one table (a Bokeh model belongs to one document: never shared)."""
+    number = lambda form, nan="—": NumberFormatter(format=form, nan_format=nan)  # noqa: E731
+    return {**{c: {"type": "plaintext"} for c in TEXT_COLUMNS}, "a_id": number("0"), "b_id": number("0"),
+            "a_bytes": number("0,0"), "b_bytes": number("0,0"), "delta_bytes": number("+0,0")}
 
 
 def _empty_frame() -> pd.DataFrame:
@@ -43,7 +46,7 @@ class CompareValuesView(pn.viewable.Viewer):
         super().__init__(**params)
         self.table = pn.widgets.Tabulator(
             _empty_frame(), name="ts-compare-values-table", show_index=False, disabled=True, selectable="checkbox-single",
-            pagination="remote", page_size=20, header_filters=True, hidden_columns=["entry"], titles=TITLES, formatters=FORMATTERS,
+            pagination="remote", page_size=20, header_filters=True, hidden_columns=["entry"], titles=dict(TITLES), formatters=table_formatters(),
             sizing_mode="stretch_width", css_classes=["ts-compare-values-table"], layout="fit_data_table",
         )
         self._note = pn.pane.HTML("", css_classes=["ts-compare-note"], styles={"font-size": "12px", "color": "#555"})

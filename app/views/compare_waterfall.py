@@ -19,11 +19,9 @@ from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.derived.compare import FIGURES
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
-from tilescope.report.compare_png import WATERFALL_PARTS, waterfall_steps
+from tilescope.report.compare_png import LESS, MORE, SIDE_COLOURS, WATERFALL_PARTS, waterfall_steps
 
 CSS = static_text("compare.css")
-SIDE_COLORS = {"a": "#1f77b4", "b": "#ff7f0e"}
-MORE, LESS = "#d62728", "#2ca02c"
 BAR_FIELDS = ("left", "right", "bottom", "top", "color", "label", "bytes", "running", "entry")
 
 
@@ -34,7 +32,7 @@ def waterfall_rows(attribution, bars: list[tuple[str, int]], parts: list) -> dic
     running = [attribution.a_peak]
     for _, size in bars:
         running.append(running[-1] + size)
-    left, right, colors, sizes = [0], [attribution.a_peak], [SIDE_COLORS["a"]], [attribution.a_peak]
+    left, right, colors, sizes = [0], [attribution.a_peak], [SIDE_COLOURS["a"]], [attribution.a_peak]
     for k, (_, size) in enumerate(bars, 1):
         left.append(min(running[k - 1], running[k]))
         right.append(max(running[k - 1], running[k]))
@@ -42,7 +40,7 @@ def waterfall_rows(attribution, bars: list[tuple[str, int]], parts: list) -> dic
         sizes.append(size)
     left.append(0)
     right.append(attribution.b_peak)
-    colors.append(SIDE_COLORS["b"])
+    colors.append(SIDE_COLOURS["b"])
     sizes.append(attribution.b_peak)
     y = np.arange(len(labels), dtype=float)
     entries = [-1] + [parts[k].entry if k < len(parts) else -1 for k in range(len(bars))] + [-1]
