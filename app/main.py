@@ -21,10 +21,12 @@ from pathlib import Path
 import panel as pn
 import param
 
+from tilescope.app.compare_open import CompareOpener
 from tilescope.app.loading import AppOptions, PathRefused, check_upload_size, display_name, initial_file, parse_app_args, resolve_in_root
 from tilescope.app.shared import SharedProfiles, shared_profiles
 from tilescope.app.state import SessionState, error_text
 from tilescope.app.views.at_step import AtStepView
+from tilescope.app.views.compare import CompareView
 from tilescope.app.views.editor import EditorView
 from tilescope.app.views.export import ExportView
 from tilescope.app.views.file_bar import FileBar
@@ -53,6 +55,7 @@ class ExplorerApp(pn.viewable.Viewer):
         self.body = pn.Column(pn.pane.HTML("<i>loading…</i>", margin=20), sizing_mode="stretch_width")
         self._profile_views = None  # built once, on the first memory profile
         self._search_view = None
+        self.compare_opener = CompareOpener(self.state, self.shared, options.data_root, self._in_session, lambda: self._doc or pn.state.curdoc)
         self.file_bar.upload.param.watch(self._on_upload, "value")
 
     # ------------------------------------------------------------------ layout
@@ -66,8 +69,10 @@ class ExplorerApp(pn.viewable.Viewer):
                 ("Storage groups", StorageGroupsView(state=s)),
                 ("What-if editor", EditorView(state=s)),
                 ("Export", ExportView(state=s)),
+                ("Compare", CompareView(state=s, opener=self.compare_opener)),
                 dynamic=True, sizing_mode="stretch_width",
             )
+            self._tabs = tabs
             self._profile_views = pn.Column(
                 SummaryView(state=s),
                 TimelineView(state=s),
@@ -106,12 +111,19 @@ class ExplorerApp(pn.viewable.Viewer):
                 problem = str(exc)
             else:
                 if await self._load(partial(self.shared.open_path, path, name=name), name):
-                    return
+                    return await self._load_compare_arg()
                 problem = self.state.error
         path = initial_file(self.options)
         await self._load(partial(self.shared.open_path, path, name=display_name(path)), display_name(path))
+        await self._load_compare_arg()
         if problem:
             await self._in_session(self._doc, partial(self.state.fail, problem))
+
+    async def _load_compare_arg(self):
+        """``?compare=NAME``: compare the open profile with NAME (under the data root) and show the Compare tab."""
+        requested = pn.state.session_args.get("compare") if pn.state.session_args else None
+        if requested and await self.compare_opener.open_name(requested[0].decode("utf-8", "replace")):
+            await self._in_session(self._doc, lambda: setattr(self._tabs, "active", len(self._tabs) - 1))
 
     async def _load(self, job, name: str) -> bool:
         """Run ``job(progress) -> Opened`` (``derived.opening``) in a worker thread; adopt the result

@@ -37,6 +37,7 @@ class SessionState(param.Parameterized):
     kind = param.String(default="", doc='"memory_profile" or "search_state"')
     opened = param.Parameter(default=None, doc="the open file: derived.opening.OpenedProfile or OpenedSearchState")
     data = param.Parameter(default=None, doc="PlanData of the current plan (the what-if plan when edited); None for a search state")
+    compare = param.Parameter(default=None, doc="derived.compare_data.CompareData: the current plan beside a second side; None when not comparing")
     edits = param.List(default=[], item_type=TilingEdit)
     whole_storage_group = param.Boolean(default=False, doc="an edit applies to the value's whole storage group")
     selected_step = param.Integer(default=0)
@@ -80,7 +81,7 @@ class SessionState(param.Parameterized):
         clears edits and selection."""
         name = name or opened.name
         common = dict(source=name, kind=opened.kind, opened=opened, edits=[], selected_values=[], error="",
-                      loading=False, progress=1.0)
+                      loading=False, progress=1.0, compare=None)
         if isinstance(opened, OpenedSearchState):
             self.param.update(**common, data=None, selected_step=0, status=f"opened {name} (search state)")
             return
@@ -114,6 +115,24 @@ class SessionState(param.Parameterized):
         """A load failed: keep what is open, say why."""
         message = exc if isinstance(exc, str) else error_text(exc)
         self.param.update(loading=False, progress=1.0, error=message, status="load failed; the previous file stays open")
+
+    # ------------------------------------------------------------------ comparing
+
+    def adopt_compare(self, compare) -> None:
+        """Show a finished comparison (``CompareData``, computed in a worker thread); if the plan
+        changed meanwhile, the same comparison of the plan now current."""
+        compare = compare.following(self.data, self.source) if self.data is not None else None
+        status = f"comparing {compare.a_label} → {compare.b_label}" if compare is not None else "no memory profile is open"
+        self.param.update(compare=compare, loading=False, progress=1.0, error="", status=status)
+
+    def stop_compare(self) -> None:
+        self.param.update(compare=None, status="compare closed")
+
+    @param.depends("data", watch=True)
+    def _compare_follows_plan(self) -> None:
+        """An edit, undo or reset makes a new current plan: compare that one."""
+        if self.compare is not None and self.data is not None:
+            self.compare = self.compare.following(self.data, self.source)
 
     # ------------------------------------------------------------------ what-if edits
 

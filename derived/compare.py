@@ -1,6 +1,7 @@
 """Two memory plans side by side: every difference named, each peak's change accounted for.
 
     comparison = compare_plans(CompareSide(profile_a, arrays_a, plan_a), CompareSide.edited(profile_a, arrays_a, whatif))
+    comparison = compare_plans(CompareSide.of(plan_data_a), CompareSide.of(plan_data_b))  # the app's PlanData
     comparison.delta            # PeakDelta: b − a of each peak and the effective peak
     comparison.steps            # StepAlignment: "same" or "aligned", the aligned step axis
     comparison.values           # ValueMatch: name + occurrence matching, unmatched values
@@ -34,6 +35,8 @@ from .compare_values import ValueDiff, value_diffs
 if TYPE_CHECKING:
     from tilescope.planner.edits import WhatIf
 
+    from .plan_data import PlanData
+
 __all__ = ("ALIGNED", "SAME", "FIGURES", "CompareSide", "Comparison", "PeakDelta", "StepOverlay", "compare_plans")
 
 
@@ -58,6 +61,14 @@ class CompareSide:
     @classmethod
     def edited(cls, profile: MemoryProfile, arrays: ProfileArrays, whatif: "WhatIf", label: str = "") -> "CompareSide":
         return cls(profile, arrays, whatif.plan, whatif, label)
+
+    @classmethod
+    def of(cls, data: "PlanData", label: str = "") -> "CompareSide":
+        """The side of one ``derived.plan_data.PlanData``: its plan (the what-if's when edited),
+        named as its file was opened (``(edited)`` added when edited) unless ``label`` is given."""
+        if not label:
+            label = Path(data.opened.name).name + (" (edited)" if data.edited else "")
+        return cls(data.profile, data.arrays, data.plan, data.whatif, label)
 
     @property
     def tilings(self) -> dict:
@@ -184,6 +195,15 @@ class Comparison:
         )
 
 
-def compare_plans(a: CompareSide, b: CompareSide) -> Comparison:
-    """A comparison of two sides; nothing is computed until asked for."""
-    return Comparison(a, b)
+def compare_plans(a: CompareSide, b: CompareSide, *, steps: StepAlignment | None = None, values: ValueMatch | None = None) -> Comparison:
+    """A comparison of two sides; nothing is computed until asked for.
+
+    ``steps`` and ``values``: the step alignment and value match of an earlier comparison of the
+    same two profiles, reused (they depend on the profiles alone, not on the plans: an edit of a
+    side does not change them, and aligning 23k steps of two programs costs a third of a second).
+    """
+    comparison = Comparison(a, b)
+    for name, known in (("steps", steps), ("values", values)):
+        if known is not None:
+            comparison.__dict__[name] = known  # what the cached_property would have computed
+    return comparison

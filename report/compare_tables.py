@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from tilescope.derived.compare import FIGURES, Comparison
 from tilescope.derived.compare_json import comparison_json
-from tilescope.derived.compare_values import changes_text
+from tilescope.derived.compare_data import changed_values_columns
 
 from .csv_safe import to_csv_bytes
 
@@ -37,22 +37,11 @@ COMPARE_NAMES = (COMPARE_PNG, COMPARE_VALUES_CSV, COMPARE_ATTRIBUTION_CSV, COMPA
 
 
 def compare_values_table(comparison: Comparison) -> pa.Table:
-    diffs = comparison.changed_values
-    column = lambda key: [getattr(v, key) for v in diffs]  # noqa: E731
-    return pa.table(
-        {
-            "status": pa.array(column("status"), pa.string()),
-            "name": pa.array(column("name"), pa.string()),
-            "a_id": pa.array(column("a_id"), pa.int64()),
-            "b_id": pa.array(column("b_id"), pa.int64()),
-            "a_bytes": pa.array(column("a_bytes"), pa.int64()),
-            "b_bytes": pa.array(column("b_bytes"), pa.int64()),
-            "delta_bytes": pa.array(column("delta_bytes"), pa.int64()),
-            "a_tiling": pa.array(column("a_tiling"), pa.string()),
-            "b_tiling": pa.array(column("b_tiling"), pa.string()),
-            "changes": pa.array([changes_text(v.changes) for v in diffs], pa.string()),
-        }
-    )
+    columns = changed_values_columns(comparison)  # the columns the app's table shows
+    text, number = pa.string(), pa.int64()
+    types = {"status": text, "name": text, "a_id": number, "b_id": number, "a_bytes": number, "b_bytes": number,
+             "delta_bytes": number, "a_tiling": text, "b_tiling": text, "changes": text}
+    return pa.table({key: pa.array(columns[key], kind) for key, kind in types.items()})
 
 
 def compare_attribution_table(comparison: Comparison) -> pa.Table:

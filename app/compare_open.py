@@ -1,0 +1,111 @@
+"""Opening the second side of a comparison: a file under the data root (``?compare=NAME`` or the
+picker), an upload, or the session's own what-if against its file.
+
+Like the first file (``app.main``): the name is checked by ``app.loading.resolve_in_root``, the
+file is opened by ``app.shared.SharedProfiles.open_path`` (or ``derived.opening.open_bytes``) and
+the comparison computed (``CompareData.warm``) in a worker thread, never on the session's event
+loop; the result is adopted on the loop under the document lock. A failed load shows its one-line
+error and keeps everything that was open (the first file, its edits, any comparison).
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+from functools import partial
+from pathlib import Path
+from typing import Callable
+
+from tilescope.app.loading import PathRefused, check_upload_size, resolve_in_root
+from tilescope.app.state import SessionState, error_text
+from tilescope.derived.compare_data import CompareData
+from tilescope.derived.opening import OpenedProfile, open_bytes
+from tilescope.models.errors import TilescopeError
+
+PICKER_LIMIT = 2000  # files listed in the picker (a data root may hold many)
+
+
+def data_root_files(root: str | Path, limit: int = PICKER_LIMIT) -> list[str]:
+    """Names (relative, ``/``-separated) of the ``.json`` files under ``root`` that
+    ``resolve_in_root`` accepts, sorted; hidden folders skipped; at most ``limit``."""
+    base = Path(root)
+    found: list[str] = []
+    for folder, dirs, files in os.walk(base):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if not name.endswith(".json") or name.startswith("."):
+                continue
+            relative = (Path(folder) / name).relative_to(base).as_posix()
+            try:
+                resolve_in_root(base, relative)
+            except PathRefused:
+                continue
+            found.append(relative)
+            if len(found) >= limit:
+                return sorted(found)
+    return sorted(found)
+
+
+def _profile_only(opened, name: str) -> OpenedProfile:
+    if not isinstance(opened, OpenedProfile):
+        raise TilescopeError(f"{name}: a search state, not a memory profile: there is nothing to compare")
+    return opened
+
+
+class CompareOpener:
+    """Opens B for one session. ``in_session(doc, change)`` runs ``change`` on the session's loop
+    under its document lock (``app.main.ExplorerApp._in_session``); ``doc()`` is the session's
+    document (None outside a server)."""
+
+    def __init__(self, state: SessionState, shared, data_root: Path, in_session: Callable, doc: Callable[[], object]):
+        self.state, self.shared, self.data_root = state, shared, Path(data_root)
+        self._in_session, self._doc = in_session, doc
+
+    def files(self) -> list[str]:
+        return data_root_files(self.data_root)
+
+    async def open_name(self, name: str) -> bool:
+        """Compare the current plan with the file ``name`` under the data root."""
+        try:
+            path = resolve_in_root(self.data_root, name)
+        except PathRefused as exc:
+            await self._in_session(self._doc(), partial(self.state.fail, f"compare: {exc}"))
+            return False
+        return await self._run(lambda current, progress: CompareData.against_file(
+            current, _profile_only(self.shared.open_path(path, progress, name), name).base, other_name=name).warm())
+
+    async def open_upload(self, data: bytes, name: str) -> bool:
+        name = Path(name).name
+        try:
+            check_upload_size(len(data))
+        except TilescopeError as exc:
+            await self._in_session(self._doc(), partial(self.state.fail, f"compare: {exc}"))
+            return False
+        return await self._run(lambda current, progress: CompareData.against_file(
+            current, _profile_only(open_bytes(data, name, progress), name).base, other_name=name).warm())
+
+    async def compare_whatif(self) -> bool:
+        """Compare the file's plan (A) with the session's what-if plan (B)."""
+        if not self.state.edits:
+            await self._in_session(self._doc(), partial(self.state.fail, "compare: no what-if edits to compare with the file"))
+            return False
+        return await self._run(lambda current, progress: CompareData.whatif_against_file(current, self.state.source).warm())
+
+    async def _run(self, job: Callable) -> bool:
+        """``job(current PlanData, progress) -> CompareData`` in a worker thread, adopted on the loop."""
+        state, doc = self.state, self._doc()
+        current = state.data  # read on the loop: the worker gets an immutable snapshot
+        if current is None:
+            await self._in_session(doc, partial(state.fail, "compare: no memory profile is open"))
+            return False
+        await self._in_session(doc, state.begin_load)
+        try:
+            compare = await asyncio.get_running_loop().run_in_executor(None, job, current, state.report_progress)
+        except Exception as exc:  # bad input or anything else: say it, keep what is open
+            await self._in_session(doc, partial(state.fail, _compare_error(exc)))
+            return False
+        await self._in_session(doc, partial(state.adopt_compare, compare))
+        return True
+
+
+def _compare_error(exc: BaseException) -> str:
+    return f"compare: {error_text(exc)}"

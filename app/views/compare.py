@@ -1,0 +1,118 @@
+"""Compare: the session's profile beside a second one (or its what-if beside its file).
+
+``CompareView`` is the whole compare page section: the picker (a file under the data root, an
+upload, or the current what-if against the file; ``app.compare_open.CompareOpener`` opens it in a
+worker thread), then, once comparing (``state.compare``, a ``derived.compare_data.CompareData``):
+the summary A | B | Δ, both timelines overlaid per region, the attribution waterfall at the peak,
+the changed values, the selected value in both, and the export. Each part is its own view
+(``app/views/compare_*.py``) over the same ``state`` and ``CompareSelection``, so a page layout can
+place them apart: ``CompareView.parts`` names them.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import panel as pn
+import param
+
+from tilescope.app.assets import static_text
+from tilescope.app.compare_open import CompareOpener
+from tilescope.app.loading import MAX_UPLOAD_BYTES
+from tilescope.app.state import SessionState
+from tilescope.app.views.compare_export import CompareExportView
+from tilescope.app.views.compare_lifetimes import CompareLifetimesView
+from tilescope.app.views.compare_selection import CompareSelection
+from tilescope.app.views.compare_summary import CompareSummaryView
+from tilescope.app.views.compare_timeline import CompareTimelineView
+from tilescope.app.views.compare_values import CompareValuesView
+from tilescope.app.views.compare_waterfall import CompareWaterfallView
+
+CSS = static_text("compare.css")
+NO_FILE = "(choose a file under the data root)"
+
+
+class ComparePicker(pn.viewable.Viewer):
+    """What to compare the open profile with."""
+
+    state = param.ClassSelector(class_=SessionState)
+    opener = param.ClassSelector(class_=CompareOpener)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.file = pn.widgets.Select(label="compare with a file under the data root", options=[NO_FILE, *self.opener.files()],
+                                      width=380, css_classes=["ts-compare-file"])
+        self.open_button = pn.widgets.Button(label="Compare", color="primary", width=100, margin=(23, 5, 5, 5),
+                                             css_classes=["ts-compare-open"])
+        self.upload = pn.widgets.FileDropper(
+            accepted_filetypes=[".json", "application/json"], max_file_size=f"{MAX_UPLOAD_BYTES // (1024 * 1024)}MB",
+            multiple=False, layout="compact", width=260, height=60, label="or upload B", css_classes=["ts-compare-upload"],
+        )
+        self.whatif_button = pn.widgets.Button(label="Compare the what-if with the file", width=250, margin=(23, 5, 5, 5),
+                                               css_classes=["ts-compare-whatif"])
+        self.stop_button = pn.widgets.Button(label="Stop comparing", width=130, margin=(23, 5, 5, 5), css_classes=["ts-compare-stop"])
+        self.open_button.on_click(self._on_open)
+        self.whatif_button.on_click(self._on_whatif)
+        self.stop_button.on_click(lambda _: self.state.stop_compare())
+        self.upload.param.watch(self._on_upload, "value")
+        self.state.param.watch(self._enable, ["edits", "compare", "data", "loading"])
+        self._enable()
+
+    def _enable(self, *_):
+        s = self.state
+        self.open_button.disabled = s.data is None or s.loading
+        self.whatif_button.disabled = not s.edits or s.loading
+        self.stop_button.disabled = s.compare is None
+
+    async def _on_open(self, _event):
+        if self.file.value and self.file.value != NO_FILE:
+            await self.opener.open_name(self.file.value)
+
+    async def _on_whatif(self, _event):
+        await self.opener.compare_whatif()
+
+    async def _on_upload(self, event):
+        files = event.new or {}
+        if not files:
+            return
+        name, data = next(iter(files.items()))
+        self.upload.value = {}
+        await self.opener.open_upload(data.encode("utf-8") if isinstance(data, str) else data, Path(name).name)
+
+    def __panel__(self):
+        return pn.Row(self.file, self.open_button, self.upload, self.whatif_button, self.stop_button, sizing_mode="stretch_width")
+
+
+class CompareView(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=SessionState)
+    opener = param.ClassSelector(class_=CompareOpener)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        s = self.state
+        self.selection = CompareSelection(s)
+        self.picker = ComparePicker(state=s, opener=self.opener)
+        self.summary = CompareSummaryView(state=s)
+        self.timeline = CompareTimelineView(state=s, selection=self.selection)
+        self.waterfall = CompareWaterfallView(state=s, selection=self.selection)
+        self.values = CompareValuesView(state=s, selection=self.selection)
+        self.lifetimes = CompareLifetimesView(state=s, selection=self.selection, x_range=self.timeline.x_range)
+        self.export = CompareExportView(state=s)
+        self._body = pn.Column(self.timeline, self.lifetimes, self.waterfall, self.values, self.export,
+                               sizing_mode="stretch_width")
+        s.param.watch(self._show, ["compare"])
+        self._show()
+
+    @property
+    def parts(self) -> dict[str, pn.viewable.Viewer]:
+        """Each part, for a layout that places them apart."""
+        return {"picker": self.picker, "summary": self.summary, "timeline": self.timeline, "lifetimes": self.lifetimes,
+                "waterfall": self.waterfall, "values": self.values, "export": self.export}
+
+    def _show(self, *_):
+        self._body.visible = self.state.compare is not None
+
+    def __panel__(self):
+        return pn.Column(self.picker, pn.pane.HTML(
+            '<div class="ts-compare-note">A is the open profile (its what-if plan when edited); B the file compared with it. '
+            "Every figure is recomputed by the planner.</div>", stylesheets=[CSS], margin=(0, 10)),
+            self.summary, self._body, sizing_mode="stretch_width", css_classes=["ts-compare"])
