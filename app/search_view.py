@@ -42,7 +42,8 @@ from bokeh.core.properties import value as text_value
 from bokeh.models import ColumnDataSource, HoverTool, PlainText
 from bokeh.plotting import figure
 
-from tilescope.loaders.search_state import load_search_state, parse_search_state, search_state_tables
+from tilescope.loaders.search_state import load_search_state, parse_search_state
+from tilescope.loaders.search_tables import search_state_tables
 from tilescope.models.search_schemas import PLANS_FIXED
 from tilescope.models.search_state import InputFormat, Requirement, SearchState
 from tilescope.models.tiling import TensorFormat, TensorTiling

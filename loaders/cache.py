@@ -25,11 +25,11 @@ from tilescope.models.schemas import PROFILE_TABLES
 
 from . import memory_profile
 from .detect import kind_of_bytes
-from .json_input import read_bytes
+from .json_input import open_input, read_bytes
 
 # Bump when the loader's tables change (schemas, meaning or normalisation): old entries are then
 # never read again.
-LOADER_SCHEMA_VERSION = 2  # 2: repeated text columns dictionary-encoded (models.schemas.REPEATED_TEXT)
+LOADER_SCHEMA_VERSION = 3  # 2: repeated text columns dictionary-encoded (models.schemas.REPEATED_TEXT); 3: the loader refuses more (docs/formats.md §6)
 CACHE_ENV = "TILESCOPE_CACHE_DIR"
 _READ_BLOCK = 1 << 20
 _HASH_SHARE = 0.1  # of the progress bar (on a cache hit, hashing is most of the time: the bar then jumps)
@@ -48,7 +48,7 @@ def content_key(path: str | Path, progress: Progress | None = None, share: float
     try:
         size = os.path.getsize(path)
         done = 0
-        with open(path, "rb") as handle:
+        with open_input(path) as handle:  # a FIFO or /dev/zero is refused, not hashed forever
             buffer = bytearray(_READ_BLOCK)
             view = memoryview(buffer)
             while True:

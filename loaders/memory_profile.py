@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from tilescope.models.errors import InputError, describe
+from tilescope.models.json_text import decode_error
 from tilescope.models.profile import MemoryProfile
 from tilescope.models.records import MAX_INT, MemoryProfileRecord, StepRecord, ValueRecord
 from tilescope.models.schemas import AXES, LIVE_INTERVALS, PROFILE, STEPS, VALUES
@@ -30,7 +31,7 @@ from tilescope.models.tiling import MEMORY_CLASS_REGION, Layout, Precision, Tens
 
 from .debug_text import DebugSyntaxError, Struct, Tuple, Unit, parse_debug_sequence
 from .detect import kind_of_bytes
-from .json_input import InputBuffer, decode_error, validation_error
+from .json_input import InputBuffer, validation_error
 from .layouts import debug_syntax_error, layout_from_debug_text, precision_from_text
 from .live_lists import live_lists
 

@@ -17,7 +17,8 @@ import pytest
 from tilescope.loaders.debug_text import parse_debug
 from tilescope.loaders.detect import detect_kind
 from tilescope.loaders.layouts import format_from_debug, format_from_serde, layout_from_debug_text, layout_from_serde
-from tilescope.loaders.search_state import load_search_state, search_state_tables, write_search_state_tables
+from tilescope.loaders.search_state import load_search_state
+from tilescope.loaders.search_tables import search_state_tables, write_search_state_tables
 from tilescope.models.errors import InputError
 from tilescope.cli import main
 
