@@ -3,7 +3,6 @@ shard sizes on a value's shape (docs/formats.md §2), and the input formats, who
 (``$.inputs`` serde, ``PipelineConfig.inputs`` Debug) must agree where both give one."""
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable
 
 import msgspec
@@ -15,7 +14,7 @@ from tilescope.models.shard_rule import ShapeMismatch, shard_bytes
 from tilescope.models.tiling import TensorFormat
 
 from .json_fields import as_object, field_of, id_keys
-from .layouts import format_from_debug, format_from_serde
+from .layouts import format_from_debug, format_from_serde, layout_difference
 
 
 class FormatCache:
@@ -66,22 +65,11 @@ def first_difference(expected: TensorFormat, found: TensorFormat) -> tuple[str, 
     """Where two formats first differ: ``(serde subpath, expected text, found text)``."""
     if expected.precision != found.precision:
         return "precision", expected.precision.text, found.precision.text
-    a, b = expected.layout, found.layout
-    if a.order != b.order:
-        return "layout.order", str(a.order), str(b.order)
-    if a.memory_class != b.memory_class:
-        return "layout.memory_class", a.memory_class, b.memory_class
-    ta, tb = a.tiling, b.tiling
-    for name in ("tile_count", "replicas"):
-        if getattr(ta, name) != getattr(tb, name):
-            return f"layout.tiling.{name}", str(getattr(ta, name)), str(getattr(tb, name))
-    if len(ta.axes) != len(tb.axes):
-        return "layout.tiling.axes", f"{len(ta.axes)} axes", f"{len(tb.axes)}"
-    for i, (x, y) in enumerate(zip(ta.axes, tb.axes)):
-        for field in dataclasses.fields(x):
-            if getattr(x, field.name) != getattr(y, field.name):
-                return f"layout.tiling.axes[{i}].{field.name}", str(getattr(x, field.name)), str(getattr(y, field.name))
-    return "", str(expected), str(found)  # not reached: the caller has seen them differ
+    difference = layout_difference(expected.layout, found.layout)
+    if difference is None:  # not reached: the caller has seen them differ
+        return "", str(expected), str(found)
+    inner, want, got = difference
+    return f"layout.{inner}", want, got
 
 
 def read_input_formats(

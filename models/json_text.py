@@ -82,8 +82,9 @@ def decode_error(data: bytes, exc: msgspec.DecodeError) -> InputError:
     text = str(exc)
     if not data.strip():
         return InputError("$", "a JSON object", "an empty file")
-    if "truncated" in text or "surrogate" in text:
-        # msgspec calls a lone surrogate before a closing quote "truncated": look for one first.
+    if not isinstance(exc, msgspec.ValidationError):
+        # msgspec names a lone surrogate variously ("truncated", "unexpected end of hex escape"):
+        # look for one first.
         surrogate = lone_surrogate(data)
         if surrogate is not None:
             return InputError(
