@@ -77,11 +77,12 @@ def lone_surrogate(data) -> int | None:
     return pending
 
 
-def decode_error(data: bytes, exc: msgspec.DecodeError) -> InputError:
-    """A JSON syntax or encoding error, located by byte offset, line and column."""
+def decode_error(data: bytes, exc: msgspec.DecodeError, what: str = "a JSON object") -> InputError:
+    """A JSON syntax or encoding error, located by byte offset, line and column; ``what`` is what
+    an empty file should have held."""
     text = str(exc)
-    if not data.strip():
-        return InputError("$", "a JSON object", "an empty file")
+    if not bytes(data).strip():
+        return InputError("$", what, "an empty file")
     if not isinstance(exc, msgspec.ValidationError):
         # msgspec names a lone surrogate variously ("truncated", "unexpected end of hex escape"):
         # look for one first.

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from tilescope.loaders.memory_profile import load_memory_profile
-from tilescope.models.edits import TilingEdit, load_edit_set, save_edit_set
+from tilescope.models.edits import TilingEdit, save_edit_set
+from tilescope.loaders.edit_sets import load_edit_set
 from tilescope.models.errors import TilescopeError
 from tilescope.planner.edits import (
     RULE_MAX_PARTITIONS,

@@ -1,13 +1,14 @@
 """The ``tilescope`` command. Each subcommand lives in its own ``tilescope.cli.*`` module that
 provides ``add_arguments(parser)`` and ``run(args) -> int``; this module only dispatches and turns
-user-facing errors into one line on stderr and exit code 2."""
+user-facing errors into one line on stderr and exit code 2: control characters and ANSI escapes
+written as escapes, overlong tokens cut (``models.errors.one_line``)."""
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
 
-from tilescope.models.errors import TilescopeError
+from tilescope.models.errors import TilescopeError, one_line
 
 COMMANDS = {
     "check": "compare every recorded figure of a memory profile with the recomputation",
@@ -22,7 +23,7 @@ COMMANDS = {
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, no usage dump
-        sys.stderr.write(f"tilescope: {message}\n")
+        sys.stderr.write(f"tilescope: {one_line(message)}\n")
         raise SystemExit(2)
 
 
@@ -41,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return module.run(args)
     except TilescopeError as exc:
-        sys.stderr.write(f"tilescope: {exc}\n")
+        # One line whatever the file name or the file holds (models.errors.one_line).
+        sys.stderr.write(f"tilescope: {one_line(str(exc))}\n")
         return 2
     except BrokenPipeError:
         return 0

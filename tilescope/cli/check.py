@@ -1,10 +1,11 @@
-"""``tilescope check FILE``: exit 0 when every recorded figure matches, 1 listing each mismatch."""
+"""``tilescope check FILE``: exit 0 when every recorded figure matches and the invariants ``check``
+answers for hold (docs/formats.md §6), 1 listing each mismatch and each violation."""
 from __future__ import annotations
 
 import sys
 
 from tilescope.cli.inputs import open_profile
-from tilescope.planner.check import check_plan
+from tilescope.planner.check import Violation, check_plan
 from tilescope.planner.model import plan_profile
 
 
@@ -15,11 +16,12 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     profile = open_profile(args.file)
     arrays, plan = plan_profile(profile)
-    mismatches = check_plan(profile, arrays, plan)
-    for m in mismatches:
-        print(m)
-    if mismatches:
-        print(f"{len(mismatches)} mismatches", file=sys.stderr)
+    problems = check_plan(profile, arrays, plan)
+    for problem in problems:
+        print(problem)
+    if problems:
+        violations = sum(isinstance(p, Violation) for p in problems)
+        print(f"{len(problems) - violations} mismatches, {violations} invariant violations", file=sys.stderr)
         return 1
     print(f"ok: {profile.n_values} values and {profile.n_steps} steps reproduce exactly")
     return 0

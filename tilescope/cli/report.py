@@ -4,7 +4,7 @@ report and the CSV files (``tilescope.report``) into DIR. Existing files are nev
 from __future__ import annotations
 
 from tilescope.cli.inputs import open_profile
-from tilescope.models.edits import load_edit_set
+from tilescope.loaders.edit_sets import load_edit_set
 from tilescope.planner.model import plan_profile
 
 
