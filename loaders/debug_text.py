@@ -147,8 +147,8 @@ def _unescape(body: str) -> str:
         if nxt == "u" and body[i + 2 : i + 3] == "{":
             end = body.index("}", i)
             code = int(body[i + 3 : end], 16)
-            if 0xD800 <= code <= 0xDFFF:  # a lone surrogate: no Unicode text holds one (Rust's neither)
-                raise ValueError("surrogate")
+            if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:  # a lone surrogate or beyond Unicode: no text holds it
+                raise ValueError("not a Unicode scalar value")
             out.append(chr(code))
             i = end + 1
         else:

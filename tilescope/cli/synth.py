@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from tilescope.cli.inputs import check_regular
 from tilescope.models.errors import TilescopeError
 
 from tilescope.synth import write_synthetic_profile
@@ -31,6 +32,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    check_regular(args.sample)  # a FIFO or a device is refused before it is read
     try:
         path = write_synthetic_profile(args.out, args.blocks, args.layers, args.sample, gaps=args.gaps)
     except OSError as exc:
