@@ -124,3 +124,12 @@ def test_an_edit_that_makes_a_reject_axis_need_padding_is_refused():
         apply_edits(arrays, base, [TilingEdit(0, axis=0, partitions=4)])  # 729 × 160 is not a multiple of 320
     assert info.value.rule == RULE_REJECT_PADDING and info.value.value == 0 and info.value.axis == 0
     assert "axis 1 would have size 116640, not a multiple of 320" in str(info.value)
+
+
+def test_bench_each_runs_and_prints_its_ratios(capsys):
+    """The benchmark (``python -m benchmarks.bench_each``) runs; its figures are for the README."""
+    from benchmarks.bench_each import main
+
+    assert main(["--edits", "20", "--baseline", "5", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "ratio" in out and "plan --each, whole command: 20 edits" in out and "40 edits" in out
