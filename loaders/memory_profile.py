@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from tilescope.models.errors import InputError, describe
-from tilescope.models.json_text import decode_error, nesting_error, refuse_duplicate_keys
+from tilescope.models.json_text import decode_error, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
 from tilescope.models.profile import MemoryProfile
 from tilescope.models.records import MemoryProfileRecord, StepRecord, ValueRecord
 from tilescope.models.schemas import LIVE_INTERVALS, PROFILE, STEPS
@@ -209,7 +209,9 @@ def _parse(data: InputBuffer, note: Progress) -> MemoryProfile:
         return _read(record, data, note)
     except InputError:
         # A key given twice can be why a check failed (the decoder kept the last): say so first.
-        refuse_duplicate_keys(data.whole())
+        whole = data.whole()
+        refuse_deep_nesting(whole)
+        refuse_duplicate_keys(whole)
         raise
 
 
@@ -260,8 +262,10 @@ def _read(record: LazyProfileRecord, data: InputBuffer, note: Progress) -> Memor
     intervals = lists.intervals
     note("steps", 0.95)
     steps_table = _steps_table(steps, lists.live_count, tally)
-    if not tally.proves_unique():
-        refuse_duplicate_keys(data.whole())
+    if not tally.proves_unique():  # unknown fields (or a \u003a escape): scan what the count cannot prove
+        whole = data.whole()
+        refuse_deep_nesting(whole)  # (with only known fields the file nests 5 deep)
+        refuse_duplicate_keys(whole)
     scratch = steps_table.column("scratch_standard").to_numpy() + steps_table.column("scratch_interleaved").to_numpy()
     check_figure_bounds(worst, ids, intervals, scratch, max(record.peak.exchange_rows, record.support_reserve_bytes))
     live = pa.Table.from_arrays(

@@ -28,7 +28,7 @@ from pathlib import Path
 import msgspec
 
 from tilescope.models.errors import InputError, describe
-from tilescope.models.json_text import decode_error, nesting_error, refuse_duplicate_keys
+from tilescope.models.json_text import decode_error, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
 from tilescope.models.search_state import SearchState
 
 from .json_fields import as_object, field_of
@@ -46,6 +46,7 @@ def _decode(data: bytes) -> dict:
         raise decode_error(data, exc) from None
     except RecursionError:  # msgspec decodes nested JSON recursively
         raise nesting_error(data) from None
+    refuse_deep_nesting(data)
     refuse_duplicate_keys(data)
     if not isinstance(top, dict):
         raise InputError("$", "a JSON object (a search state)", describe(top))

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import msgspec
 
 from .errors import InputError, describe
-from .json_text import decode_error, locate_byte, nesting_error, refuse_duplicate_keys
+from .json_text import decode_error, locate_byte, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
 from .limits import MAX_COUNT, MAX_INT
 
 _DIGITS = sys.get_int_max_str_digits() or 4300
@@ -102,6 +102,7 @@ def parse_edit_set(data: bytes | str, source: str = "<edits>") -> list[TilingEdi
             raise decode_error(data, exc, "a JSON list of edits") from None
         except RecursionError:  # msgspec decodes nested JSON recursively: say where it starts
             raise nesting_error(data) from None
+        refuse_deep_nesting(data)
         refuse_duplicate_keys(data)
         if not isinstance(obj, list):
             raise InputError("$", "a JSON list of edits", describe(obj))

@@ -424,8 +424,8 @@ def refuse_duplicate_keys(data) -> None:
 # ----------------------------------------------------------------------------- nesting
 
 
-def nesting_error(data, limit: int = MAX_JSON_DEPTH) -> InputError:
-    """An ``InputError`` at the first bracket nesting deeper than ``limit`` (else at ``$``)."""
+def deeper_than(data, limit: int = MAX_JSON_DEPTH) -> int | None:
+    """Byte offset of the first bracket nesting deeper than ``limit``, or None."""
     buf = _view(data)
     quotes = _Quotes(data, buf)
     depth = 0
@@ -439,7 +439,20 @@ def nesting_error(data, limit: int = MAX_JSON_DEPTH) -> InputError:
         levels = depth + np.cumsum(np.where(opens, 1, -1))
         deep = np.flatnonzero(levels > limit)
         if deep.size:
-            return InputError(locate_byte(data, int(brackets[deep[0]])), f"JSON nested at most {limit} deep", "deeper nesting")
+            return int(brackets[deep[0]])
         depth = int(levels[-1]) if levels.size else depth
         quotes.advance(q)
-    return InputError("$", f"JSON nested at most {limit} deep", "deeper nesting")
+    return None
+
+
+def nesting_error(data, limit: int = MAX_JSON_DEPTH) -> InputError:
+    """An ``InputError`` at the first bracket nesting deeper than ``limit`` (else at ``$``)."""
+    offset = deeper_than(data, limit)
+    where = locate_byte(data, offset) if offset is not None else "$"
+    return InputError(where, f"JSON nested at most {limit} deep", "deeper nesting")
+
+
+def refuse_deep_nesting(data, limit: int = MAX_JSON_DEPTH) -> None:
+    """Raise ``nesting_error`` when ``data`` nests deeper than ``limit`` (text a decoder accepted)."""
+    if deeper_than(data, limit) is not None:
+        raise nesting_error(data, limit)

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import socket
 import threading
@@ -152,3 +153,52 @@ def test_an_error_is_never_glued_to_a_progress_line(tmp_path, monkeypatch, capsy
     lines = capsys.readouterr().err.split("\n")
     assert lines[-1] == "" and lines[-2].startswith(f"tilescope: {broken}: at byte 5000")
     assert "loading cut: decoding JSON" in lines[-3] and "tilescope" not in lines[-3]
+
+
+SEARCH_STATE = ROOT / "sample_data" / "flash_attention.search_state.json"
+
+
+def _changed(text: str, old: str, new: str) -> bytes:
+    assert old in text, old
+    return text.replace(old, new, 1).encode()
+
+
+def _search_state_case(name: str) -> bytes:
+    text = SEARCH_STATE.read_text(encoding="utf-8")
+    doc = json.loads(text)
+    if name == "repeated key":
+        return _changed(text, '"attempts":', '"attempts": 1, "attempts":')
+    if name == "surrogate in the context":
+        assert 'name: "query"' in doc["context"]
+        doc["context"] = doc["context"].replace('name: "query"', 'name: "q\\u{D800}"', 1)
+    elif name == "lone surrogate escape":
+        return _changed(text, '"version":1', '"version":1, "note": "\\udc00"')
+    elif name == "an id key of 5,000 digits":
+        doc["inputs"]["7" * 5000] = doc["inputs"]["0"]
+    elif name == "nested past 256":
+        return _changed(text, '"version":1', '"version":1, "deep": ' + "[" * 300 + "]" * 300)
+    elif name == "a tensor past 2^53 elements":
+        assert "TensorShape([4, 17, 72])" in doc["context"]
+        doc["context"] = doc["context"].replace("TensorShape([4, 17, 72])", f"TensorShape([{2**44}, 17, 72])")
+    return json.dumps(doc).encode()
+
+
+@pytest.mark.parametrize("name, located, words", [
+    ("repeated key", "$.attempts (byte", ["each key once", "'attempts' a second time"]),
+    ("surrogate in the context", "$.context line 1 (character", ["surrogates"]),
+    ("lone surrogate escape", "byte", ["lone \\udc00"]),
+    ("an id key of 5,000 digits", "$.inputs", ["keys that are ids", "…"]),
+    ("nested past 256", "byte", ["nested at most 256 deep"]),
+    ("a tensor past 2^53 elements", "$.context line 1", ["at most 9007199254740992 elements"]),
+])
+def test_search_state_text_keys_and_sizes(name, located, words, tmp_path, capsys):
+    path = tmp_path / "hostile.search_state.json"
+    path.write_bytes(_search_state_case(name))
+    with pytest.raises(InputError) as info:
+        load_search_state(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: at {located}") and message.isprintable() and len(message) < 600, message
+    for word in words:
+        assert word in message, (word, message)
+    assert cli.main(["summary", str(path)]) == 2
+    assert capsys.readouterr().err == f"tilescope: {message}\n"

@@ -277,6 +277,8 @@ def _duplicate_key_step() -> bytes:
 
 case("unknown_fields", "unknown fields, one an object with a ':' in a string (allowed, ignored)", "valid")(
     changed(lambda d: d.update(extra={"note": "a: b", "nested": {"x": [1, {"y": 2}]}}) or value(d, 2).update(comment="ok")))
+case("unknown_field_nested_300", "an unknown field holding lists nested 300 deep (past 256, within what a decoder follows)", "refused",
+     "byte", ["nested at most 256 deep"])(changed(lambda d: d.__setitem__("extra", json.loads("[" * 300 + "]" * 300)), figures=False))
 case("control_characters", "a value name with a newline, an ESC [31m sequence and a bidi override (valid text)", "valid")(
     changed(lambda d: value(d, 0).__setitem__("name", "evil\n\x1b[31mred\u202e")))
 
