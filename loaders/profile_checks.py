@@ -12,6 +12,8 @@
 """
 from __future__ import annotations
 
+import re
+
 import msgspec
 import numpy as np
 import pyarrow as pa
@@ -156,6 +158,7 @@ def _fields(struct: type) -> int:
 VALUE_KEYS = _fields(ValueRecord)
 STEP_KEYS = _fields(StepRecord) + 2 * _fields(RegionBytes)  # its own, scratch's and usage's
 _HEADER_STRINGS = ("scope", "model", "gemm_output_packing", "attention_products")
+_ESCAPED_COLON = re.compile(rb"\\u003[aA]")
 
 
 class KeyTally:
@@ -174,7 +177,8 @@ class KeyTally:
     def __init__(self, data):
         buf = np.frombuffer(data, dtype=np.uint8)
         self.file_colons = int(np.count_nonzero(buf == ord(":")))
-        self.escaped_colon = data.find(b"\\") >= 0 and (data.find(b"\\u003a") >= 0 or data.find(b"\\u003A") >= 0)
+        # Most files have no backslash at all; otherwise look for the escape (any bytes-like data).
+        self.escaped_colon = bool(np.count_nonzero(buf == ord("\\"))) and _ESCAPED_COLON.search(data) is not None
         self.expected = 0
 
     def header(self, record: MemoryProfileRecord) -> None:

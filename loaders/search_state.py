@@ -60,6 +60,7 @@ def _decode(data: bytes) -> dict:
 
 def parse_search_state(data: bytes, source: str = "<search state>") -> SearchState:
     """Validate and read a search state's bytes. Errors name ``source``."""
+    data = bytes(data)  # (a small file: any bytes-like input becomes bytes)
     try:
         top = _decode(data)
         lines = context_lines(top)

@@ -91,6 +91,7 @@ def parse_edit_set(data: bytes | str, source: str = "<edits>") -> list[TilingEdi
     """The edits of an edit-set file's bytes; an InputError naming ``source`` and the place."""
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")  # a lone surrogate is then refused as in a file
+    data = bytes(data)
     try:
         try:
             obj = msgspec.json.decode(data)

@@ -115,8 +115,7 @@ class _Quotes:
     how many came before (whether a chunk starts inside a string), the last one's offset, and the
     run of backslashes the previous chunk ended with."""
 
-    def __init__(self, data, buf: np.ndarray):
-        self.data = data
+    def __init__(self, buf: np.ndarray):
         self.buf = buf
         self.count = 0  # unescaped quotes before the current chunk
         self.last = -1  # offset of the last unescaped quote before it
@@ -126,9 +125,7 @@ class _Quotes:
         """Offsets of the unescaped quotes in ``[start, stop)``; call with consecutive ranges."""
         piece = self.buf[start:stop]
         quotes = np.flatnonzero(piece == _QUOTE)
-        # Most text has no backslash at all: memchr says so faster than a compare.
-        none = self.data.find(b"\\", start, stop) < 0
-        backslashes = quotes[:0] if none else np.flatnonzero(piece == _BACKSLASH)
+        backslashes = np.flatnonzero(piece == _BACKSLASH)
         carried = self._trailing_backslashes
         if backslashes.size:
             run_first = np.zeros(backslashes.size, dtype=np.int64)  # index of the first backslash of each one's run
@@ -268,7 +265,7 @@ class _Keys:
 def first_duplicate_key(data) -> DuplicateKey | None:
     """The first object key (in file order of its second occurrence) that its object names twice."""
     buf = _view(data)
-    quotes = _Quotes(data, buf)
+    quotes = _Quotes(buf)
     depth = 0
     open_at: list[int] = [-1]  # open_at[d]: offset of the '{' of the object open at brace depth d
     seen = _Keys()
@@ -427,7 +424,7 @@ def refuse_duplicate_keys(data) -> None:
 def deeper_than(data, limit: int = MAX_JSON_DEPTH) -> int | None:
     """Byte offset of the first bracket nesting deeper than ``limit``, or None."""
     buf = _view(data)
-    quotes = _Quotes(data, buf)
+    quotes = _Quotes(buf)
     depth = 0
     for start in range(0, buf.size, _CHUNK):
         stop = min(start + _CHUNK, buf.size)

@@ -202,3 +202,22 @@ def test_search_state_text_keys_and_sizes(name, located, words, tmp_path, capsys
         assert word in message, (word, message)
     assert cli.main(["summary", str(path)]) == 2
     assert capsys.readouterr().err == f"tilescope: {message}\n"
+
+
+def test_repeated_keys_are_proved_absent_by_counting_not_scanned(monkeypatch):
+    """The sample and the corpus base are proved free of repeated keys by their ':' count (no scan);
+    a file with unknown fields is scanned, and a repeated key in one is refused."""
+    import tilescope.loaders.memory_profile as memory_profile
+
+    scanned = []
+    real = memory_profile.refuse_duplicate_keys
+    monkeypatch.setattr(memory_profile, "refuse_duplicate_keys", lambda data: scanned.append(len(data)) or real(data))
+    load_memory_profile(SAMPLE)
+    load_memory_profile(BASE)
+    assert scanned == []
+    load_memory_profile(ROOT / "tests" / "corpus" / "robust" / "unknown_fields.json")
+    assert len(scanned) == 1
+    text = BASE.read_text().replace('"scope": "finalist-5",', '"scope": "finalist-5", "extra": {"a": 1, "a": 2},', 1)
+    with pytest.raises(InputError) as info:
+        memory_profile.parse_memory_profile(text.encode(), "extra.json")
+    assert str(info.value).startswith("extra.json: at $.extra.a (byte ")
