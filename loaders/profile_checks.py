@@ -161,6 +161,20 @@ _HEADER_STRINGS = ("scope", "model", "gemm_output_packing", "attention_products"
 _ESCAPED_COLON = re.compile(rb"\\u003[aA]")
 
 
+def _count_bytes(buf: np.ndarray, *values: int, chunk: int = 1 << 20) -> list[int]:
+    """How many bytes of ``buf`` equal each of ``values``, a MiB at a time into one reused mask
+    (a mask of the whole file would be fresh memory, page-faulted in, on every load)."""
+    counts = [0] * len(values)
+    mask = np.empty(min(chunk, buf.size), dtype=bool)
+    for start in range(0, buf.size, chunk):
+        piece = buf[start : start + chunk]
+        out = mask[: piece.size]
+        for k, value in enumerate(values):
+            np.equal(piece, value, out=out)
+            counts[k] += int(np.count_nonzero(out))
+    return counts
+
+
 class KeyTally:
     """Proves a decoded memory profile names no key twice in any object, by counting colons.
 
@@ -175,10 +189,10 @@ class KeyTally:
     """
 
     def __init__(self, data):
-        buf = np.frombuffer(data, dtype=np.uint8)
-        self.file_colons = int(np.count_nonzero(buf == ord(":")))
+        colons, backslashes = _count_bytes(np.frombuffer(data, dtype=np.uint8), ord(":"), ord("\\"))
+        self.file_colons = colons
         # Most files have no backslash at all; otherwise look for the escape (any bytes-like data).
-        self.escaped_colon = bool(np.count_nonzero(buf == ord("\\"))) and _ESCAPED_COLON.search(data) is not None
+        self.escaped_colon = bool(backslashes) and _ESCAPED_COLON.search(data) is not None
         self.expected = 0
 
     def header(self, record: MemoryProfileRecord) -> None:
