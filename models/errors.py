@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import sys
 
-LONG_TOKEN = 120
+LONG_TOKEN = 200  # a path of a few directories fits; a 5,000-digit number does not
 _TOKEN = re.compile(r"\S{%d,}" % (LONG_TOKEN + 1))
 
 
