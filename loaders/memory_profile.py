@@ -220,9 +220,6 @@ def _read(record: LazyProfileRecord, data: InputBuffer, note: Progress) -> Memor
     tally = KeyTally(data.data)  # before any of the text is released
     tally.header(record)
     note("values and layouts", 0.35)
-    n_steps = len(record.timeline.steps)
-    if not n_steps:  # docs/formats.md §6: the *_peak_step fields must name a step
-        raise InputError("$.timeline.steps", "at least one step (the *_peak_step fields name one)", "an empty list")
     columns = ValueColumns(record.tile_count)
     n_values = len(record.timeline.values)
     deferred: InputError | None = None
@@ -235,6 +232,9 @@ def _read(record: LazyProfileRecord, data: InputBuffer, note: Progress) -> Memor
             except InputError as exc:
                 deferred = exc
         note("values and layouts", 0.35 + 0.15 * (first + len(batch)) / n_values)
+    n_steps = len(record.timeline.steps)
+    if not n_steps:  # docs/formats.md §6: the *_peak_step fields must name a step
+        raise InputError("$.timeline.steps", "at least one step (the *_peak_step fields name one)", "an empty list")
     for name in ("total_peak_step", "standard_peak_step", "interleaved_peak_step"):
         if getattr(record, name) >= n_steps:
             raise InputError(f"$.{name}", f"a step index below {n_steps}", str(getattr(record, name)))
@@ -243,7 +243,8 @@ def _read(record: LazyProfileRecord, data: InputBuffer, note: Progress) -> Memor
     values, axes = columns.tables()
     kinds = columns.kinds
     kind = columns.code
-    tally.add(VALUE_KEYS * n_values, columns.text_colons + int(np.dot(np.bincount(kind, minlength=len(kinds["text_colons"])), kinds["text_colons"])))
+    per_kind = np.bincount(kind, minlength=len(kinds["text_colons"]))  # values of each kind
+    tally.add(VALUE_KEYS * n_values, columns.text_colons + int(np.dot(per_kind, kinds["text_colons"])))
     ids = values.column("id").to_numpy()
     roots = values.column("root").to_numpy()
     order, root_rows = check_ids(ids, roots)
