@@ -29,9 +29,11 @@ _QUOTE, _BACKSLASH, _COLON = 34, 92, 58
 _LBRACE, _RBRACE, _LBRACKET, _RBRACKET = 123, 125, 91, 93
 _WHITESPACE = np.zeros(256, dtype=bool)
 _WHITESPACE[[32, 9, 10, 13]] = True
+_WHITESPACE.setflags(write=False)
 _DEPTH_SHIFT = 40  # (depth << 40) | byte offset orders braces by depth, then position (files < 1 TiB)
 _OFFSET_MASK = (1 << _DEPTH_SHIFT) - 1
 _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93], dtype=np.uint64)
+_MIX.setflags(write=False)  # (module arrays are shared by every session of an app process)
 _BYTE = re.compile(r"\(byte (\d+)\)")
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
@@ -182,6 +184,7 @@ def _skip_blanks(data, buf: np.ndarray, at: np.ndarray) -> None:
 
 # _LOW_BYTES[w] keeps the first w bytes of a little-endian 8-byte word.
 _LOW_BYTES = np.array([(1 << (8 * w)) - 1 for w in range(8)] + [2**64 - 1], dtype=np.uint64)
+_LOW_BYTES.setflags(write=False)
 
 
 class _Words:
