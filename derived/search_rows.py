@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tilescope.loaders.search_state import search_state_tables
+from tilescope.loaders.search_tables import search_state_tables
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 from tilescope.models.search_schemas import PLANS_FIXED
 from tilescope.models.search_state import InputFormat, Requirement, SearchState

@@ -28,7 +28,7 @@ from tilescope.models.schemas import PROFILE_TABLES, SCHEMA_VERSION
 from . import cache_store, memory_profile
 from .cache_store import CACHE_ENV, default_cache_dir  # noqa: F401  (the cache's public names)
 from .detect import kind_of_bytes
-from .json_input import read_bytes
+from .json_input import open_input, read_bytes
 
 _READ_BLOCK = 1 << 20
 _HASH_SHARE = 0.1  # of the progress bar (on a cache hit, hashing is most of the time: the bar then jumps)
@@ -42,7 +42,7 @@ def file_sha256(path: str | Path, progress: Progress | None = None, share: float
     try:
         size = os.path.getsize(path)
         done = 0
-        with open(path, "rb") as handle:
+        with open_input(path) as handle:  # a FIFO or /dev/zero is refused, not hashed forever
             buffer = bytearray(_READ_BLOCK)
             view = memoryview(buffer)
             while True:

@@ -146,7 +146,10 @@ def _unescape(body: str) -> str:
         nxt = body[i + 1]
         if nxt == "u" and body[i + 2 : i + 3] == "{":
             end = body.index("}", i)
-            out.append(chr(int(body[i + 3 : end], 16)))
+            code = int(body[i + 3 : end], 16)
+            if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:  # a lone surrogate or beyond Unicode: no text holds it
+                raise ValueError("not a Unicode scalar value")
+            out.append(chr(code))
             i = end + 1
         else:
             out.append(_ESCAPES.get(nxt, nxt))
@@ -160,7 +163,7 @@ class _ToData(Transformer):
         try:
             return _unescape(token[1:-1])
         except (ValueError, IndexError):
-            raise _BadLiteral(token.start_pos, "a string whose \\u{...} escapes name characters") from None
+            raise _BadLiteral(token.start_pos, "a string whose \\u{...} escapes name Unicode characters (not surrogates D800–DFFF)") from None
 
     def number(self, items):
         token = items[0]

@@ -11,7 +11,9 @@ import msgspec
 
 from tilescope.models.errors import InputError
 
-from .json_input import decode_error, read_bytes
+from tilescope.models.json_text import decode_error
+
+from .json_input import read_bytes
 
 Kind = Literal["memory_profile", "search_state"]
 

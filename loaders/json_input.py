@@ -1,6 +1,14 @@
-"""Reading a planner output's bytes and turning JSON decoding errors into located InputErrors."""
+"""Opening and reading a planner output's bytes, and turning msgspec's validation errors into
+located InputErrors (decoding errors: ``models.json_text.decode_error``).
+
+Every input file is opened by ``open_input``: only a regular file (or a link to one) is read. A
+FIFO, a device such as ``/dev/zero``, a directory or a socket is refused before a byte is read,
+with a one-line error naming what it is, so no reader can block on a pipe, read forever or fill
+memory. The FIFO is opened non-blocking, so even opening it cannot wait for a writer.
+"""
 from __future__ import annotations
 
+import io
 import mmap
 import os
 import re
@@ -12,21 +20,77 @@ import msgspec
 import numpy as np
 
 from tilescope.models.errors import InputError, describe
-from tilescope.models.files import cannot_read
+from tilescope.models.files import FileAccessError, cannot_read
 
 _VALIDATION = re.compile(r"^(?P<msg>.*?)(?: - at `(?P<path>[^`]*)`)?$", re.S)
 _EXPECTED = re.compile(r"^Expected `(?P<exp>[^`]*)`(?P<bound>[^,`]*)(?:, got `(?P<got>[^`]*)`)?$")
-_BYTE = re.compile(r"\(byte (\d+)\)")
 _PATH_PART = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _unreadable(path: str | Path, exc: OSError) -> InputError:
+    """Why ``path`` could not be opened or read: what it is when that is not a regular file (a
+    socket cannot even be opened), else the system's reason."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        return not_a_regular_file(path, mode)
+    return cannot_read(path, exc)
+
+
+def not_a_regular_file(path: str | Path, mode: int) -> InputError:
+    return FileAccessError(path, "cannot read it", f"{file_kind(mode)}, not a regular file")
+
+
+def file_kind(mode: int) -> str:
+    """What a ``st_mode`` says a file is, for a message (``"a FIFO (named pipe)"``)."""
+    for test, name in _FILE_KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_input(path: str | Path) -> io.BufferedReader:
+    """The file at ``path`` opened for reading, refused (InputError, nothing read) unless it is a
+    regular file. Non-blocking open: a FIFO without a writer is refused at once, not waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise not_a_regular_file(path, mode)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def check_input(path: str | Path) -> None:
+    """Refuse ``path`` now (InputError) unless it is a readable regular file; nothing is read."""
+    open_input(path).close()
 
 
 def read_bytes(path: str | Path) -> bytes:
-    """Read a planner output (never written to). A missing or unreadable file is an InputError."""
-    try:
-        with open(path, "rb") as handle:
+    """Read a planner output (never written to). A missing, unreadable or non-regular file is an
+    InputError."""
+    with open_input(path) as handle:
+        try:
             return handle.read()
-    except OSError as exc:
-        raise cannot_read(path, exc) from None
+        except OSError as exc:
+            raise _unreadable(path, exc) from None
 
 
 # Private anonymous memory whose pages can be handed back (Linux, macOS); elsewhere plain bytes.
@@ -52,28 +116,28 @@ class InputBuffer:
 
     @classmethod
     def read(cls, path: str | Path) -> "InputBuffer":
-        """The file's bytes; a missing or unreadable file is an InputError."""
-        try:
-            with open(path, "rb") as handle:
-                info = os.fstat(handle.fileno())
-                if not stat.S_ISREG(info.st_mode) or info.st_size < mmap.PAGESIZE or not _CAN_RELEASE:
+        """The file's bytes; a missing, unreadable or non-regular file is an InputError."""
+        with open_input(path) as handle:
+            try:
+                size = os.fstat(handle.fileno()).st_size
+                if size < mmap.PAGESIZE or not _CAN_RELEASE:
                     return cls(handle.read(), path)
                 # Private: released pages are freed (a shared mapping would only unmap them).
-                memory = mmap.mmap(-1, info.st_size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+                memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
                 view = memoryview(memory)
                 done = 0
-                while done < info.st_size:
+                while done < size:
                     n = handle.readinto(view[done:])
                     if not n:
                         break
                     done += n
                 rest = handle.read()
                 del view
-                if done < info.st_size or rest:  # the file changed size while being read
+                if done < size or rest:  # the file changed size while being read
                     return cls(memory[:done] + rest, path)
                 return cls(memory, path)
-        except OSError as exc:
-            raise cannot_read(path, exc) from None
+            except OSError as exc:
+                raise _unreadable(path, exc) from None
 
     def release(self, first: msgspec.Raw, last: msgspec.Raw) -> None:
         """Hand back the whole pages from ``first``'s start to ``last``'s end (Raw views into
@@ -94,33 +158,6 @@ class InputBuffer:
         if self._released and self._path is not None:
             return read_bytes(self._path)
         return self.data if isinstance(self.data, bytes) else bytes(self.data)
-
-
-def locate_byte(data: bytes, offset: int) -> str:
-    """``byte N (line L, column C)`` for an error position in raw JSON."""
-    line = data.count(b"\n", 0, offset) + 1
-    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    return f"byte {offset} (line {line}, column {column})"
-
-
-def decode_error(data: bytes, exc: msgspec.DecodeError) -> InputError:
-    """A JSON syntax or encoding error, located by byte offset, line and column."""
-    text = str(exc)
-    if not data.strip():
-        return InputError("$", "a JSON object", "an empty file")
-    if "truncated" in text:
-        return InputError(f"{locate_byte(data, len(data))}", "more JSON (the file ends early)", "end of file")
-    match = _BYTE.search(text)
-    if match:
-        offset = int(match.group(1))
-        excerpt = data[max(0, offset - 20) : offset + 20].decode("utf-8", "replace")
-        return InputError(locate_byte(data, offset), "valid JSON", f"{text.split(' (byte')[0]} near {excerpt!r}")
-    if "UTF-8" in text:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as ude:
-            return InputError(locate_byte(data, ude.start), "UTF-8 text", f"byte 0x{data[ude.start]:02x}")
-    return InputError("$", "valid JSON", text)
 
 
 def _found_at(data: bytes, path: str) -> str:

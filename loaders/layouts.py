@@ -8,6 +8,7 @@ plus the path inside the layout.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from tilescope.models.errors import InputError, describe
@@ -159,6 +160,26 @@ def precision_from_debug(value: Any, where: str, text: str | None = None) -> Pre
 
 def precision_from_text(text: Any, where: str) -> Precision:
     return precision_from_debug(parse_debug_at(text, where), where, text)
+
+
+def layout_difference(expected: Layout, found: Layout) -> tuple[str, str, str] | None:
+    """Where two layouts first differ: ``(path inside the layout, expected text, found text)``,
+    e.g. ``("tiling.axes[0].partitions", "46", "23")``; None when they are equal."""
+    if expected.order != found.order:
+        return "order", str(expected.order), str(found.order)
+    if expected.memory_class != found.memory_class:
+        return "memory_class", expected.memory_class, found.memory_class
+    a, b = expected.tiling, found.tiling
+    for name in ("tile_count", "replicas"):
+        if getattr(a, name) != getattr(b, name):
+            return f"tiling.{name}", str(getattr(a, name)), str(getattr(b, name))
+    if len(a.axes) != len(b.axes):
+        return "tiling.axes", f"{len(a.axes)} axes", f"{len(b.axes)}"
+    for i, (x, y) in enumerate(zip(a.axes, b.axes)):
+        for field in dataclasses.fields(x):
+            if getattr(x, field.name) != getattr(y, field.name):
+                return f"tiling.axes[{i}].{field.name}", str(getattr(x, field.name)), str(getattr(y, field.name))
+    return None
 
 
 # ----------------------------------------------------------------------------- serde spelling

@@ -8,31 +8,35 @@ the file's text is handed back to the system a batch at a time as it is parsed
 (``InputBuffer.release``), so it does not stay resident beside the tables built from it. Checks
 and everything derived from a layout run once per distinct kind of value.
 Any decoding error is reported by decoding the whole file strictly, so messages are the same
-whichever way the file was read.
+whichever way the file was read. Values are checked by ``loaders.profile_values``, the file as a
+whole (ids, aliases, figure bounds, repeated keys) by ``loaders.profile_checks``: docs/formats.md §6
+says what is refused and why.
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
-import math
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 import msgspec
 import numpy as np
 import pyarrow as pa
 
 from tilescope.models.errors import InputError, describe
+from tilescope.models.json_text import decode_error, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
 from tilescope.models.profile import MemoryProfile
-from tilescope.models.records import MAX_INT, MemoryProfileRecord, StepRecord, ValueRecord
-from tilescope.models.schemas import AXES, LIVE_INTERVALS, PROFILE, STEPS, VALUES
-from tilescope.models.tiling import MEMORY_CLASS_REGION, Layout, Precision, TensorTiling
+from tilescope.models.records import MemoryProfileRecord, StepRecord, ValueRecord
+from tilescope.models.schemas import LIVE_INTERVALS, PROFILE, STEPS
 
 from .debug_text import DebugSyntaxError, Struct, Tuple, Unit, parse_debug_sequence
 from .detect import kind_of_bytes
-from .json_input import InputBuffer, decode_error, validation_error
-from .layouts import debug_syntax_error, layout_from_debug_text, precision_from_text
+from .json_input import InputBuffer, validation_error
+from .layouts import debug_syntax_error
 from .live_lists import live_lists
+from .profile_checks import STEP_KEYS, VALUE_KEYS, KeyTally, check_alias_layouts, check_figure_bounds, check_ids, largest_costs
+from .profile_values import ValueColumns, gather
 
 Progress = Callable[[str, float], None]
 
@@ -121,261 +125,28 @@ def operation_kind(text: str, where: str) -> str:
     return head.name if isinstance(head, (Unit, Struct, Tuple)) else describe(head)
 
 
-class _ValueColumns:
-    """Builds the ``values`` and ``axes`` tables.
-
-    Everything checked or derived per value depends only on its layout, precision, class, shape
-    and copies, so it runs once per distinct combination of those (a "kind"), at the first value
-    having it: errors still name the first bad value in file order, and a file of many values
-    costs one dictionary look-up per value plus column gathers. (A new check that reads any other
-    field of the value must add that field to the kind key in ``add_batch``.)
-    """
-
-    def __init__(self):
-        self.layouts: dict[str, Layout] = {}
-        self.precisions: dict[str, Precision] = {}
-        self.kind_of: dict[tuple, int] = {}
-        # What each kind derives from its layout and precision, by kind code.
-        self.kinds: dict[str, list] = {
-            name: []
-            for name in ("layout", "precision", "memory_class", "precision_name", "element_bytes", "order", "region", "tile_count",
-                         "replicas", "axes_count")
-        }
-        self.kind_axes: dict[str, list] = {name: [] for name in AXES.names if name != "value_id"}
-        self.codes: list[np.ndarray] = []  # kind of each value, a batch per array
-        self.chunks: dict[str, list[pa.Array]] = {f.name: [] for f in VALUES if f.name not in self.kinds}
-
-    def _layout(self, text: str, where: str) -> Layout:
-        layout = self.layouts.get(text)
-        if layout is None:
-            layout = self.layouts[text] = layout_from_debug_text(text, where)
-        return layout
-
-    def _precision(self, text: str, where: str) -> Precision:
-        precision = self.precisions.get(text)
-        if precision is None:
-            precision = self.precisions[text] = precision_from_text(text, where)
-        return precision
-
-    def _add_kind(self, i: int, v: ValueRecord) -> None:
-        """Check value ``i`` (the first of its kind) and record what its kind derives."""
-        where = f"$.timeline.values[{i}]"
-        layout = self._layout(v.layout, f"{where}.layout")
-        precision = self._precision(v.precision, f"{where}.precision")
-        if v.memory_class not in MEMORY_CLASS_REGION:
-            raise InputError(f"{where}.class", "a memory class (" + ", ".join(MEMORY_CLASS_REGION) + ")", describe(v.memory_class))
-        if layout.region is None:
-            raise InputError(f"{where}.layout (memory_class)", "a memory class (" + ", ".join(MEMORY_CLASS_REGION) + ")", describe(layout.memory_class))
-        if layout.memory_class != v.memory_class:  # docs/formats.md §2 invariant; `class` decides the region
-            raise InputError(f"{where}.class", f"the layout's memory class {layout.memory_class}", describe(v.memory_class))
-        dims = _axis_dimensions(where, v.shape, layout.tiling)
-        _check_tile_count(where, layout.tiling)
-        _check_size(where, v, layout.tiling, precision.element_bytes)
-        kind = self.kinds
-        kind["layout"].append(v.layout)  # part of the kind key, like precision and memory_class
-        kind["precision"].append(v.precision)
-        kind["memory_class"].append(v.memory_class)
-        kind["precision_name"].append(precision.name)
-        kind["element_bytes"].append(precision.element_bytes)
-        kind["order"].append(str(layout.order))
-        kind["region"].append(MEMORY_CLASS_REGION[v.memory_class])
-        kind["tile_count"].append(layout.tiling.tile_count)
-        kind["replicas"].append(layout.tiling.replicas)
-        kind["axes_count"].append(len(layout.tiling.axes))
-        ax = self.kind_axes
-        for k, axis in enumerate(layout.tiling.axes):
-            ax["position"].append(k)
-            ax["axis_kind"].append(axis.axis.kind)
-            ax["axis_index"].append(axis.axis.index)
-            ax["dimension"].append(dims[k])
-            ax["partitions"].append(axis.partitions)
-            ax["padding_groups"].append(axis.padding_groups)
-            ax["block_size"].append(axis.block_size)
-            ax["padding_multiple"].append(axis.padding_multiple)
-            ax["shard_padding_multiple"].append(axis.shard_padding_multiple)
-            ax["padding"].append(axis.padding)
-            ax["tile_stride"].append(axis.tile_stride)
-
-    def add_batch(self, first: int, values: list[ValueRecord]) -> None:
-        # One C-level pass turns the records into columns (field name → tuple of that field).
-        columns = dict(zip(ValueRecord.__struct_fields__, zip(*map(msgspec.structs.astuple, values))))
-        if not values:
-            return
-        keys = zip(columns["layout"], columns["precision"], columns["memory_class"], map(tuple, columns["shape"]), columns["copies"])
-        kind_of, codes = self.kind_of, []
-        for i, key in enumerate(keys, first):
-            code = kind_of.get(key)
-            if code is None:
-                self._add_kind(i, values[i - first])
-                code = kind_of[key] = len(kind_of)
-            codes.append(code)
-        self.codes.append(np.array(codes, dtype=np.int64))
-        for field in VALUES:
-            if field.name not in self.kinds:
-                column = columns[field.name]
-                exact = field.type == pa.string() and not field.nullable
-                self.chunks[field.name].append(_string_array(column) if exact else pa.array(column, type=field.type))
-
-    def tables(self) -> tuple[pa.Table, pa.Table]:
-        # Gathers are numpy, and no Arrow compute kernels (their first use alone costs tens of MB
-        # of resident memory). Each column's batches are joined into one array, a column at a
-        # time (so the copy costs one column's bytes of peak), because hundreds of small chunks
-        # slow every later reader of the table.
-        code = np.concatenate(self.codes) if self.codes else np.zeros(0, np.int64)
-        columns = []
-        for field in VALUES:
-            if field.name in self.kinds:
-                columns.append(pa.chunked_array([_gather(self.kinds[field.name], code, field.type)], type=field.type))
-            else:
-                columns.append(pa.chunked_array([pa.concat_arrays(self.chunks.pop(field.name))], type=field.type))
-                pa.default_memory_pool().release_unused()  # the batches' memory, before the next copy
-        value_table = pa.Table.from_arrays(columns, schema=VALUES)
-
-        # Each value's axes are its kind's axis rows, in tiling order.
-        per_kind = np.array(self.kinds["axes_count"], dtype=np.int64)
-        kind_start = np.concatenate(([0], np.cumsum(per_kind)[:-1])).astype(np.int64)
-        counts = per_kind[code]
-        value_start = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-        rows = np.repeat(kind_start[code] - value_start, counts) + np.arange(int(counts.sum()), dtype=np.int64)
-        ids = value_table.column("id").to_numpy()
-        axes = [
-            pa.array(np.repeat(ids, counts), type=pa.int64()) if f.name == "value_id" else _gather(self.kind_axes[f.name], rows, f.type)
-            for f in AXES
-        ]
-        return value_table, pa.Table.from_arrays(axes, schema=AXES)
-
-
-def _string_array(texts: Sequence[str]) -> pa.Array:
-    """Arrow strings (no nulls) built over one joined buffer of exactly the right size (Arrow's
-    builder grows by doubling, and its allocator keeps what it freed: peak memory). ASCII text
-    only, else the builder."""
-    try:
-        joined = "".join(texts).encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: let the builder report it as it always has
-        return pa.array(texts, type=pa.string())
-    offsets = np.zeros(len(texts) + 1, dtype=np.int32)
-    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
-    if int(offsets[-1]) != len(joined):  # some character took more than one byte
-        return pa.array(texts, type=pa.string())
-    return pa.StringArray.from_buffers(len(texts), pa.py_buffer(offsets), pa.py_buffer(joined))
-
-
-def _gather(values: list, index: np.ndarray, type_: pa.DataType) -> pa.Array:
-    """``[values[i] for i in index]`` as an Arrow array, gathered by numpy (None stays null)."""
-    if pa.types.is_dictionary(type_):
-        codes, distinct = _dictionary_codes(values)
-        return pa.DictionaryArray.from_arrays(pa.array(codes[index], type=type_.index_type), pa.array(distinct, type=type_.value_type))
-    if pa.types.is_integer(type_):
-        present = np.array([v is not None for v in values], dtype=bool)
-        numbers = np.array([0 if v is None else v for v in values], dtype=np.int64)
-        return pa.array(numbers[index], type=type_, mask=None if present.all() else ~present[index])
-    return pa.array(np.array(values, dtype=object)[index], type=type_)
-
-
-def _dictionary_codes(texts: Sequence[str]) -> tuple[np.ndarray, list[str]]:
-    """Each text's position among the distinct texts (first-seen order), and those texts."""
-    distinct: dict[str, int] = {}
-    codes = np.fromiter((distinct.setdefault(t, len(distinct)) for t in texts), dtype=np.int32, count=len(texts))
-    return codes, list(distinct)
-
-
-def _axis_dimensions(where: str, shape: list[int], tiling: TensorTiling) -> list[int | None]:
-    """The dimension each axis cuts (None for ``Linear``), following the shard rule of
-    docs/formats.md §2: ``Linear`` flattens the tensor so far into one dimension. Every axis must name
-    a dimension the shape has at that point, and no dimension may be cut twice."""
-    rank, flattened, cut, dims = len(shape), False, set(), []
-    for k, axis in enumerate(tiling.axes):
-        here = f"{where}.layout (tiling.axes[{k}].axis)"
-        if axis.axis.kind == "Linear":
-            rank, flattened, cut = 1, True, {0}
-            dims.append(None)
-            continue
-        dim = axis.axis.dimension(rank)
-        if dim is None or not 0 <= dim < rank:
-            what = "the one dimension left by Linear" if flattened else f"the rank-{rank} shape {shape}"
-            raise InputError(here, f"an axis of {what}", str(axis.axis))
-        if dim in cut:
-            raise InputError(here, "each dimension tiled by at most one axis", f"{axis.axis}, a second cut of dimension {dim}")
-        cut.add(dim)
-        dims.append(dim)
-    return dims
-
-
-def _check_tile_count(where: str, tiling: TensorTiling) -> None:
-    """docs/formats.md §2 invariant: ``tile_count == prod(partitions) * replicas`` (edits keep it so)."""
-    product = math.prod(a.partitions for a in tiling.axes) * tiling.replicas
-    if tiling.tile_count != product:
-        raise InputError(f"{where}.layout (tiling.tile_count)", f"partitions × replicas = {product}", str(tiling.tile_count))
-
-
-def _round_up(size: int, multiple: int) -> int:
-    return -(-size // multiple) * multiple
-
-
-def _check_size(where: str, v: ValueRecord, tiling: TensorTiling, element_bytes: int) -> None:
-    """Keep every figure the planner derives from this value inside int64: the tensor padded by
-    its tiling on one partition bounds each shard, and times ``copies`` bounds what it costs."""
-    whole = math.prod(v.shape) * element_bytes
-    dims = list(v.shape)
-    for axis in tiling.axes:
-        if axis.axis.kind == "Linear":
-            dims, dim = [math.prod(dims)], 0
-        else:
-            dim = axis.axis.dimension(len(dims))
-        padded = _round_up(_round_up(dims[dim], axis.padding_multiple), axis.block_size)
-        dims[dim] = _round_up(padded, axis.shard_padding_multiple)
-    padded_bytes = math.prod(dims) * element_bytes
-    if whole > MAX_INT:
-        raise InputError(f"{where}.shape", "a tensor of at most 2^53 bytes", f"{whole} bytes")
-    if padded_bytes > MAX_INT:
-        raise InputError(f"{where}.layout (tiling)", "padding that keeps the tensor at most 2^53 bytes", f"{padded_bytes} bytes padded")
-    if padded_bytes * v.copies > MAX_INT:
-        raise InputError(f"{where}.copies", "copies × padded bytes of at most 2^53 bytes", f"{v.copies} × {padded_bytes}")
-
-
-def _check_ids(ids: np.ndarray, roots: np.ndarray) -> np.ndarray:
-    """Ids unique and every root a known root value; returns the permutation sorting ids."""
-    order = np.argsort(ids, kind="stable")
-    sorted_ids = ids[order]
-    dup = np.flatnonzero(sorted_ids[1:] == sorted_ids[:-1])
-    if dup.size:
-        first = int(order[dup[0] + 1])
-        raise InputError(f"$.timeline.values[{first}].id", "a unique value id", f"{int(ids[first])}, already used by values[{int(order[dup[0]])}]")
-    pos = np.searchsorted(sorted_ids, roots).clip(0, max(ids.size - 1, 0))
-    unknown = np.flatnonzero(sorted_ids[pos] != roots) if ids.size else np.zeros(0, int)
-    if unknown.size:
-        i = int(unknown[0])
-        raise InputError(f"$.timeline.values[{i}].root", "the id of a value in timeline.values", str(int(roots[i])))
-    # An alias's storage is its root's: the root must own its storage, not be an alias itself.
-    root_rows = order[pos] if ids.size else pos
-    chained = np.flatnonzero(roots[root_rows] != roots) if ids.size else pos
-    if chained.size:
-        i = int(chained[0])
-        raise InputError(
-            f"$.timeline.values[{i}].root",
-            "the id of a root value (one whose own root is itself)",
-            f"{int(roots[i])}, whose root is {int(roots[root_rows[i]])}",
-        )
-    return order
+def _given(value, default):
+    """An optional field's value, ``default`` when the file does not have it."""
+    return default if value is msgspec.UNSET else value
 
 
 def _profile_table(r: MemoryProfileRecord) -> pa.Table:
     row = {
-        "version": r.version, "scope": r.scope, "model": r.model, "tile_count": r.tile_count,
+        "version": r.version, "scope": r.scope, "model": _given(r.model, ""), "tile_count": r.tile_count,
         "budget_bytes": r.budget_bytes, "interleaved_budget_bytes": r.interleaved_budget_bytes,
         "support_reserve_bytes": r.support_reserve_bytes,
-        "standard_contiguous_overflow_bytes": r.standard_contiguous_overflow_bytes,
+        "standard_contiguous_overflow_bytes": _given(r.standard_contiguous_overflow_bytes, 0),
         "fits_budget": r.fits_budget, "effective_peak_bytes": r.effective_peak_bytes,
         "peak_standard": r.peak.standard, "peak_interleaved": r.peak.interleaved, "peak_total": r.peak.total,
         "exchange_rows": r.peak.exchange_rows, "maximum_standard_allocation": r.peak.maximum_standard_allocation,
         "total_peak_step": r.total_peak_step, "standard_peak_step": r.standard_peak_step,
         "interleaved_peak_step": r.interleaved_peak_step,
-        "gemm_output_packing": r.gemm_output_packing, "attention_products": r.attention_products,
+        "gemm_output_packing": _given(r.gemm_output_packing, None), "attention_products": _given(r.attention_products, None),
     }
     return pa.Table.from_pylist([row], schema=PROFILE)
 
 
-def _steps_table(steps: list[StepRecord], live_count: np.ndarray) -> pa.Table:
+def _steps_table(steps: list[StepRecord], live_count: np.ndarray, tally: KeyTally) -> pa.Table:
     kinds: dict[str, str] = {}
     operation_kinds = []
     for i, s in enumerate(steps):
@@ -385,6 +156,7 @@ def _steps_table(steps: list[StepRecord], live_count: np.ndarray) -> pa.Table:
         if kind is None:
             kind = kinds[s.operation] = operation_kind(s.operation, f"$.timeline.steps[{i}].operation")
         operation_kinds.append(kind)
+    tally.add(STEP_KEYS * len(steps), sum(s.operation.count(":") for s in steps))
     columns = {
         "index": [s.index for s in steps],
         "source": [s.source for s in steps],
@@ -397,7 +169,7 @@ def _steps_table(steps: list[StepRecord], live_count: np.ndarray) -> pa.Table:
         "usage_interleaved": [s.usage.interleaved for s in steps],
     }
     arrays = [
-        _gather(columns[n], np.arange(len(steps)), STEPS.field(n).type) if pa.types.is_dictionary(STEPS.field(n).type)
+        gather(columns[n], np.arange(len(steps)), STEPS.field(n).type) if pa.types.is_dictionary(STEPS.field(n).type)
         else pa.array(columns[n], type=STEPS.field(n).type)
         for n in STEPS.names if n != "live_count"
     ]
@@ -423,18 +195,32 @@ def _parse_input(data: InputBuffer, source: str, progress: Progress | None) -> M
     note = progress or (lambda stage, fraction: None)
     try:
         with _no_gc():
-            return _parse(data, source, note)
+            return dataclasses.replace(_parse(data, note), source=source)
     except InputError as exc:
         raise exc.in_file(source) from None
-    except RecursionError:  # msgspec decodes nested JSON recursively
-        raise InputError("$", "JSON nested within Python's recursion limit", "deeper nesting", file=source) from None
+    except RecursionError:  # msgspec decodes nested JSON recursively: say where the nesting starts
+        raise nesting_error(data.whole()).in_file(source) from None
 
 
-def _parse(data: InputBuffer, source: str, note: Progress) -> MemoryProfile:
+def _parse(data: InputBuffer, note: Progress) -> MemoryProfile:
     note("decoding JSON", 0.0)
     record = decode_profile(data)
+    try:
+        return _read(record, data, note)
+    except InputError:
+        # A key given twice can be why a check failed (the decoder kept the last): say so first.
+        whole = data.whole()
+        refuse_deep_nesting(whole)
+        refuse_duplicate_keys(whole)
+        raise
+
+
+def _read(record: LazyProfileRecord, data: InputBuffer, note: Progress) -> MemoryProfile:
+    """The tables of a decoded profile, every check of docs/formats.md §6 applied."""
+    tally = KeyTally(data.data)  # before any of the text is released
+    tally.header(record)
     note("values and layouts", 0.35)
-    columns = _ValueColumns()
+    columns = ValueColumns(record.tile_count)
     n_values = len(record.timeline.values)
     deferred: InputError | None = None
     for first, batch in value_batches(record, data):
@@ -447,15 +233,23 @@ def _parse(data: InputBuffer, source: str, note: Progress) -> MemoryProfile:
                 deferred = exc
         note("values and layouts", 0.35 + 0.15 * (first + len(batch)) / n_values)
     n_steps = len(record.timeline.steps)
+    if not n_steps:  # docs/formats.md §6: the *_peak_step fields must name a step
+        raise InputError("$.timeline.steps", "at least one step (the *_peak_step fields name one)", "an empty list")
     for name in ("total_peak_step", "standard_peak_step", "interleaved_peak_step"):
-        if n_steps and getattr(record, name) >= n_steps:
+        if getattr(record, name) >= n_steps:
             raise InputError(f"$.{name}", f"a step index below {n_steps}", str(getattr(record, name)))
     if deferred is not None:
         raise deferred
     values, axes = columns.tables()
-    del columns
+    kinds = columns.kinds
+    kind = columns.code
+    per_kind = np.bincount(kind, minlength=len(kinds["text_colons"]))  # values of each kind
+    tally.add(VALUE_KEYS * n_values, columns.text_colons + int(np.dot(per_kind, kinds["text_colons"])))
     ids = values.column("id").to_numpy()
-    order = _check_ids(ids, values.column("root").to_numpy())
+    roots = values.column("root").to_numpy()
+    order, root_rows = check_ids(ids, roots)
+    check_alias_layouts(ids, roots, root_rows, kind, [columns.layouts[text] for text in kinds["layout"]])
+    worst = largest_costs(values, kind, kinds["largest_shard"], kinds["region"])
 
     note("live lists", 0.5)
     steps = record.timeline.steps
@@ -467,12 +261,17 @@ def _parse(data: InputBuffer, source: str, note: Progress) -> MemoryProfile:
 
     lists = live_lists(raws, ids[order], order, parsed)
     intervals = lists.intervals
+    note("steps", 0.95)
+    steps_table = _steps_table(steps, lists.live_count, tally)
+    if not tally.proves_unique():  # unknown fields (or a \u003a escape): scan what the count cannot prove
+        whole = data.whole()
+        refuse_deep_nesting(whole)  # (with only known fields the file nests 5 deep)
+        refuse_duplicate_keys(whole)
+    scratch = steps_table.column("scratch_standard").to_numpy() + steps_table.column("scratch_interleaved").to_numpy()
+    check_figure_bounds(worst, ids, intervals, scratch, max(record.peak.exchange_rows, record.support_reserve_bytes))
     live = pa.Table.from_arrays(
         [pa.array(ids[intervals.value_row]), pa.array(intervals.first_step), pa.array(intervals.last_step)],
         schema=LIVE_INTERVALS,
     )
-    note("steps", 0.95)
-    steps_table = _steps_table(steps, lists.live_count)
     note("done", 1.0)
-    return MemoryProfile(source, _profile_table(record), values, axes, steps_table, live)
-
+    return MemoryProfile("", _profile_table(record), values, axes, steps_table, live)

@@ -1,5 +1,18 @@
-"""The one error type for bad input: it always says which file, where in it, and what was expected."""
+"""The one error type for bad input: it always says which file, where in it, and what was expected.
+
+Messages are one line whatever the file holds or is called: every character that is not printable
+(newlines, tabs, ANSI escapes, other control and format characters) is written as its escape
+(``\\n``, ``\\x1b``, ``\\u202e``), and a run of more than ``LONG_TOKEN`` characters without a space
+(a 5,000-digit number, a path of thousands of characters) is cut in the middle, saying how long
+it was (``one_line``).
+"""
 from __future__ import annotations
+
+import re
+import sys
+
+LONG_TOKEN = 200  # a path of a few directories fits; a 5,000-digit number does not
+_TOKEN = re.compile(r"\S{%d,}" % (LONG_TOKEN + 1))
 
 
 def json_path(*parts: str | int) -> str:
@@ -8,6 +21,23 @@ def json_path(*parts: str | int) -> str:
     for part in parts:
         out += f"[{part}]" if isinstance(part, int) else f".{part}"
     return out
+
+
+def printable(text: str) -> str:
+    """``text`` with every non-printable character as its escape: safe on one terminal line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _cut(match: re.Match) -> str:
+    token = match.group()
+    return f"{token[: LONG_TOKEN // 2]}…[{len(token):,} characters]…{token[-LONG_TOKEN // 4 :]}"
+
+
+def one_line(text: str) -> str:
+    """``text`` escaped (``printable``) with every overlong token cut in the middle."""
+    return _TOKEN.sub(_cut, printable(text))
 
 
 def describe(found: object, limit: int = 60) -> str:
@@ -20,8 +50,14 @@ def describe(found: object, limit: int = 60) -> str:
         return "an object"
     if isinstance(found, (list, tuple)):
         return f"a list of {len(found)}"
+    if isinstance(found, int):  # a long one is never echoed whole
+        try:
+            text = str(found)
+        except ValueError:  # more digits than Python writes out
+            return f"an integer of more than {sys.get_int_max_str_digits():,} digits"
+        return text if len(text) <= limit else f"{text[: limit // 2]}… (an integer of {len(text.lstrip('-')):,} digits)"
     text = repr(found) if isinstance(found, str) else str(found)
-    text = text.replace("\n", "\\n")
+    text = printable(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -43,7 +79,7 @@ class InputError(TilescopeError):
     def message(self) -> str:
         where = f"{self.file}: " if self.file else ""
         found = f", found {self.found}" if self.found is not None else ""
-        return f"{where}at {self.path}: expected {self.expected}{found}"
+        return one_line(f"{where}at {self.path}: expected {self.expected}{found}")
 
     def __str__(self) -> str:
         return self.message

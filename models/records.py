@@ -9,8 +9,9 @@ from typing import Annotated
 
 import msgspec
 
-# Largest byte count or id we accept: well inside int64 and exact in float64.
-MAX_INT = 2**53
+from .limits import MAX_INT
+
+# Largest byte count or id we accept: well inside int64 and exact in float64 (models.limits).
 Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_INT)]
 Positive = Annotated[int, msgspec.Meta(ge=1, le=MAX_INT)]
 
@@ -75,7 +76,9 @@ class MemoryProfileRecord(msgspec.Struct, frozen=True):
     standard_peak_step: Count
     interleaved_peak_step: Count
     timeline: TimelineRecord
-    model: str = ""
-    standard_contiguous_overflow_bytes: Count = 0
-    gemm_output_packing: str | None = None
-    attention_products: str | None = None
+    # Optional fields: UNSET when absent, so the loader can count the keys the file has
+    # (loaders.profile_checks.check_keys); the tables read "", 0 and null for them.
+    model: str | msgspec.UnsetType = msgspec.UNSET
+    standard_contiguous_overflow_bytes: Count | msgspec.UnsetType = msgspec.UNSET
+    gemm_output_packing: str | None | msgspec.UnsetType = msgspec.UNSET
+    attention_products: str | None | msgspec.UnsetType = msgspec.UNSET

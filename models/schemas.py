@@ -7,7 +7,7 @@ import pyarrow as pa
 
 # Bump when a table's schema or the meaning of a column changes: cached tables of an older version
 # are never read again (loaders.cache) and every Parquet file says which version wrote it.
-SCHEMA_VERSION = 3  # 2: repeated text columns dictionary-encoded (REPEATED_TEXT); 3: field units, all fields documented
+SCHEMA_VERSION = 4  # 2: repeated text columns dictionary-encoded (REPEATED_TEXT); 3: field units, all fields documented; 4: the loader refuses more (docs/formats.md §6)
 
 BYTES_PER_TILE = "bytes per tile"  # every memory figure of a profile is one tile's (docs/formats.md §1)
 STEP_INDEX = "step index"  # 0-based, in program order

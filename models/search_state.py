@@ -3,7 +3,7 @@
 Everything here is already validated: ids refer to values and operations of the graph, every
 format has been applied to its value's shape (``shard_bytes`` is the per-tile figure of
 docs/formats.md §2), and the chosen plan of each operation has been located among its alternatives.
-The Arrow tables are built from these records by ``loaders.search_state.search_state_tables``.
+The Arrow tables are built from these records by ``loaders.search_tables.search_state_tables``.
 """
 from __future__ import annotations
 

@@ -16,8 +16,9 @@ Semantics (docs/formats.md §2):
   edited axis has at least 1 partition and at most its blocks (``shards.axis_blocks`` of the
   resulting tiling), replicas are at least 1, the tile count is at most the device's, and the value
   and axis position exist. An axis the set did not edit but whose blocks the edit changed (a later
-  axis cutting the same dimension, or a ``Linear`` axis after it) is held to the same rule. The
-  first violation raises ``EditError`` naming the value, the axis and the rule; nothing is applied.
+  axis cutting the same dimension, or a ``Linear`` axis after it) is held to the same rule, and such
+  an axis with ``padding: Reject`` must still need no padding. The first violation raises
+  ``EditError`` naming the value, the axis and the rule; nothing is applied.
 - Later edits of the same class and axis override earlier ones.
 - A value's allocation granule stays as inferred from the file (``ProfileArrays.granule``); its
   ``copies`` too.
@@ -26,10 +27,17 @@ Re-planning is incremental: only the edited classes' bytes change, so the new pe
 base usage plus each changed value's byte delta over its live intervals. The work is proportional to
 the edited values' lifetimes (plus a copy of the per-step and per-value arrays and the peaks' argmax).
 ``apply_edits`` expects ``base_plan`` to be the plan of the recorded tilings (``compute_plan(arrays)``).
+``extend_edits`` adds edits to a ``WhatIf`` the same way, re-validating only the classes they touch:
+edit after edit, a sequence costs time linear in its length (``tilescope plan --each``).
+
+Every figure stays exact: the loader refuses a profile in which any value, at its largest cost
+under any partition counts (one partition per axis), or any step with all its live values so,
+could pass 2^53 bytes (docs/formats.md §6), and an edit can only choose partition and replica counts.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -81,14 +89,44 @@ class PlanDiff:
 
 
 @dataclass(frozen=True)
+class _History:
+    """The edits applied so far, newest last, as a chain: extending it copies nothing."""
+
+    previous: "_History | None"
+    applied: AppliedEdit
+    length: int
+
+
+@dataclass(frozen=True)
 class WhatIf:
     plan: Plan
-    edits: tuple[TilingEdit, ...]
     tilings: dict[int, TensorTiling]  # value row → edited tiling (every row of every edited class)
-    applied: list[AppliedEdit]
     diff: PlanDiff
     base: Plan = field(repr=False)  # the unedited plan the edits were applied to
     whole_storage_group: bool = False
+    history: _History | None = field(default=None, repr=False)
+    # What extend_edits continues from: each edited class's pending layout (by root row) and
+    # every value row whose bytes differ from the base plan's, with (id, before, after).
+    classes: dict[int, "_ClassEdit"] = field(default_factory=dict, repr=False, compare=False)
+    changed: dict[int, tuple[int, int, int]] = field(default_factory=dict, repr=False, compare=False)
+
+    @cached_property
+    def applied(self) -> list[AppliedEdit]:
+        """One entry per edit, in order."""
+        out = []
+        link = self.history
+        while link is not None:
+            out.append(link.applied)
+            link = link.previous
+        return out[::-1]
+
+    @cached_property
+    def edits(self) -> tuple[TilingEdit, ...]:
+        return tuple(a.edit for a in self.applied)
+
+    @property
+    def last_applied(self) -> AppliedEdit | None:
+        return self.history.applied if self.history is not None else None
 
 
 # ----------------------------------------------------------------------------- resolving edits
@@ -134,10 +172,12 @@ def _target_roots(arrays: ProfileArrays, edit: TilingEdit, row: int, whole_stora
 
 
 def _pending_layouts(
-    arrays: ProfileArrays, edits: Sequence[TilingEdit], whole_storage_group: bool
-) -> tuple[dict[int, _ClassEdit], list[list[int]]]:
-    """Apply every edit to its classes' tilings (unvalidated); also the root rows each edit reached."""
-    classes: dict[int, _ClassEdit] = {}
+    arrays: ProfileArrays, classes: dict[int, _ClassEdit], edits: Sequence[TilingEdit], whole_storage_group: bool
+) -> tuple[list[int], list[list[int]]]:
+    """Apply each edit to its classes' tilings in ``classes`` (unvalidated; a class taken over from
+    an earlier WhatIf is copied before it changes). Returns the root rows touched, in the order
+    first touched, and the root rows each edit reached."""
+    touched: dict[int, None] = {}
     reached: list[list[int]] = []
     for edit in edits:
         row = _row_of(arrays, edit)
@@ -150,6 +190,9 @@ def _pending_layouts(
             pending = classes.get(root)
             if pending is None:
                 pending = classes[root] = _ClassEdit(arrays.tiling(root))
+            elif root not in touched:  # shared with the WhatIf extended: copy on write
+                pending = classes[root] = _ClassEdit(pending.tiling, dict(pending.named))
+            touched[root] = None
             if axis == REPLICAS:
                 pending.tiling = pending.tiling.with_replicas(int(edit.replicas))
             else:
@@ -158,7 +201,7 @@ def _pending_layouts(
             pending.named[axis] = (named, via)
             roots.append(root)
         reached.append(roots)
-    return classes, reached
+    return list(touched), reached
 
 
 # ----------------------------------------------------------------------------- validation
@@ -203,49 +246,74 @@ def apply_edits(
 
     Raises EditError (nothing applied) when the resulting layouts are invalid.
     """
+    start = WhatIf(base_plan, {}, _diff(base_plan, base_plan.usage_standard, base_plan.usage_interleaved, base_plan.peaks, {}),
+                   base_plan, whole_storage_group)
+    return extend_edits(arrays, start, edits)
+
+
+def extend_edits(arrays: ProfileArrays, whatif: WhatIf, edits: Sequence[TilingEdit]) -> WhatIf:
+    """``apply_edits(arrays, whatif.base, whatif.edits + edits)``, in time proportional to what
+    the new edits touch (plus a copy of the per-step and per-value arrays), not to the edits
+    before them: validation only of the classes they change (the others were valid), re-planning
+    only of those classes' values, from ``whatif``'s plan. ``whatif`` is left as it was.
+    """
     edits = tuple(edits)
-    classes, reached = _pending_layouts(arrays, edits, whole_storage_group)
-    for root, pending in classes.items():
-        _validate_class(arrays, root, pending)
+    classes = dict(whatif.classes)
+    touched, reached = _pending_layouts(arrays, classes, edits, whatif.whole_storage_group)
+    touched_set = set(touched)
+    for root, pending in classes.items():  # in the order classes were first edited, as a full apply
+        if root in touched_set:
+            _validate_class(arrays, root, pending)
 
-    tilings: dict[int, TensorTiling] = {}
-    for root, pending in classes.items():
+    tilings = dict(whatif.tilings)
+    rows = []
+    for root in touched:
         for row in arrays.alias_rows[root]:
-            tilings[row] = pending.tiling
-    rows = sorted(tilings)
+            tilings[row] = classes[root].tiling
+            rows.append(row)
+    rows.sort()
 
-    before = base_plan.figures
-    figures = ValueBytes(before.shard.copy(), before.aligned.copy(), before.bytes.copy())
-    usage = [base_plan.usage_standard.copy(), base_plan.usage_interleaved.copy()]
-    changed: list[tuple[int, int, int]] = []
+    base, now = whatif.base.figures, whatif.plan.figures
+    figures = ValueBytes(now.shard.copy(), now.aligned.copy(), now.bytes.copy())
+    usage = [whatif.plan.usage_standard.copy(), whatif.plan.usage_interleaved.copy()]
+    changed = dict(whatif.changed)
     if rows:
         shard, aligned, cost = _new_figures(arrays, rows, tilings)
         figures.shard[rows], figures.aligned[rows], figures.bytes[rows] = shard, aligned, cost
         for row, new in zip(rows, cost.tolist()):
-            old = int(before.bytes[row])
-            if new == old:
-                continue
-            changed.append((int(arrays.value_ids[row]), old, new))
-            region_usage = usage[int(arrays.region[row])]
-            start, stop = _interval_span(arrays, row)
-            for first, last in zip(arrays.interval_first[start:stop].tolist(), arrays.interval_last[start:stop].tolist()):
-                region_usage[first : last + 1] += new - old
+            old = int(now.bytes[row])
+            if new != old:
+                region_usage = usage[int(arrays.region[row])]
+                start, stop = _interval_span(arrays, row)
+                for first, last in zip(arrays.interval_first[start:stop].tolist(), arrays.interval_last[start:stop].tolist()):
+                    region_usage[first : last + 1] += new - old
+            original = int(base.bytes[row])
+            if new != original:
+                changed[row] = (int(arrays.value_ids[row]), original, new)
+            else:
+                changed.pop(row, None)
     peaks = peaks_of(arrays, usage[0], usage[1], figures.bytes)
     plan = Plan(figures, usage[0], usage[1], peaks)
 
     ids = arrays.value_ids
-    applied = [
-        AppliedEdit(edit, sorted(int(ids[r]) for root in roots for r in arrays.alias_rows[root]))
-        for edit, roots in zip(edits, reached)
-    ]
-    diff = PlanDiff(
-        step_standard=usage[0] - base_plan.usage_standard,
-        step_interleaved=usage[1] - base_plan.usage_interleaved,
+    history = whatif.history
+    for edit, roots in zip(edits, reached):
+        applied = AppliedEdit(edit, sorted(int(ids[r]) for root in roots for r in arrays.alias_rows[root]))
+        history = _History(history, applied, (history.length if history else 0) + 1)
+    return WhatIf(
+        plan, tilings, _diff(whatif.base, usage[0], usage[1], peaks, changed), whatif.base, whatif.whole_storage_group,
+        history, classes, changed,
+    )
+
+
+def _diff(base_plan: Plan, standard: np.ndarray, interleaved: np.ndarray, peaks: Peaks, changed: dict) -> PlanDiff:
+    return PlanDiff(
+        step_standard=standard - base_plan.usage_standard,
+        step_interleaved=interleaved - base_plan.usage_interleaved,
         peaks_before=base_plan.peaks,
         peaks_after=peaks,
-        changed_values=sorted(changed),
+        changed_values=sorted(changed.values()),
     )
-    return WhatIf(plan, edits, tilings, applied, diff, base_plan, whole_storage_group)
 
 
 # ----------------------------------------------------------------------------- valid counts

@@ -4,7 +4,7 @@ validation of ``planner.edits``, the memory-profile editor and the search-state 
 
 - each axis takes 1 to its blocks partitions (``shards.axis_blocks`` of the tiling);
 - a later axis cutting the same dimension, or a ``Linear`` axis after it, must still fit its
-  blocks once an earlier axis changes;
+  blocks once an earlier axis changes, and an axis whose padding is ``Reject`` must still need none;
 - at least 1 replica;
 - partitions × replicas at most the device's (or the search config's) tiles.
 
@@ -31,6 +31,7 @@ RULE_MIN_PARTITIONS = "partitions must be at least 1"
 RULE_MAX_PARTITIONS = "partitions must not exceed the axis's blocks"
 RULE_MIN_REPLICAS = "replicas must be at least 1"
 RULE_TILE_COUNT = "tile count must not exceed the device's tiles"
+RULE_REJECT_PADDING = "an axis with padding Reject must not need padding"
 
 
 @dataclass(frozen=True)
@@ -60,23 +61,29 @@ def tiling_violation(
     edit shrank that axis's dimension (the edited axis is what the user must change back).
     """
     edited = list(dict.fromkeys(edited))
+    recorded = recorded if recorded is not None else tiling
     for axis in edited:
         if axis == REPLICAS:
             if tiling.replicas < 1:
                 return Violation(REPLICAS, RULE_MIN_REPLICAS, f"{tiling.replicas} replicas")
         elif tiling.axes[axis].partitions < 1:
             return Violation(axis, RULE_MIN_PARTITIONS, f"{tiling.axes[axis].partitions} partitions")
-    blocks = axis_blocks(shape, tiling)
-    recorded_blocks = axis_blocks(shape, recorded) if recorded is not None else blocks
+    cuts = shard_cuts(shape, tiling)[1]
+    recorded_cuts = shard_cuts(shape, recorded)[1]
     edited_axes = [a for a in edited if a != REPLICAS]
-    for position, (axis, count) in enumerate(zip(tiling.axes, blocks)):
-        if axis.partitions <= count:
+    for position, (axis, cut) in enumerate(zip(tiling.axes, cuts)):
+        if axis.partitions <= cut.blocks:
             continue
         if position in edited:
-            return Violation(position, RULE_MAX_PARTITIONS, f"{axis.partitions} partitions > {count} blocks", count)
-        if count != recorded_blocks[position] and edited_axes:
+            return Violation(position, RULE_MAX_PARTITIONS, f"{axis.partitions} partitions > {cut.blocks} blocks", cut.blocks)
+        if cut.blocks != recorded_cuts[position].blocks and edited_axes:
             return Violation(edited_axes[-1], RULE_MAX_PARTITIONS,
-                             f"axis {position} would have {axis.partitions} partitions > {count} blocks", count)
+                             f"axis {position} would have {axis.partitions} partitions > {cut.blocks} blocks", cut.blocks)
+    for position, (axis, cut, before) in enumerate(zip(tiling.axes, cuts, recorded_cuts)):
+        # A later Linear axis sees the shard of the axes before it: an edit can change its size.
+        if axis.padding == "Reject" and cut.size % axis.padding_multiple and not before.size % axis.padding_multiple and edited_axes:
+            return Violation(edited_axes[-1], RULE_REJECT_PADDING,
+                             f"axis {position} would have size {cut.size}, not a multiple of {axis.padding_multiple}")
     if tiling.tile_count > tile_limit:
         return Violation(edited[-1] if edited else REPLICAS, RULE_TILE_COUNT, f"{tile_product(tiling)} > {tile_limit}")
     return None

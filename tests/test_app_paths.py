@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 
 from tilescope.app.loading import MAX_UPLOAD_BYTES, PathRefused, check_upload_size, resolve_in_root
 from browser_support import REPO_ROOT, free_port
-from tilescope.models.edits import TilingEdit, load_edit_set, save_edit_set
+from tilescope.loaders.edit_sets import load_edit_set
+from tilescope.models.edits import TilingEdit, save_edit_set
 from tilescope.models.files import FileAccessError, write_atomically
 from tilescope.models.errors import InputError, TilescopeError
 

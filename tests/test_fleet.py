@@ -383,7 +383,7 @@ def test_a_file_that_cannot_be_read_fails_without_replacing_its_row(local_batch,
     before = Dataset.open(dataset).read_row(SAMPLE_COPY)
     summary = normalise_into_dataset(str(empty), SAMPLE_COPY, str(dataset), "batch-3")
     assert summary["status"] == "failed"
-    assert summary["error"] == f"{SAMPLE_COPY}: at $: expected a readable file, found No such file or directory"
+    assert summary["error"] == f"{SAMPLE_COPY}: cannot read it: No such file or directory"
     assert Dataset.open(dataset).read_row(SAMPLE_COPY) == before
     assert dataset_content(dataset) == dataset_content(local_batch.dataset)
     new = "never/seen.memory_profile.json"

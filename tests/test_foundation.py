@@ -157,12 +157,12 @@ def test_cli_bad_input_is_one_line(tmp_path):
 
 
 def test_each_distinct_layout_is_parsed_once(monkeypatch, raw):
-    import tilescope.loaders.memory_profile as mp
+    import tilescope.loaders.profile_values as values
 
     calls = []
-    real = mp.layout_from_debug_text
-    monkeypatch.setattr(mp, "layout_from_debug_text", lambda text, where: calls.append(text) or real(text, where))
-    mp.load_memory_profile(SAMPLE)
+    real = values.layout_from_debug_text
+    monkeypatch.setattr(values, "layout_from_debug_text", lambda text, where: calls.append(text) or real(text, where))
+    load_memory_profile(SAMPLE)
     assert len(calls) == len({v["layout"] for v in raw["timeline"]["values"]})
 
 

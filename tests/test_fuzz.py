@@ -2,11 +2,11 @@
 
 Whatever the bytes, loading a memory profile ends in exactly one of two ways: a valid
 ``MemoryProfile`` that the planner and ``check`` can use, or an ``InputError`` whose message is one
-line naming the file and a location. Any other exception fails the test. Debug text parses, or
-raises ``DebugSyntaxError`` at a position inside the text; a rendered Debug value parses back to
+line naming the file and a location (``fuzz_support``). Any other exception fails the test. Debug
+text parses, or raises ``DebugSyntaxError`` at a position inside the text; a rendered Debug value parses back to
 itself.
 
-Profiles are mutated from a small cut of the sample (``fuzz_base``, see below) so that each case
+Profiles are mutated from a small cut of the sample (``fuzz_support.fuzz_base``) so that each case
 loads in milliseconds; Debug strings are the sample's own layouts, precisions and operations.
 The number of cases run is written to the terminal at the end of the module.
 """
@@ -26,37 +26,20 @@ from tilescope.loaders.debug_text import DebugSyntaxError, Map, Set, Struct, Tup
 from tilescope.loaders.layouts import layout_from_debug_text, precision_from_text
 from tilescope.loaders.memory_profile import parse_memory_profile
 from tilescope.models.errors import InputError
-from tilescope.planner.check import check_plan
-from tilescope.planner.model import plan_profile
+
+from fuzz_support import BASE, BASE_BYTES, SOURCE, load_outcome, report
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = json.loads((ROOT / "sample_data" / "vit_finalist5.memory_profile.json").read_bytes())
-SOURCE = "fuzzed.memory_profile.json"
 EXAMPLES = 300
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
     database=None,
+    derandomize=True,  # seeded: the same cases every run
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
 
-
-def fuzz_base() -> dict:
-    """The corpus base (``tests/corpus/base_valid.json``, itself cut from the sample) cut further to
-    five values and three steps: an interleaved BlockMajor value, an F8 Amp value, a Linear-tiled
-    value (36), a root (4) and its alias (49), under Convert, Copy and Gemm steps."""
-    base = json.loads((ROOT / "tests" / "corpus" / "base_valid.json").read_bytes())
-    keep = {0, 1, 4, 36, 49}
-    timeline = base["timeline"]
-    timeline["values"] = [v for v in timeline["values"] if v["id"] in keep]
-    timeline["steps"] = [dict(s, live=[i for i in s["live"] if i in keep]) for s in timeline["steps"][:3]]
-    for name in ("total_peak_step", "standard_peak_step", "interleaved_peak_step"):
-        base[name] = min(base[name], 2)
-    return base
-
-
-BASE = fuzz_base()
-BASE_BYTES = json.dumps(BASE, indent=1).encode()
 
 # Debug strings of the sample: every distinct layout, precision and operation.
 LAYOUTS = sorted({v["layout"] for v in SAMPLE["timeline"]["values"]})
@@ -76,39 +59,10 @@ def tally(request):
         lines.append(f"fuzz {name}: {c['cases']} cases, {c['valid']} valid, {c['error']} errors{extra}")
     total = sum((c for c in counts.values()), Counter())
     lines.append(f"fuzz: {total['cases']} cases, {total['valid']} valid loads/parses, {total['error']} InputErrors/DebugSyntaxErrors")
-    plugins = request.config.pluginmanager
-    reporter, capture = plugins.get_plugin("terminalreporter"), plugins.get_plugin("capturemanager")
-    if reporter is None or capture is None:  # e.g. under xdist workers: print, shown with -s
-        print("\n".join(lines))
-        return
-    with capture.global_and_fixture_disabled():  # teardown output is captured otherwise
-        reporter.write("\n")  # after the progress dots
-        for line in lines:
-            reporter.write_line(line)
+    report(request, lines)
 
 
 # ----------------------------------------------------------------------------- outcomes
-
-
-def assert_input_error(exc: InputError) -> None:
-    message = str(exc)
-    assert len(message.splitlines()) == 1 and "\n" not in message, message
-    assert message.startswith(f"{SOURCE}: at "), message
-    assert ": expected " in message, message
-
-
-def load_outcome(data: bytes, counts: Counter) -> None:
-    """Load ``data``; a valid load must also plan and check (what ``tilescope plan``/``check`` do)."""
-    counts["cases"] += 1
-    try:
-        profile = parse_memory_profile(data, SOURCE)
-    except InputError as exc:
-        assert_input_error(exc)
-        counts["error"] += 1
-        return
-    arrays, plan = plan_profile(profile)
-    check_plan(profile, arrays, plan)
-    counts["valid"] += 1
 
 
 def parse_outcome(text: str, counts: Counter, parse) -> object | None:

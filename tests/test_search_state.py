@@ -17,7 +17,8 @@ import pytest
 from tilescope.loaders.debug_text import parse_debug
 from tilescope.loaders.detect import detect_kind
 from tilescope.loaders.layouts import format_from_debug, format_from_serde, layout_from_debug_text, layout_from_serde
-from tilescope.loaders.search_state import load_search_state, search_state_tables, write_search_state_tables
+from tilescope.loaders.search_state import load_search_state
+from tilescope.loaders.search_tables import search_state_tables, write_search_state_tables
 from tilescope.models.errors import InputError
 from tilescope.cli import main
 
@@ -379,7 +380,7 @@ BAD_INPUTS = {
     "no version": (lambda raw: _edited(raw, lambda r: r.pop("version")), "at $.version: expected a field `version`"),
     "deep nesting": (
         lambda raw: _edited(raw, lambda r: r.__setitem__("mapping", json.loads("[" * 900 + "]" * 900))),
-        "at $: expected JSON nested a few hundred levels deep at most",
+        ": expected JSON nested at most 256 deep, found deeper nesting",  # located at its byte (docs/formats.md §6)
     ),
     "version 2": (lambda raw: _edited(raw, lambda r: r.__setitem__("version", 2)), "at $.version: expected version 1, found 2"),
     "bad Debug text": (lambda raw: _edited(raw, _break_context), "at $.context line 2 (character "),

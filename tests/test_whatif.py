@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from tilescope.loaders.memory_profile import load_memory_profile
-from tilescope.models.edits import TilingEdit, load_edit_set, save_edit_set
+from tilescope.models.edits import TilingEdit, save_edit_set
+from tilescope.loaders.edit_sets import load_edit_set
 from tilescope.models.errors import TilescopeError
 from tilescope.planner.edits import RULE_UNKNOWN_AXIS, RULE_UNKNOWN_VALUE, EditError, apply_edits, valid_partition_counts, valid_replica_counts
 from tilescope.planner.tiling_rules import RULE_MAX_PARTITIONS, RULE_MIN_PARTITIONS, RULE_MIN_REPLICAS, RULE_TILE_COUNT

@@ -66,7 +66,7 @@ def compare_summary_html(compare) -> str:
         )
     fits = {s: ("yes" if p.fits_budget else "no") for s, p in (("a", pa), ("b", pb))}
     rows.append(
-        f'<tr><td class="k">fits budget</td>'
+        '<tr><td class="k">fits budget</td>'
         + "".join(f'<td>{_cell(f"ts-compare-{s}-fits", fits[s], "ok" if fits[s] == "yes" else "bad")}</td>' for s in ("a", "b"))
         + "<td></td></tr>"
     )

@@ -291,7 +291,7 @@ edit("operation_empty", "$.timeline.steps[5].operation (character 0)", ["Debug"]
 
 
 # --- found by fuzzing or by reading the loader: nesting, literals, encodings
-@case("deep_nesting", "$", ["nested", "recursion"], "a name that is a list nested 50000 deep")
+@case("deep_nesting", "byte", ["nested", "256 deep"], "a name that is a list nested 50000 deep")
 def _deep_nesting(base: dict) -> bytes:
     return dump(base).replace(b'"vit.image.patches"', b"[" * 50000 + b"]" * 50000, 1)
 

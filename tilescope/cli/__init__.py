@@ -1,6 +1,7 @@
 """The ``tilescope`` command. Each subcommand lives in its own ``tilescope.cli.*`` module that
 provides ``add_arguments(parser)`` and ``run(args) -> int``; this module only dispatches and turns
-user-facing errors into one line on stderr and exit code 2.
+user-facing errors into one line on stderr and exit code 2: control characters and ANSI escapes
+written as escapes, overlong tokens cut (``models.errors.one_line``).
 
 Every command takes ``--quiet`` (before or after its name): no progress lines and no confirmation
 lines (the paths written, ``ok: ...``); what was asked for (a plan, JSON, mismatches) and errors
@@ -11,8 +12,8 @@ import argparse
 import importlib
 import sys
 
+from tilescope.models.errors import TilescopeError, one_line
 from tilescope.models.version import __version__
-from tilescope.models.errors import TilescopeError
 
 COMMANDS = {
     "check": "compare every recorded figure of a memory profile with the recomputation",
@@ -33,7 +34,7 @@ COMMANDS = {
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, no usage dump; where to read more
-        sys.stderr.write(f"{self.prog}: {message}; try '{self.prog} --help'\n")
+        sys.stderr.write(f"{self.prog}: {one_line(message)}; try '{self.prog} --help'\n")
         raise SystemExit(2)
 
 
@@ -71,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return module.run(args)
     except TilescopeError as exc:
-        sys.stderr.write(f"tilescope: {exc}\n")
+        # One line whatever the file name or the file holds (models.errors.one_line).
+        sys.stderr.write(f"tilescope: {one_line(str(exc))}\n")
         return 2
     except BrokenPipeError:
         return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from tilescope.cli.inputs import open_profile
-from tilescope.models.edits import load_edit_set
+from tilescope.loaders.edit_sets import load_edit_set
 from tilescope.models.format import count_of, fmt_bytes, fmt_signed_bytes
 from tilescope.planner.advisor import PEAK_KINDS, Suggestion, advise, peak_step, peak_value
 from tilescope.planner.edits import apply_edits

@@ -1,8 +1,10 @@
-"""``tilescope check FILE [--json]``: exit 0 when every recorded figure matches, 1 listing each mismatch.
+"""``tilescope check FILE [--json]``: exit 0 when every recorded figure matches and the invariants
+``check`` answers for hold (docs/formats.md §6), 1 listing each mismatch and each violation.
 
 ``--json`` prints one object: ``{"ok": BOOL, "values": N, "steps": N, "mismatches": [{"scope":
-"value"|"step"|"profile", "key": ID or INDEX or null, "field", "recorded", "recomputed"}]}``
-(values first, then steps, then profile-wide figures; the exit code is the same as without it).
+"value"|"step"|"profile", "key": ID or INDEX or null, "field", "recorded", "recomputed"}],
+"violations": [{"scope": "value"|"step", "key": ID or INDEX, "rule", "detail"}]}`` (values first,
+then steps, then profile-wide figures; the exit code is the same as without it).
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import sys
 
 from tilescope.cli.inputs import open_profile
 from tilescope.models.format import count_of, fmt_bytes
-from tilescope.planner.check import Mismatch, check_plan
+from tilescope.planner.check import Mismatch, Violation, check_plan
 from tilescope.planner.model import plan_profile
 
 # Mismatch fields that are not byte figures (everything else is: shard/aligned bytes, usage, peaks)
@@ -27,6 +29,10 @@ def mismatch_json(m: Mismatch) -> dict:
     return {"scope": m.scope, "key": m.key, "field": m.field, "recorded": m.recorded, "recomputed": m.recomputed}
 
 
+def violation_json(v: Violation) -> dict:
+    return {"scope": v.scope, "key": v.key, "rule": v.rule, "detail": v.detail}
+
+
 def mismatch_text(m: Mismatch) -> str:
     where = {"value": f"value {m.key}", "step": f"step {m.key}"}.get(m.scope, "profile")
     if m.field in _NOT_BYTES:
@@ -37,16 +43,20 @@ def mismatch_text(m: Mismatch) -> str:
 def run(args) -> int:
     profile = open_profile(args.file, quiet=args.quiet)
     arrays, plan = plan_profile(profile)
-    mismatches = check_plan(profile, arrays, plan)
+    problems = check_plan(profile, arrays, plan)
+    mismatches = [p for p in problems if isinstance(p, Mismatch)]
+    violations = [p for p in problems if isinstance(p, Violation)]
     if args.json:
-        print(json.dumps({"ok": not mismatches, "values": profile.n_values, "steps": profile.n_steps,
-                          "mismatches": [mismatch_json(m) for m in mismatches]}))
-        return 1 if mismatches else 0
-    for m in mismatches:
-        print(mismatch_text(m))
-    if mismatches:
+        print(json.dumps({"ok": not problems, "values": profile.n_values, "steps": profile.n_steps,
+                          "mismatches": [mismatch_json(m) for m in mismatches],
+                          "violations": [violation_json(v) for v in violations]}))
+        return 1 if problems else 0
+    for problem in problems:
+        print(mismatch_text(problem) if isinstance(problem, Mismatch) else str(problem))
+    if problems:
         if not args.quiet:
-            print(count_of(len(mismatches), "mismatch", "mismatches"), file=sys.stderr)
+            print(f"{count_of(len(mismatches), 'mismatch', 'mismatches')}, "
+                  f"{count_of(len(violations), 'invariant violation')}", file=sys.stderr)
         return 1
     if not args.quiet:
         print(f"ok: {count_of(profile.n_values, 'value')} and {count_of(profile.n_steps, 'step')} reproduce exactly")

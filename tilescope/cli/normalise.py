@@ -23,7 +23,8 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     kind, opened = open_output(args.file, quiet=args.quiet)
     if kind == "search_state":
-        from tilescope.loaders.search_state import parse_search_state, search_state_tables
+        from tilescope.loaders.search_state import parse_search_state
+        from tilescope.loaders.search_tables import search_state_tables
 
         tables = search_state_tables(parse_search_state(opened, str(args.file)))
         source = Source.of_bytes(args.file, opened)

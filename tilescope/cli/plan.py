@@ -11,7 +11,9 @@ recompute the memory plan of a profile, optionally with what-if tiling edits (pl
   (``applied_to``: ids of every value whose tiling the edit set, ascending).
 - ``--each`` applies the edits one at a time, in order, re-planning incrementally after each (as the
   app does: each time the set so far, validated together; so a set valid only as a whole, such as
-  ``84:1=18`` before ``84:replicas=27``, stops at its first edit), and prints one JSON line per edit:
+  ``84:1=18`` before ``84:replicas=27``, stops at its first edit; ``planner.edits.extend_edits``
+  adds each edit to the last plan, so the time grows linearly with the edits), and prints one JSON
+  line per edit:
   ``{"index", "edit" (as above), "standard", "interleaved", "total", "effective_peak_bytes",
   "steps": {"standard", "interleaved", "total"}, "fits_budget"}``.
 - ``--write-profile OUT.json`` also writes the (edited) plan as a memory profile in the compiler's
@@ -32,14 +34,17 @@ import re
 from pathlib import Path
 
 from tilescope.cli.inputs import open_profile
-from tilescope.models.edits import TilingEdit, load_edit_set
+from tilescope.loaders.edit_sets import load_edit_set
+from tilescope.models.edits import TilingEdit
 from tilescope.models.errors import InputError, TilescopeError, describe
 from tilescope.models.files import cannot_read, write_atomically
 from tilescope.models.format import count_of, fmt_bytes, fmt_signed_bytes
-from tilescope.planner.edits import AppliedEdit, WhatIf, apply_edits
+from tilescope.models.limits import MAX_COUNT
+from tilescope.planner.edits import AppliedEdit, WhatIf, apply_edits, extend_edits
 from tilescope.planner.model import Plan, ProfileArrays, plan_profile
 
 _EDIT_ARGUMENT = re.compile(r"^(?P<value>\d+):(?:(?P<axis>\d+)|(?P<replicas>replicas))=(?P<count>-?\d+)$")
+_MAX_DIGITS = 16  # more than any id or count accepted (models.limits); never converted beyond
 
 
 def parse_edit_argument(text: str) -> TilingEdit:
@@ -47,7 +52,12 @@ def parse_edit_argument(text: str) -> TilingEdit:
     match = _EDIT_ARGUMENT.match(text.strip())
     if match is None:
         raise argparse.ArgumentTypeError(f"expected V:K=N or V:replicas=N (e.g. 84:1=18), found {describe(text)}")
+    for name in ("value", "axis", "count"):
+        if match[name] is not None and len(match[name].lstrip("-")) > _MAX_DIGITS:
+            raise argparse.ArgumentTypeError(f"expected V:K=N with numbers of at most {_MAX_DIGITS} digits, found {describe(text)}")
     value, count = int(match["value"]), int(match["count"])
+    if not -MAX_COUNT <= count <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"expected a count of at most {MAX_COUNT:,}, found {count:,} in {describe(text)}")
     if match["replicas"]:
         return TilingEdit(value, replicas=count)
     return TilingEdit(value, axis=int(match["axis"]), partitions=count)
@@ -114,11 +124,11 @@ def applied_edit_json(applied: AppliedEdit) -> dict:
 
 
 def each_line(index: int, whatif: WhatIf) -> dict:
-    """The ``--each`` line after edit ``index``."""
+    """The ``--each`` line after edit ``index``, the last edit of ``whatif``."""
     p = whatif.plan.peaks
     return {
         "index": index,
-        "edit": applied_edit_json(whatif.applied[index]),
+        "edit": applied_edit_json(whatif.last_applied),
         "standard": p.standard,
         "interleaved": p.interleaved,
         "total": p.total,
@@ -181,8 +191,9 @@ def run(args) -> int:
     profile = open_profile(args.file, quiet=args.quiet)
     arrays, plan = plan_profile(profile)
     if args.each:
-        for index in range(len(edits)):
-            whatif = apply_edits(arrays, plan, edits[: index + 1], whole_storage_group=args.storage_group)
+        whatif = apply_edits(arrays, plan, [], whole_storage_group=args.storage_group)
+        for index, edit in enumerate(edits):
+            whatif = extend_edits(arrays, whatif, [edit])  # the set so far, validated together
             print(json.dumps(each_line(index, whatif)), flush=True)
         return 0
     whatif = apply_edits(arrays, plan, edits, whole_storage_group=args.storage_group) if edits else None

@@ -17,7 +17,7 @@ import json
 from tilescope.cli.inputs import open_profile
 from tilescope.derived.opening import opened_profile
 from tilescope.derived.plan_data import PlanData
-from tilescope.models.edits import load_edit_set
+from tilescope.loaders.edit_sets import load_edit_set
 
 def add_arguments(parser) -> None:
     parser.add_argument("file", help="a memory profile (*.memory_profile.json)")

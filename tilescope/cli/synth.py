@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from tilescope.cli.inputs import check_regular
 from tilescope.models.errors import InputError, TilescopeError
 from tilescope.models.format import count_of, fmt_bytes
 from tilescope.synth import write_synthetic_profile
@@ -37,6 +38,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    check_regular(args.sample)  # a FIFO or a device is refused before it is read
     try:
         path = write_synthetic_profile(args.out, args.blocks, args.layers, args.sample, gaps=args.gaps, overwrite=args.overwrite)
     except InputError as exc:  # the --sample file is bad (or --out exists / cannot be written: that error names it)
