@@ -119,7 +119,7 @@ def open_path(path: str | Path, progress: Progress | None = None, name: str | No
         kind, payload = open_planner_output(path, progress=progress, use_cache=use_cache)
         return _opened(label, kind, payload)
     except InputError as exc:
-        raise InputError(exc.path, exc.expected, exc.found, file=label) from None
+        raise exc.naming(label) from None
 
 
 def open_bytes(data: bytes, name: str, progress: Progress | None = None) -> Opened:

@@ -19,6 +19,7 @@ from importlib import metadata
 from tilescope.loaders.cache import content_key, open_planner_output
 from tilescope.loaders.search_state import parse_search_state
 from tilescope.models.errors import InputError
+from tilescope.models.files import cannot_read
 
 from .layout import Dataset, profile_key
 from .tables import memory_profile_rows
@@ -38,7 +39,7 @@ def tilescope_version() -> str:
 def located_error(exc: BaseException, path: str) -> str:
     """One line naming the file by ``path``: the loader's message, or the exception and its type."""
     if isinstance(exc, InputError):
-        return InputError(exc.path, exc.expected, exc.found, file=path).message
+        return exc.naming(path).message
     text = " ".join(str(exc).split()) or "no message"
     return f"{path}: {type(exc).__name__} while normalising: {text}"
 
@@ -76,7 +77,7 @@ def normalise_into_dataset(root: str, path: str, dataset_root: str, batch_id: st
         content_hash = content_key(source)
     except (OSError, InputError) as exc:
         if isinstance(exc, OSError):
-            exc = InputError("$", "a readable file", exc.strerror or str(exc))
+            exc = cannot_read(path, exc)
         row = empty_row(batch_id, path, None, None, located_error(exc, path), time.perf_counter() - started)
         # Not readable now (gone since the listing, or not mounted on this worker) says nothing
         # about its content: rows written before stay; a file never seen gets a failed row.

@@ -8,6 +8,7 @@ it was (``one_line``).
 """
 from __future__ import annotations
 
+
 import re
 import sys
 
@@ -90,3 +91,12 @@ class InputError(TilescopeError):
             self.file = file
             self.args = (self.message,)
         return self
+
+    def naming(self, file: str) -> "InputError":
+        """A copy of this error (of the same kind) naming ``file`` instead: the file as the user
+        named it, not the path it was read from."""
+        renamed = type(self).__new__(type(self))  # (copy.copy would call __init__ with ``args``)
+        renamed.__dict__.update(self.__dict__)
+        renamed.file = file
+        renamed.args = (renamed.message,)
+        return renamed

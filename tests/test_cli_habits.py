@@ -131,7 +131,7 @@ def test_an_error_never_continues_a_progress_line(tmp_path, monkeypatch):
 def test_check_json_lists_mismatches_as_objects(sample, tmp_path, capsys, raw):
     code, out, _ = run(capsys, "check", "--json", str(sample))
     assert code == 0
-    assert json.loads(out) == {"ok": True, "values": len(raw["timeline"]["values"]), "steps": len(raw["timeline"]["steps"]), "mismatches": []}
+    assert json.loads(out) == {"ok": True, "values": len(raw["timeline"]["values"]), "steps": len(raw["timeline"]["steps"]), "mismatches": [], "violations": []}
     data = json.loads(sample.read_bytes())
     step = 10
     recorded = data["timeline"]["steps"][step]["usage"]["interleaved"]
@@ -144,7 +144,8 @@ def test_check_json_lists_mismatches_as_objects(sample, tmp_path, capsys, raw):
     assert {"scope": "step", "key": step, "field": "usage.interleaved", "recorded": recorded + 64, "recomputed": recorded} in found["mismatches"]
     code, out, err = run(capsys, "check", str(edited))
     assert code == 1 and f"step {step}: usage.interleaved recorded {kib(recorded + 64)}, recomputed {kib(recorded)}" in out
-    assert err.endswith(f"{len(found['mismatches'])} mismatch{'es' if len(found['mismatches']) != 1 else ''}\n")
+    n = len(found["mismatches"])
+    assert err.endswith(f"{n} mismatch{'es' if n != 1 else ''}, 0 invariant violations\n")
 
 
 def test_report_synth_and_advise_json(sample, tmp_path, capsys, raw):

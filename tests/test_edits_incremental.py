@@ -16,7 +16,8 @@ import pytest
 from tilescope.cli import main as cli_main
 from tilescope.loaders.memory_profile import load_memory_profile, parse_memory_profile
 from tilescope.models.edits import TilingEdit, save_edit_set
-from tilescope.planner.edits import RULE_REJECT_PADDING, EditError, apply_edits, extend_edits
+from tilescope.planner.edits import EditError, apply_edits, extend_edits
+from tilescope.planner.tiling_rules import RULE_REJECT_PADDING
 from tilescope.planner.model import plan_profile
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tilescope import cli
-from tilescope.cli import inputs
+from tilescope.cli import progress as progress_module
 from tilescope.cli.progress import StderrProgress
 from tilescope.loaders.cache import content_key
 from tilescope.loaders.edit_sets import load_edit_set
@@ -148,7 +148,7 @@ def test_an_error_is_never_glued_to_a_progress_line(tmp_path, monkeypatch, capsy
     broken = tmp_path / "cut.memory_profile.json"
     broken.write_bytes(SAMPLE.read_bytes()[:5000])
     monkeypatch.setenv("TILESCOPE_NO_CACHE", "1")
-    monkeypatch.setattr(inputs, "progress_for", lambda path, quiet=False: StderrProgress("loading cut", __import__("sys").stderr))
+    monkeypatch.setattr(progress_module, "progress_for", lambda path, quiet=False, stream=None: StderrProgress("loading cut", __import__("sys").stderr))
     assert cli.main(["check", str(broken)]) == 2
     lines = capsys.readouterr().err.split("\n")
     assert lines[-1] == "" and lines[-2].startswith(f"tilescope: {broken}: at byte 5000")

@@ -84,7 +84,8 @@ def test_every_command_on_each_case(name, tmp_path, capsys):
             assert len(lines) == entry["findings"], out
             for word in entry["words"]:
                 assert word in out, (word, out)
-            assert err == f"0 mismatches, {entry['findings']} invariant violations\n"
+            found = entry["findings"]
+            assert err == f"0 mismatches, {found} invariant violation{'' if found == 1 else 's'}\n"
         else:
             assert code == 0 and err == "", (command, code, err)
             if command == "check":

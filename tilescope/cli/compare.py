@@ -25,7 +25,7 @@ import json
 
 from tilescope.cli.inputs import open_profile
 from tilescope.models.format import terminal_text
-from tilescope.models.edits import load_edit_set
+from tilescope.loaders.edit_sets import load_edit_set
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes, shorten
 
