@@ -34,7 +34,6 @@ from tilescope.app.views.export import ExportView
 from tilescope.app.views.placement import SHADE_SELECTED, AddressView
 from tilescope.app.views.summary import summary_html
 from tilescope.app.views.tile_map import TileMapView
-from tilescope.derived.address_view import AGGREGATE, RECT_KINDS
 from tilescope.derived.tile_view import MAX_MAP_TILES, TileMapUnavailable
 from tilescope.models.edits import TilingEdit
 from tilescope.synth import write_synthetic_profile
@@ -43,7 +42,6 @@ from tilescope.synth import write_synthetic_profile
 # 269 blocks of 16) from 54 to 108 partitions shrinks its shard from 30,720 B to 18,432 B.
 VALUE, AXIS, PARTITIONS = 20, 0, 108
 PEAK_STEP = 47  # the total peak; selected when the file opens
-CELL = RECT_KINDS.index(AGGREGATE)  # the ``shade`` of an aggregate cell
 
 
 def figure_text(html: str, name: str) -> str:
@@ -143,14 +141,20 @@ def test_a_refused_placement_is_said_not_drawn(tmp_path):
 
 
 def rects_of(view: AddressView, region: str) -> dict:
+    """The allocations drawn alone."""
     return {k: np.asarray(v) for k, v in view.sources[region].data.items()}
+
+
+def cells_of(view: AddressView, region: str) -> dict:
+    """The cells aggregating allocations too small to draw alone."""
+    return {k: np.asarray(v) for k, v in view.cells[region].data.items()}
 
 
 def individual(view: AddressView, region: str) -> Counter:
     """(offset, bytes, first, last, id) of the rectangles that stand for one allocation."""
     d = rects_of(view, region)
-    one = d["shade"] != CELL  # (a cell touched by one allocation is still a cell)
-    return Counter(zip(d["offset"][one].tolist(), d["size"][one].tolist(), d["first"][one].tolist(), d["last"][one].tolist(), d["id"][one].tolist()))
+    columns = [d[k].astype(np.int64).tolist() for k in ("bottom", "size", "first", "last", "id")]
+    return Counter(zip(*columns))
 
 
 def allocations(placement, region_code: int, rows) -> Counter:
@@ -166,18 +170,20 @@ def test_address_view_draws_every_allocation_at_its_offset(state, raw):
     for code, region in enumerate(("standard", "interleaved")):
         d = rects_of(view, region)
         assert d["left"].size > 0
-        singles = d["shade"] != CELL
-        # every individual rectangle is an allocation of the region, at its offset over its live steps
+        # every rectangle drawn alone is an allocation of the region, at its offset over its live steps
         drawn = individual(view, region)
         assert drawn <= allocations(p, code, range(p.n_allocations))
         np.testing.assert_array_equal(d["left"], d["first"] - 0.5)
         np.testing.assert_array_equal(d["top"], d["bottom"] + d["size"])
-        # what is not drawn alone is inside an aggregate: the areas add up to the region's allocations
-        area = ((d["last"] - d["first"] + 1) * d["size"])[singles].sum()
-        in_region = p.region == code
-        total = int(((p.last_step - p.first_step + 1) * p.bytes)[in_region].sum())
-        aggregated = "drawn as cells" in view._notes[region].object
-        assert (area < total) if aggregated else (area == total)
+        # the others are inside the cells: each counted by at least one, the cells inside the region
+        in_region = (p.region == code) & (p.bytes > 0)
+        rest = int(in_region.sum()) - sum(drawn.values())
+        c = cells_of(view, region)
+        assert rest > 0 and int(c["count"].sum()) >= rest
+        assert c["bottom"].min() >= 0 and c["top"].max() <= p.regions[region].placed
+        assert c["left"].min() >= -0.5 and c["right"].max() <= state.arrays.n_steps - 0.5
+        assert np.all((c["fill"] > 0) & (c["fill"] <= 1))
+        assert f"{rest:,} smaller than 3 px drawn as cells" in view._notes[region].object
         figures = p.regions[region]
         marks = view.marks[region]["spans"]
         assert (marks["placed"].location, marks["lower_bound"].location, marks["capacity"].location) == (
@@ -222,7 +228,7 @@ def test_zooming_re_aggregates_the_window(state):
     p = state.data.placement
     fig = view.figures["standard"]
     whole = rects_of(view, "standard")
-    assert np.any(whole["shade"] == CELL)  # the whole program has allocations smaller than 3 px
+    assert cells_of(view, "standard")["left"].size  # the whole program has allocations smaller than 3 px
     low, high = 0, 20_000
     fig._trigger_event(RangesUpdate(fig, x0=39.5, x1=52.5, y0=low, y1=high))
     d = rects_of(view, "standard")
@@ -231,7 +237,7 @@ def test_zooming_re_aggregates_the_window(state):
     end = p.offset + p.bytes
     inside = np.flatnonzero((p.region == code) & (p.bytes > 0) & (p.last_step >= 40) & (p.first_step <= 52) & (p.offset < high) & (end > low))
     # 13 steps × 20,000 B over the pixel budget: every allocation there is large enough to draw alone
-    assert individual(view, "standard") == allocations(p, code, inside) and not np.any(d["shade"] == CELL)
+    assert individual(view, "standard") == allocations(p, code, inside) and not cells_of(view, "standard")["left"].size
     assert "steps 40–52" in view._notes["standard"].object
     # the step axis is shared: the interleaved region follows
     assert np.all(rects_of(view, "interleaved")["last"] >= 40)

@@ -25,7 +25,7 @@ from bokeh.plotting import figure
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
-from tilescope.derived.address_view import AGGREGATE, RECT_KINDS, address_rects
+from tilescope.derived.address_view import address_rects
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten, step_range
 from tilescope.planner.placement import REGION_NAMES, Placement
@@ -36,19 +36,20 @@ MIN_PX = 3.0  # allocations smaller than this (either way) are aggregated into c
 REGION_COLORS = {"standard": "#4C78A8", "interleaved": "#F58518"}
 AGGREGATE_COLORS = {"standard": "#6F8FB5", "interleaved": "#C98A4B"}  # the region's colour, duller: many small allocations
 SCRATCH, EXCHANGE, SELECTED = "#7B61FF", "#9D9D9D", "#111111"
-SHADE_SELECTED = len(RECT_KINDS)  # the ``shade`` column: RECT_KINDS index, or this for the selected value
-RECT_FIELDS = ("left", "right", "bottom", "top", "shade", "alpha", "id", "offset", "size", "first", "last", "count", "label")
+KIND_COLORS = ("value", "scratch", "exchange_rows", "selected")  # the ``shade`` column of an allocation drawn alone
+SHADE_SELECTED = KIND_COLORS.index("selected")
+ALLOCATION_FIELDS = ("left", "right", "bottom", "top", "shade", "id", "size", "first", "last", "label")
+CELL_FIELDS = ("left", "right", "bottom", "top", "alpha", "count", "fill")
 NAME_CHARS = 80
 
 
-def _empty() -> dict:
-    return {k: [] for k in RECT_FIELDS}
+def _empty(fields) -> dict:
+    return {k: [] for k in fields}
 
 
 def _palette(region: str) -> list[str]:
-    """Colours by ``shade``: value, scratch, exchange rows, aggregate, selected (RECT_KINDS order)."""
-    by_kind = {"value": REGION_COLORS[region], "scratch": SCRATCH, "exchange_rows": EXCHANGE, AGGREGATE: AGGREGATE_COLORS[region]}
-    return [by_kind[k] for k in RECT_KINDS] + [SELECTED]
+    """Colours by ``shade`` (KIND_COLORS order)."""
+    return [REGION_COLORS[region], SCRATCH, EXCHANGE, SELECTED]
 
 
 class AddressView(pn.viewable.Viewer):
@@ -57,7 +58,10 @@ class AddressView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.x_range = Range1d(-0.5, 0.5)  # shared: both regions over the same steps
-        self.sources = {r: ColumnDataSource(_empty(), name=f"ts-address-{r}") for r in REGION_NAMES}
+        # per region: the allocations drawn alone, and the cells aggregating the small ones (numbers
+        # only: a per-rectangle text column would be most of every update at scale)
+        self.sources = {r: ColumnDataSource(_empty(ALLOCATION_FIELDS), name=f"ts-address-{r}") for r in REGION_NAMES}
+        self.cells = {r: ColumnDataSource(_empty(CELL_FIELDS), name=f"ts-address-{r}-cells") for r in REGION_NAMES}
         self.marks: dict[str, dict] = {}
         self.figures = {r: self._build_figure(r) for r in REGION_NAMES}
         self._steps: tuple[float, float] | None = None  # zoomed step window (None: every step)
@@ -86,16 +90,25 @@ class AddressView(pn.viewable.Viewer):
         fig.xaxis.formatter = NumeralTickFormatter(format="0")
         frag = BoxAnnotation(bottom=0, top=0, fill_color="#C62828", fill_alpha=0.10, hatch_pattern="/", hatch_alpha=0.35, hatch_color="#C62828", line_alpha=0)
         fig.add_layout(frag)
-        mapper = LinearColorMapper(palette=_palette(region), low=-0.5, high=SHADE_SELECTED + 0.5)
+        cells = fig.quad(
+            left="left", right="right", bottom="bottom", top="top", source=self.cells[region],
+            fill_color=AGGREGATE_COLORS[region], fill_alpha="alpha", line_alpha=0,
+        )
+        mapper = LinearColorMapper(palette=_palette(region), low=-0.5, high=len(KIND_COLORS) - 0.5)
         rects = fig.quad(
             left="left", right="right", bottom="bottom", top="top", source=self.sources[region],
-            fill_color={"field": "shade", "transform": mapper}, fill_alpha="alpha", line_color={"field": "shade", "transform": mapper},
+            fill_color={"field": "shade", "transform": mapper}, fill_alpha=0.85, line_color={"field": "shade", "transform": mapper},
             line_alpha=0.9, line_width=0.6,
         )
-        fig.add_tools(HoverTool(renderers=[rects], tooltips=[  # plain @field tooltips render text, never HTML
-            ("", "@label"), ("offset", "@offset{0,0} B"), ("bytes", "@size{0,0} B"), ("steps", "@first – @last"),
-            ("allocations", "@count"),
-        ]))
+        fig.add_tools(
+            HoverTool(renderers=[rects], tooltips=[  # plain @field tooltips render text, never HTML
+                ("", "@label"), ("offset", "@bottom{0,0} B"), ("bytes", "@size{0,0} B"), ("steps", "@first – @last"),
+            ]),
+            HoverTool(renderers=[cells], tooltips=[
+                ("", "small allocations"), ("allocations touching", "@count"), ("area used", "@fill{0 %}"),
+                ("offsets", "@bottom{0,0} – @top{0,0} B"), ("steps", "@left{0} – @right{0}"),
+            ]),
+        )
         spans = {
             "placed": Span(location=0, dimension="width", line_color="#111111", line_width=1.5),
             "lower_bound": Span(location=0, dimension="width", line_color="#2E7D32", line_dash="dashed", line_width=1.5),
@@ -140,7 +153,8 @@ class AddressView(pn.viewable.Viewer):
 
     def _clear(self, message: str) -> None:
         for region in REGION_NAMES:
-            self.sources[region].data = _empty()
+            self.sources[region].data = _empty(ALLOCATION_FIELDS)
+            self.cells[region].data = _empty(CELL_FIELDS)
             self._notes[region].object = ""
         self._header.object = message
         self._picked.object = ""
@@ -202,7 +216,8 @@ class AddressView(pn.viewable.Viewer):
         for region in regions:
             window = self._window(region)
             if window is None:
-                self.sources[region].data = _empty()
+                self.sources[region].data = _empty(ALLOCATION_FIELDS)
+                self.cells[region].data = _empty(CELL_FIELDS)
                 self._notes[region].object = f'<span data-testid="ts-address-note-{region}">{region}: nothing in this window</span>'
                 continue
             first, last, low, high = window
@@ -210,16 +225,26 @@ class AddressView(pn.viewable.Viewer):
                 self._placement, region, first_step=first, last_step=last, low=low, high=high,
                 width_px=WIDTH_PX, height_px=HEIGHT_PX, min_px=MIN_PX, keep_ids=self.state.selected_values,
             )
-            kinds = r.kind_names()
-            selected = np.isin(r.id, np.asarray(self.state.selected_values, dtype=np.int64)) & (r.id >= 0)
-            aggregate = r.kind == RECT_KINDS.index(AGGREGATE)
-            rows = np.where(r.allocation >= 0, self._placement.value_row[np.maximum(r.allocation, 0)], -1)
+            alone, cell = r.allocation >= 0, r.allocation < 0
+            kinds = r.kind_names()[alone]
+            ids = r.id[alone]
+            selected = np.isin(ids, np.asarray(self.state.selected_values, dtype=np.int64)) & (ids >= 0)
+            rows = self._placement.value_row[r.allocation[alone]]
+            # Bokeh sends float64, int32 and int8 arrays as binary (an int64 beyond 2³¹ would go as a
+            # list): addresses, sizes and ids as float64, exact up to 2⁵³, the loader's limit
             self.sources[region].data = {
-                "left": r.first - 0.5, "right": r.last + 0.5, "bottom": r.offset, "top": r.offset + r.bytes,
-                "shade": np.where(selected, SHADE_SELECTED, r.kind).astype(np.int8),
-                "alpha": np.where(aggregate, 0.15 + 0.7 * r.fill, 0.85),
-                "id": r.id, "offset": r.offset, "size": r.bytes, "first": r.first, "last": r.last, "count": r.count,
-                "label": self._labels(kinds, r.id, rows, r.first, r.fill, names),
+                "left": r.first[alone] - 0.5, "right": r.last[alone] + 0.5,
+                "bottom": r.offset[alone].astype(np.float64), "top": (r.offset + r.bytes)[alone].astype(np.float64),
+                "shade": np.where(selected, SHADE_SELECTED, r.kind[alone]).astype(np.int8),
+                "id": ids.astype(np.float64), "size": r.bytes[alone].astype(np.float64),
+                "first": r.first[alone].astype(np.float64), "last": r.last[alone].astype(np.float64),
+                "label": self._labels(kinds, ids, rows, r.first[alone], names),
+            }
+            self.cells[region].data = {
+                "left": r.first[cell] - 0.5, "right": r.last[cell] + 0.5,
+                "bottom": r.offset[cell].astype(np.float64), "top": (r.offset + r.bytes)[cell].astype(np.float64),
+                "alpha": (0.15 + 0.7 * r.fill[cell]).astype(np.float32), "count": r.count[cell].astype(np.float64),
+                "fill": r.fill[cell].astype(np.float32),
             }
             shown = f"{r.size:,} rectangles for {int((r.allocation >= 0).sum()) + r.aggregated:,} allocations"
             if r.aggregated:
@@ -230,20 +255,18 @@ class AddressView(pn.viewable.Viewer):
             )
 
     @staticmethod
-    def _labels(kinds, ids, rows, first, fill, names) -> list[str]:
-        """Hover text per rectangle (plain text: Bokeh tooltips do not render it as HTML)."""
+    def _labels(kinds, ids, rows, first, names) -> list[str]:
+        """Hover text per allocation drawn alone (plain text: Bokeh tooltips do not render it as HTML)."""
         is_value = rows >= 0
         value_names = iter(names.take(rows[is_value]).to_pylist() if is_value.any() else [])
         out = []
-        for kind, value_id, step, used in zip(kinds.tolist(), ids.tolist(), first.tolist(), fill.tolist()):
+        for kind, value_id, step in zip(kinds.tolist(), ids.tolist(), first.tolist()):
             if kind == "value":
                 out.append(f"value #{value_id} {shorten(str(next(value_names)), NAME_CHARS)}")
             elif kind == "scratch":
                 out.append(f"scratch of step {step}")
-            elif kind == "exchange_rows":
-                out.append("exchange rows (whole program)")
             else:
-                out.append(f"small allocations, {used:.0%} of the cell used")
+                out.append("exchange rows (whole program)")
         return out
 
     # ------------------------------------------------------------------ events

@@ -25,7 +25,8 @@ from tilescope.models.format import fmt_bytes, shorten
 
 CSS = static_text("tile_map.css")
 MAP_PX = 400  # the grid's width in pixels, about: cells of 2 to 9 pixels
-TILE_FIELDS = ("x", "y", "tile", "bytes", "share", "line_color", "line_width")
+TILE_FIELDS = ("x", "y", "tile", "bytes", "share")
+MARK_FIELDS = ("x", "y", "color")  # the outlined tiles: the worst (red) and the clicked one (black)
 HOLDINGS_SHOWN = 12
 
 
@@ -37,6 +38,7 @@ class TileMapView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.source = ColumnDataSource({k: [] for k in TILE_FIELDS}, name="ts-tile-map-tiles")
+        self.marked = ColumnDataSource({k: [] for k in MARK_FIELDS}, name="ts-tile-map-marked")
         self.mapper = LinearColorMapper(palette=Viridis256, low=0, high=1)
         self.figure = self._build_figure()
         self._map: TileMap | None = None
@@ -59,8 +61,9 @@ class TileMapView(pn.viewable.Viewer):
         fig.grid.visible = False
         cells = fig.rect(
             x="x", y="y", width=0.92, height=0.92, source=self.source, fill_color={"field": "bytes", "transform": self.mapper},
-            line_color="line_color", line_width="line_width",
+            line_color=None,
         )
+        fig.rect(x="x", y="y", width=1.0, height=1.0, source=self.marked, fill_alpha=0, line_color="color", line_width=2.5)
         fig.add_tools(HoverTool(renderers=[cells], tooltips=[("tile", "@tile"), ("bytes", "@bytes{0,0} B"), ("of the estimate", "@share{0.0 %}")]))
         fig.add_layout(ColorBar(color_mapper=self.mapper, width=10, formatter=NumeralTickFormatter(format="0,0"), title="bytes"), "right")
         fig.on_event(Tap, self._on_tap)
@@ -88,17 +91,16 @@ class TileMapView(pn.viewable.Viewer):
             return self._show_nothing(f'<div class="ts-tile-refused" data-testid="ts-tile-map-refused">tile map: {esc(exc)}</div>')
         self._map = found
         shown = found.worst_tile if self.tile is None else self.tile
-        tiles = np.arange(found.device_tiles)
+        tiles = np.arange(found.device_tiles, dtype=np.int32)  # ≤ MAX_MAP_TILES
         estimate = max(found.estimate, 1)
-        line_color = np.full(tiles.size, "#ffffff", dtype=object)
-        line_width = np.full(tiles.size, 0.2)
-        line_color[found.worst_tile], line_width[found.worst_tile] = "#C62828", 2.5
-        if self.tile is not None:
-            line_color[shown], line_width[shown] = "#000000", 2.5
         self.mapper.update(low=0, high=estimate)
-        self.source.data = {
-            "x": tiles % found.columns, "y": tiles // found.columns, "tile": tiles, "bytes": found.bytes,
-            "share": found.bytes / estimate, "line_color": line_color, "line_width": line_width,
+        self.source.data = {  # bytes as float64: exact to 2⁵³ and sent as binary (an int64 beyond 2³¹ is not)
+            "x": tiles % found.columns, "y": tiles // found.columns, "tile": tiles, "bytes": found.bytes.astype(np.float64),
+            "share": (found.bytes / estimate).astype(np.float32),
+        }
+        marked = [(found.worst_tile, "#C62828")] + ([(shown, "#000000")] if self.tile is not None else [])
+        self.marked.data = {
+            "x": [found.position(t)[0] for t, _ in marked], "y": [found.position(t)[1] for t, _ in marked], "color": [c for _, c in marked],
         }
         self.figure.x_range.update(start=-0.5, end=found.columns - 0.5)
         self.figure.y_range.update(start=found.rows - 0.5, end=-0.5)  # tile 0 top left
@@ -109,6 +111,7 @@ class TileMapView(pn.viewable.Viewer):
 
     def _show_nothing(self, message: str) -> None:
         self.source.data = {k: [] for k in TILE_FIELDS}
+        self.marked.data = {k: [] for k in MARK_FIELDS}
         self._head.object = message
         self._holdings.object = ""
 
