@@ -14,6 +14,7 @@ axis. Clicking an allocation selects its value (or says what it is).
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 
 import numpy as np
 import panel as pn
@@ -33,8 +34,8 @@ from tilescope.planner.placement import REGION_NAMES, Placement
 CSS = static_text("placement.css")
 WIDTH_PX, HEIGHT_PX = 1000, 260  # the pixel budget of one region's window (the plot's size, about)
 MIN_PX = 3.0  # allocations smaller than this (either way) are aggregated into cells of this size
-REGION_COLORS = {"standard": "#4C78A8", "interleaved": "#F58518"}
-AGGREGATE_COLORS = {"standard": "#6F8FB5", "interleaved": "#C98A4B"}  # the region's colour, duller: many small allocations
+REGION_COLORS = MappingProxyType({"standard": "#4C78A8", "interleaved": "#F58518"})
+AGGREGATE_COLORS = MappingProxyType({"standard": "#6F8FB5", "interleaved": "#C98A4B"})  # the region's colour, duller: many small allocations
 SCRATCH, EXCHANGE, SELECTED = "#7B61FF", "#9D9D9D", "#111111"
 KIND_COLORS = ("value", "scratch", "exchange_rows", "selected")  # the ``shade`` column of an allocation drawn alone
 SHADE_SELECTED = KIND_COLORS.index("selected")

@@ -4,7 +4,8 @@ the capacity and whether it fits (``planner.placement``), with the capacity rule
 
 Every figure carries a ``data-testid`` whose text is only the figure: ``ts-placed-standard``,
 ``ts-lower-bound-standard``, ``ts-fragmentation-standard``, ``ts-capacity-standard``,
-``ts-fits-standard`` (and ``…-interleaved``), ``ts-overflow-bytes``.
+``ts-fits-standard`` (and ``…-interleaved``), ``ts-overflow-bytes``; the rule under the grid:
+``ts-capacity-rule``.
 """
 from __future__ import annotations
 
@@ -54,24 +55,35 @@ def _rows(now: Placement, before: Placement) -> str:
     return "".join(rows)
 
 
+def _placements(data: PlanData) -> tuple[Placement, Placement]:
+    return data.placement, data.base.placement
+
+
 def placement_summary_html(data: PlanData) -> str:
-    """The block (all text escaped); a refused placement says why instead."""
+    """The block for the summary's grid (all text escaped); a refused placement says why instead."""
     try:
-        now: Placement = data.placement
-        before: Placement = data.base.placement
+        now, before = _placements(data)
     except TilescopeError as exc:
         return (
             '<div><h3>Placement (per tile)</h3>'
             f'<div class="bad" data-testid="ts-placement-error">placement refused: {esc(exc)}</div></div>'
         )
-    rows = _rows(now, before)
     overflow = now.standard_contiguous_overflow_bytes
     return (
         '<div data-testid="ts-placement-summary"><h3>Placement (per tile)</h3>'
-        f"<table>{rows}</table>"
-        f'<div class="note">standard contiguous overflow (from the file, shown, not counted): '
-        f'<span data-testid="ts-overflow-bytes">{esc(fmt_bytes(overflow))}</span></div>'
-        f'<div class="note ts-rule" data-testid="ts-capacity-rule">capacity and fits, our reading (docs/formats.md §5): '
-        f"{esc(now.capacity_rule)}</div>"
-        "</div>"
+        f"<table>{_rows(now, before)}"
+        f'<tr><td class="k">contiguous overflow</td><td><span class="ts-fig" data-testid="ts-overflow-bytes">{esc(fmt_bytes(overflow))}</span>'
+        f' <span class="note">(from the file; not counted)</span></td><td></td></tr></table></div>'
+    )
+
+
+def capacity_rule_html(data: PlanData) -> str:
+    """The capacity and fits rule, written under the summary's grid (empty when nothing is placed)."""
+    try:
+        now, _ = _placements(data)
+    except TilescopeError:
+        return ""
+    return (
+        f'<div class="note ts-rule" data-testid="ts-capacity-rule">placement capacity and fits, our reading '
+        f"(docs/formats.md §5): {esc(now.capacity_rule)}</div>"
     )

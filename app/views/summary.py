@@ -14,7 +14,7 @@ from tilescope.app.format import esc
 from tilescope.models.format import fmt_bytes, fmt_change
 from tilescope.app.state import SessionState
 from tilescope.app.assets import static_text
-from tilescope.app.views.placement_summary import placement_summary_html
+from tilescope.app.views.placement_summary import capacity_rule_html, placement_summary_html
 
 CSS = static_text("summary.css")
 
@@ -68,7 +68,7 @@ def summary_html(state: SessionState) -> str:
         f"<div><h3>Profile</h3><table>{device}</table></div>"
         f"<div><h3>Peaks (per tile)</h3><table>{peaks}</table>{edits}{_recorded_note(header, base)}</div>"
         f"{placement_summary_html(data)}"
-        f"</div></div>"
+        f"</div>{capacity_rule_html(data)}</div>"
     )
 
 
