@@ -151,7 +151,7 @@ class TileMapView(pn.viewable.Viewer):
         return (
             f'<div class="ts-tile-holdings" data-testid="ts-tile-holdings"><b>Tile <span data-testid="ts-tile-shown">{tile}</span></b> '
             f'({which}): <span class="ts-fig" data-testid="ts-tile-shown-bytes">{esc(fmt_bytes(int(m.bytes[tile])))}</span>, most bytes first'
-            f"<table><tr><th>what</th><th>region</th><th>on this tile</th><th>planned (every tile)</th></tr>{''.join(rows)}</table>{extra}</div>"
+            f"<table><tr><th>what</th><th>region</th><th>on this tile</th><th>planner (every tile)</th></tr>{''.join(rows)}</table>{extra}</div>"
         )
 
     # ------------------------------------------------------------------ events
