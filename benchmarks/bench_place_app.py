@@ -135,7 +135,7 @@ def report(f: PlaceAppFigures) -> str:
     whole, without = f.pages["whole page"]["apply edit"], f.pages["page without the placement tab"]["apply edit"]
     if whole.times and without.times:
         lines.append(f"  the placement tab adds {_ms(whole.median - without.median)} per edit (median − median; "
-                     f"{(whole.median - without.median) / GOAL_SECONDS:.1%} of the budget)")
+                     f"{(whole.median - without.median) / GOAL_SECONDS:.1%} of the budget; CPU {_ms(whole.cpu_median - without.cpu_median)})")
     return "\n".join(lines)
 
 
