@@ -333,6 +333,20 @@ def test_tile_map_follows_the_step_and_the_edit(state, raw, edited_raw):
     assert figure_text(view._head.object, "ts-tile-estimate") == kib(later["usage"]["standard"] + later["usage"]["interleaved"] + raw["peak"]["exchange_rows"])
 
 
+def test_the_grid_holds_every_tile_once_and_each_tile_itemised(state):
+    m = state.data.tile_map(PEAK_STEP)
+    assert (m.columns, m.rows) == (55, 27) and m.columns * m.rows >= m.device_tiles > m.columns * (m.rows - 1)
+    assert [m.tile_at(*m.position(t)) for t in range(m.device_tiles)] == list(range(m.device_tiles))
+    assert m.tile_at(-1, 0) is None and m.tile_at(m.columns, 0) is None and m.tile_at(m.columns - 1, m.rows - 1) is None
+    value_bytes = state.data.plan.figures.bytes
+    for region in ("total", "standard", "interleaved"):
+        m = state.data.tile_map(PEAK_STEP, region)
+        for tile in range(m.device_tiles):
+            lines, more = m.holdings(tile, value_bytes, limit=10_000)
+            assert more == 0 and sum(line.bytes for line in lines) == int(m.bytes[tile]) <= m.estimate
+            assert all(line.bytes <= line.planned for line in lines)  # no value holds more than the planner counts
+
+
 def test_a_device_of_2_53_tiles_gets_no_grid(raw):
     doc = copy.deepcopy(raw)
     doc["tile_count"] = 2**53
