@@ -31,9 +31,11 @@ from tilescope.app.views.editor import EditorView
 from tilescope.app.views.export import ExportView
 from tilescope.app.views.file_bar import FileBar
 from tilescope.app.views.lifetimes import LifetimesView
+from tilescope.app.views.placement import AddressView
 from tilescope.app.views.search_state import SearchStateView
 from tilescope.app.views.storage_groups import StorageGroupsView
 from tilescope.app.views.summary import SummaryView
+from tilescope.app.views.tile_map import TileMapView
 from tilescope.app.views.timeline import TimelineView
 from tilescope.app.views.values_table import ValuesTableView
 from tilescope.derived.opening import Opened, open_bytes
@@ -68,6 +70,7 @@ class ExplorerApp(pn.viewable.Viewer):
                 ("Values", ValuesTableView(state=s)),
                 ("Storage groups", StorageGroupsView(state=s)),
                 ("What-if editor", EditorView(state=s)),
+                ("Placement", pn.Row(AddressView(state=s), TileMapView(state=s), sizing_mode="stretch_width")),
                 ("Export", ExportView(state=s)),
                 ("Compare", CompareView(state=s, opener=self.compare_opener)),
                 dynamic=True, sizing_mode="stretch_width",

@@ -44,8 +44,10 @@ from tilescope.app.views.export import ExportView
 from tilescope.app.state import SessionState
 from tilescope.app.views.at_step import AtStepView
 from tilescope.app.views.lifetimes import LifetimesView
+from tilescope.app.views.placement import AddressView
 from tilescope.app.views.storage_groups import StorageGroupsView
 from tilescope.app.views.summary import SummaryView
+from tilescope.app.views.tile_map import TileMapView
 from tilescope.app.views.timeline import TimelineView
 from tilescope.app.views.values_table import ValuesTableView
 from tilescope.models.edits import TilingEdit
@@ -55,8 +57,9 @@ from tilescope.synth import SAMPLE_PATH
 
 GOAL_SECONDS = 0.5
 # The page's views in page order (app.main.ExplorerApp._profile_layout): summary, timeline, at-step
-# and lifetimes side by side, then the tabs.
-VIEW_CLASSES = (SummaryView, TimelineView, AtStepView, LifetimesView, ValuesTableView, StorageGroupsView, EditorView, ExportView)
+# and lifetimes side by side, then the tabs (the placement tab: addresses and the tile map).
+VIEW_CLASSES = (SummaryView, TimelineView, AtStepView, LifetimesView, ValuesTableView, StorageGroupsView, EditorView,
+                AddressView, TileMapView, ExportView)
 INTERACTIONS = ("select step", "apply edit", "undo", "select value")
 
 
@@ -105,7 +108,7 @@ class AppFigures:
     n_values: int
     n_intervals: int
     open_seconds: float  # SessionState.open_path: read (or reuse the cache), validate, plan
-    build_seconds: float  # constructing the eight views
+    build_seconds: float  # constructing the views
     render_seconds: float  # their Bokeh models, and the document's first JSON (what a new page is sent)
     interactions: dict[str, Interaction]
 
@@ -130,10 +133,10 @@ class PatchRecorder:
 # ----------------------------------------------------------------------------- the page
 
 
-def build_page(state: SessionState) -> tuple[list, Document, float, float]:
-    """Every view of the profile page, rendered on one document; (views, doc, build s, render s)."""
+def build_page(state: SessionState, classes=VIEW_CLASSES) -> tuple[list, Document, float, float]:
+    """Every view of the profile page (or ``classes``), rendered on one document; (views, doc, build s, render s)."""
     started = time.perf_counter()
-    views = [cls(state=state) for cls in VIEW_CLASSES]
+    views = [cls(state=state) for cls in classes]
     built = time.perf_counter()
     doc = Document()
     for view in views:

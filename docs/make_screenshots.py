@@ -22,6 +22,7 @@ TABS = {
     "values": ("Values", "text=aligned − shard"),
     "storage_groups": ("Storage groups", "text=hand-over"),
     "editor": ("What-if editor", ".ts-handle"),
+    "placement": ("Placement", "[data-testid=ts-tile-head]"),
     "export": ("Export", "text=Report (PNG)"),
 }
 

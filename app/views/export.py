@@ -16,7 +16,7 @@ import param
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.report.png import png_of
-from tilescope.report.tables import EDITS_CSV, EDITS_JSON, PNG_NAME, STEPS_CSV, VALUES_CSV, ReportInput, breakdown_name, report_input, tables_of
+from tilescope.report.tables import ALLOCATIONS_CSV, EDITS_CSV, EDITS_JSON, PNG_NAME, STEPS_CSV, VALUES_CSV, ReportInput, breakdown_name, report_input, tables_of
 from tilescope.app.assets import static_text
 
 CSS = static_text("export.css")
@@ -38,6 +38,7 @@ class ExportView(pn.viewable.Viewer):
             BREAKDOWN: self._button(breakdown_name(0), "Breakdown (CSV)", self._breakdown_file),
             EDITS_JSON: self._button(EDITS_JSON, "Edit set (JSON)", self._table_sender(EDITS_JSON)),
             EDITS_CSV: self._button(EDITS_CSV, "Edits (CSV)", self._table_sender(EDITS_CSV)),
+            ALLOCATIONS_CSV: self._button(ALLOCATIONS_CSV, "Allocations (CSV)", self._table_sender(ALLOCATIONS_CSV)),
         }
         self._layout = pn.Column(
             pn.pane.HTML('<h3 style="margin:0">Export</h3>', margin=(0, 10)),

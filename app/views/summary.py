@@ -1,5 +1,6 @@
 """Summary: the profile's scope, device and budgets, the three peaks with their steps, the effective
-peak and the verdict. After what-if edits each figure reads ``before → after (difference)``.
+peak and the verdict, and the placement's figures per region (``placement_summary``). After what-if
+edits each figure reads ``before → after (difference)``.
 
 Every figure carries a ``data-testid`` (``ts-peak-total``, ``ts-budget``…) whose text is only the
 figure, e.g. ``429,904 B (419.8 KiB)``.
@@ -13,6 +14,7 @@ from tilescope.app.format import esc
 from tilescope.models.format import fmt_bytes, fmt_change
 from tilescope.app.state import SessionState
 from tilescope.app.assets import static_text
+from tilescope.app.views.placement_summary import capacity_rule_html, placement_summary_html
 
 CSS = static_text("summary.css")
 
@@ -65,7 +67,8 @@ def summary_html(state: SessionState) -> str:
         f'<div class="ts-summary" data-testid="ts-summary"><div class="ts-grid">'
         f"<div><h3>Profile</h3><table>{device}</table></div>"
         f"<div><h3>Peaks (per tile)</h3><table>{peaks}</table>{edits}{_recorded_note(header, base)}</div>"
-        f"</div></div>"
+        f"{placement_summary_html(data)}"
+        f"</div>{capacity_rule_html(data)}</div>"
     )
 
 

@@ -1,0 +1,89 @@
+"""The summary's placement block: per region the placed top, the lower bound, the fragmentation,
+the capacity and whether it fits (``planner.placement``), with the capacity rule we chose
+(docs/formats.md §5). After what-if edits each figure reads ``before → after (difference)``.
+
+Every figure carries a ``data-testid`` whose text is only the figure: ``ts-placed-standard``,
+``ts-lower-bound-standard``, ``ts-fragmentation-standard``, ``ts-capacity-standard``,
+``ts-fits-standard`` (and ``…-interleaved``), ``ts-overflow-bytes``; the rule under the grid:
+``ts-capacity-rule``.
+"""
+from __future__ import annotations
+
+from tilescope.app.format import esc
+from tilescope.derived.plan_data import PlanData
+from tilescope.models.errors import TilescopeError
+from tilescope.models.format import fmt_bytes, fmt_change
+from tilescope.planner.placement import REGION_NAMES, Placement, RegionPlacement
+
+FIGURES = (("placed", "placed"), ("lower_bound", "lower bound"), ("fragmentation", "fragmentation"), ("capacity", "capacity"))
+
+
+def _figure(testid: str, before: int, after: int) -> str:
+    changed = " changed" if int(before) != int(after) else ""
+    return f'<span class="ts-fig{changed}" data-testid="{testid}">{esc(fmt_change(before, after))}</span>'
+
+
+def _share(fragmentation: int, lower_bound: int) -> str:
+    """Fragmentation as a share of the lower bound (nothing when the bound is 0)."""
+    if not lower_bound:
+        return ""
+    return f' <span class="note">({fragmentation / lower_bound:.3%} of the bound)</span>'
+
+
+def _fits(region: str, now: RegionPlacement, before: RegionPlacement) -> str:
+    word, cls = ("yes", "ok") if now.fits else ("no", "bad")
+    change = "" if now.fits == before.fits else f" (was {'yes' if before.fits else 'no'})"
+    rule = f"placed {now.placed:,} ≤ capacity {now.capacity:,}" if now.fits else f"placed {now.placed:,} > capacity {now.capacity:,}"
+    return f'<span class="{cls}" data-testid="ts-fits-{region}" title="{esc(rule)}">{word}{esc(change)}</span>'
+
+
+def _rows(now: Placement, before: Placement) -> str:
+    """One row per figure, one column per region."""
+    head = "".join(f"<th>{esc(r)}</th>" for r in REGION_NAMES)
+    rows = [f'<tr><td class="k"></td>{head}</tr>']
+    for field, label in FIGURES:
+        cells = []
+        for region in REGION_NAMES:
+            a, b = now.regions[region], before.regions[region]
+            cell = _figure(f"ts-{field.replace('_', '-')}-{region}", getattr(b, field), getattr(a, field))
+            if field == "fragmentation":
+                cell += _share(a.fragmentation, a.lower_bound)
+            cells.append(f"<td>{cell}</td>")
+        rows.append(f'<tr><td class="k">{esc(label)}</td>{"".join(cells)}</tr>')
+    fits = "".join(f"<td>{_fits(r, now.regions[r], before.regions[r])}</td>" for r in REGION_NAMES)
+    rows.append(f'<tr><td class="k">fits</td>{fits}</tr>')
+    return "".join(rows)
+
+
+def _placements(data: PlanData) -> tuple[Placement, Placement]:
+    return data.placement, data.base.placement
+
+
+def placement_summary_html(data: PlanData) -> str:
+    """The block for the summary's grid (all text escaped); a refused placement says why instead."""
+    try:
+        now, before = _placements(data)
+    except TilescopeError as exc:
+        return (
+            '<div><h3>Placement (per tile)</h3>'
+            f'<div class="bad" data-testid="ts-placement-error">placement refused: {esc(exc)}</div></div>'
+        )
+    overflow = now.standard_contiguous_overflow_bytes
+    return (
+        '<div data-testid="ts-placement-summary"><h3>Placement (per tile)</h3>'
+        f"<table>{_rows(now, before)}"
+        f'<tr><td class="k">contiguous overflow</td><td><span class="ts-fig" data-testid="ts-overflow-bytes">{esc(fmt_bytes(overflow))}</span>'
+        f' <span class="note">(from the file; not counted)</span></td><td></td></tr></table></div>'
+    )
+
+
+def capacity_rule_html(data: PlanData) -> str:
+    """The capacity and fits rule, written under the summary's grid (empty when nothing is placed)."""
+    try:
+        now, _ = _placements(data)
+    except TilescopeError:
+        return ""
+    return (
+        f'<div class="note ts-rule" data-testid="ts-capacity-rule">placement capacity and fits, our reading '
+        f"(docs/formats.md §5): {esc(now.capacity_rule)}</div>"
+    )

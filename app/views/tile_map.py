@@ -1,0 +1,174 @@
+"""Tile map: the device's tiles on a grid (``derived.tile_view``), coloured by the bytes each holds at
+the selected step (``PlanData.tile_map``: the partition-to-tile mapping of docs/formats.md §5), the
+worst tile outlined red against the planner's estimate (an upper bound of every tile), and what the
+worst tile — or a clicked one, outlined black — holds, most bytes first. Follows the selected
+step, the region choice and every edit.
+
+A device above ``derived.tile_view.MAX_MAP_TILES`` tiles gets no grid, and the view says so.
+"""
+from __future__ import annotations
+
+import numpy as np
+import panel as pn
+import param
+from bokeh.events import Tap
+from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMapper, NumeralTickFormatter, Range1d
+from bokeh.palettes import Viridis256
+from bokeh.plotting import figure
+
+from tilescope.app.assets import static_text
+from tilescope.app.format import esc
+from tilescope.app.state import SessionState
+from tilescope.derived.tile_view import TILE_REGIONS, TileMap
+from tilescope.models.errors import TilescopeError
+from tilescope.models.format import fmt_bytes, shorten
+
+CSS = static_text("tile_map.css")
+MAP_PX = 400  # the grid's width in pixels, about: cells of 2 to 9 pixels
+TILE_FIELDS = ("x", "y", "tile", "bytes", "share")
+MARK_FIELDS = ("x", "y", "color")  # the outlined tiles: the worst (red) and the clicked one (black)
+HOLDINGS_SHOWN = 12
+
+
+class TileMapView(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=SessionState)
+    region = param.Selector(default="total", objects=list(TILE_REGIONS), doc="bytes of which region colour the tiles")
+    tile = param.Integer(default=None, allow_None=True, doc="the clicked tile (None: the worst tile)")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.source = ColumnDataSource({k: [] for k in TILE_FIELDS}, name="ts-tile-map-tiles")
+        self.marked = ColumnDataSource({k: [] for k in MARK_FIELDS}, name="ts-tile-map-marked")
+        self.mapper = LinearColorMapper(palette=Viridis256, low=0, high=1)
+        self.figure = self._build_figure()
+        self._map: TileMap | None = None
+        self._region = pn.widgets.RadioButtonGroup.from_param(self.param.region, label="")
+        self._worst_button = pn.widgets.Button(label="worst tile", width=90)
+        self._worst_button.on_click(lambda event: setattr(self, "tile", None))
+        self._head = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
+        self._holdings = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
+        self._pane = pn.pane.Bokeh(self.figure)
+        self.state.param.watch(self._on_plan, ["data"])
+        self.state.param.watch(self._refresh, ["selected_step"])
+        self._on_plan()
+
+    def _build_figure(self):
+        fig = figure(
+            name="ts-tile-map", width=520, height=300, tools="save", toolbar_location=None, output_backend="webgl",
+            x_range=Range1d(-0.5, 0.5), y_range=Range1d(0.5, -0.5),
+        )
+        fig.axis.visible = False
+        fig.grid.visible = False
+        cells = fig.rect(
+            x="x", y="y", width=0.92, height=0.92, source=self.source, fill_color={"field": "bytes", "transform": self.mapper},
+            line_color=None,
+        )
+        fig.rect(x="x", y="y", width=1.0, height=1.0, source=self.marked, fill_alpha=0, line_color="color", line_width=2.5)
+        fig.add_tools(HoverTool(renderers=[cells], tooltips=[("tile", "@tile"), ("bytes", "@bytes{0,0} B"), ("of the estimate", "@share{0.0 %}")]))
+        fig.add_layout(ColorBar(color_mapper=self.mapper, width=10, formatter=NumeralTickFormatter(format="0,0"), title="bytes"), "right")
+        fig.on_event(Tap, self._on_tap)
+        return fig
+
+    # ------------------------------------------------------------------ data
+
+    def _on_plan(self, *_):
+        data = self.state.data
+        if self.tile is not None and (data is None or self.tile >= data.arrays.device_tiles):
+            self.tile = None  # a tile the new profile does not have (refreshes)
+            return
+        self._refresh()
+
+    @param.depends("region", "tile", watch=True)
+    def _refresh(self, *_):
+        data = self.state.data
+        self._map = None
+        if data is None:
+            return self._show_nothing("")
+        step = self.state.selected_step
+        try:
+            found = data.tile_map(step, self.region)
+        except TilescopeError as exc:  # too many tiles for a map, or a tiling the device cannot hold
+            return self._show_nothing(f'<div class="ts-tile-refused" data-testid="ts-tile-map-refused">tile map: {esc(exc)}</div>')
+        self._map = found
+        shown = found.worst_tile if self.tile is None else self.tile
+        tiles = np.arange(found.device_tiles, dtype=np.int32)  # ≤ MAX_MAP_TILES
+        estimate = max(found.estimate, 1)
+        self.mapper.update(low=0, high=estimate)
+        self.source.data = {  # bytes as float64: exact to 2⁵³ and sent as binary (an int64 beyond 2³¹ is not)
+            "x": tiles % found.columns, "y": tiles // found.columns, "tile": tiles, "bytes": found.bytes.astype(np.float64),
+            "share": (found.bytes / estimate).astype(np.float32),
+        }
+        marked = [(found.worst_tile, "#C62828")] + ([(shown, "#000000")] if self.tile is not None else [])
+        self.marked.data = {
+            "x": [found.position(t)[0] for t, _ in marked], "y": [found.position(t)[1] for t, _ in marked], "color": [c for _, c in marked],
+        }
+        self.figure.x_range.update(start=-0.5, end=found.columns - 0.5)
+        self.figure.y_range.update(start=found.rows - 0.5, end=-0.5)  # tile 0 top left
+        cell = min(max(MAP_PX // found.columns, 2), 9)
+        self.figure.update(width=found.columns * cell + 90, height=max(80, found.rows * cell + 20))
+        self._head.object = self._head_html(found, data.edited)
+        self._holdings.object = self._holdings_html(found, shown, data)
+
+    def _show_nothing(self, message: str) -> None:
+        self.source.data = {k: [] for k in TILE_FIELDS}
+        self.marked.data = {k: [] for k in MARK_FIELDS}
+        self._head.object = message
+        self._holdings.object = ""
+
+    @staticmethod
+    def _head_html(m: TileMap, edited: bool) -> str:
+        share = m.worst_bytes / m.estimate if m.estimate else 0.0
+        plan = "the what-if plan" if edited else "the file's plan"
+        return (
+            f'<div class="ts-tile-head" data-testid="ts-tile-head">{m.device_tiles:,} tiles at step '
+            f'<span data-testid="ts-tile-step">{m.step}</span> ({esc(m.region)}, {plan}): worst tile '
+            f'<b data-testid="ts-tile-worst">{m.worst_tile}</b> holds '
+            f'<span class="ts-fig" data-testid="ts-tile-worst-bytes">{esc(fmt_bytes(m.worst_bytes))}</span> of the estimate '
+            f'<span class="ts-fig" data-testid="ts-tile-estimate">{esc(fmt_bytes(m.estimate))}</span> ({share:.1%}); '
+            f"the least-loaded tile holds {esc(fmt_bytes(int(m.bytes.min()) if m.bytes.size else 0))}. "
+            f'<span class="note">Tile t at column t mod {m.columns}, row t div {m.columns} (the file gives no physical layout); '
+            f"colour scale 0 to the estimate.</span></div>"
+        )
+
+    @staticmethod
+    def _holdings_html(m: TileMap, tile: int, data) -> str:
+        lines, more = m.holdings(tile, data.plan.figures.bytes, HOLDINGS_SHOWN)
+        names = data.profile.values.column("name")
+        rows = []
+        for line in lines:
+            if line.kind == "value":
+                what = f"#{int(data.arrays.value_ids[line.row])} {esc(shorten(str(names[line.row].as_py()), 120))}"
+            elif line.kind == "scratch":
+                what = f"scratch of step {m.step}"
+            else:
+                what = "exchange rows"
+            rows.append(
+                f'<tr data-kind="{line.kind}"><td>{what}</td><td>{esc(line.region)}</td>'
+                f'<td class="n">{esc(fmt_bytes(line.bytes))}</td><td class="n">{esc(fmt_bytes(line.planned))}</td></tr>'
+            )
+        which = "worst tile" if tile == m.worst_tile else "clicked tile"
+        extra = f'<div class="note">and {more:,} more values holding bytes there</div>' if more else ""
+        return (
+            f'<div class="ts-tile-holdings" data-testid="ts-tile-holdings"><b>Tile <span data-testid="ts-tile-shown">{tile}</span></b> '
+            f'({which}): <span class="ts-fig" data-testid="ts-tile-shown-bytes">{esc(fmt_bytes(int(m.bytes[tile])))}</span>, most bytes first'
+            f"<table><tr><th>what</th><th>region</th><th>on this tile</th><th>planner (every tile)</th></tr>{''.join(rows)}</table>{extra}</div>"
+        )
+
+    # ------------------------------------------------------------------ events
+
+    def _on_tap(self, event):
+        if self._map is None or event.x is None or event.y is None:
+            return
+        tile = self._map.tile_at(event.x, event.y)
+        if tile is not None:
+            self.tile = tile
+
+    def __panel__(self):
+        return pn.Column(
+            pn.Row(pn.pane.HTML("<b>Tile map</b> — click a tile to list what it holds", margin=(8, 10)), self._region, self._worst_button),
+            self._head,
+            self._pane,
+            self._holdings,
+            css_classes=["ts-tile-map"],
+            width=520,
+        )
