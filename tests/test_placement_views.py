@@ -118,15 +118,15 @@ def test_summary_follows_an_edit(state, raw, edited_raw):
 
 
 def test_a_refused_placement_is_said_not_drawn(tmp_path):
-    """580 steps whose interleaved usage is 2⁵³ (the loader's largest count), most of it scratch: the
-    region's Σ passes 2⁶², the placer refuses, and the summary and the address view say why instead
-    of showing figures."""
-    path = write_synthetic_profile(tmp_path / "s.memory_profile.json", 5, 2)
+    """1,160 steps each with 2⁵² B of interleaved scratch (as large as the loader lets a step be,
+    docs/formats.md §6): the region's Σ passes 2⁶², the placer refuses, and the summary and the
+    address view say why instead of showing figures."""
+    path = write_synthetic_profile(tmp_path / "s.memory_profile.json", 10, 2)
     doc = json.loads(path.read_text())
     for step in doc["timeline"]["steps"]:
-        step["scratch"]["interleaved"] = (1 << 53) - step["usage"]["interleaved"] + step["scratch"]["interleaved"]
-        step["usage"]["interleaved"] = 1 << 53
-    assert len(doc["timeline"]["steps"]) > 512  # 512 scratch allocations of nearly 2⁵³ B reach 2⁶²
+        step["usage"]["interleaved"] += (1 << 52) - step["scratch"]["interleaved"]
+        step["scratch"]["interleaved"] = 1 << 52
+    assert len(doc["timeline"]["steps"]) > 1024  # 1,024 scratch allocations of 2⁵² B reach 2⁶²
     path.write_text(json.dumps(doc))
     s = SessionState()
     assert s.open_path(path), s.error
