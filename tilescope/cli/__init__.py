@@ -21,6 +21,7 @@ COMMANDS = {
     "compare": "compare two memory plans: peaks, changed values, each peak's change value by value",
     "batch": "normalise every planner output under a folder into one Parquet dataset, on Dask",
     "fleet": "run DuckDB SQL over a dataset written by batch",
+    "regress": "list the profiles whose peaks grew between two datasets (or folders of one), with the values that grew",
 }
 
 
