@@ -74,8 +74,12 @@ class RowSource:
 
 
 def _row(fleet: Fleet, position: int) -> dict:
-    row = fleet.profiles.iloc[position].to_dict()
-    return {k: (None if v is pd.NA or (isinstance(v, float) and v != v) else v) for k, v in row.items()}
+    """The committed ``profiles`` row shown at ``position`` (read again: every column, as written)."""
+    path = str(fleet.profiles["path"].iloc[position])
+    row = fleet.dataset.read_row(path)
+    if row is None or row["profile_key"] != fleet.profiles["profile_key"].iloc[position]:
+        raise TilescopeError(f"{fleet.name}:{path}: the dataset changed since the page read it; open it again")
+    return row
 
 
 def row_source(fleet: Fleet, position: int, data_root: Path) -> RowSource:

@@ -92,7 +92,7 @@ class ExplorerApp(pn.viewable.Viewer):
         else:
             view = None
         if self.fleet is not None:
-            objects = [self.fleet] if self.fleet.showing or view is None else [self.fleet.back, view]
+            objects = [self.fleet.page] if self.fleet.showing or view is None else [self.fleet.back, view]
         elif view is None:
             return
         else:

@@ -24,8 +24,9 @@ def profiles_frame(dataset_root: str | Path, name: str | None = None) -> pd.Data
     """Every ``profiles`` row (``COLUMNS``), by path. A dataset that cannot be read is one
     ``TilescopeError`` line naming it (``name``: how the page names it) and what DuckDB found."""
     label = name or str(dataset_root)
-    con = connect(dataset_root)  # InputError naming the directory when it is not a dataset
+    con = None
     try:
+        con = connect(dataset_root)  # InputError naming the directory when it is not a dataset
         columns = ", ".join(f'"{c}"' for c in COLUMNS)
         table = con.sql(f"SELECT {columns} FROM profiles ORDER BY path").arrow()
         if isinstance(table, pa.RecordBatchReader):  # (newer DuckDB hands a reader)
@@ -34,5 +35,6 @@ def profiles_frame(dataset_root: str | Path, name: str | None = None) -> pd.Data
         first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
         raise TilescopeError(f"{label}: the dataset's tables cannot be read: {first.strip()}") from None
     finally:
-        con.close()
+        if con is not None:
+            con.close()
     return table.to_pandas(types_mapper=_TYPES.get)

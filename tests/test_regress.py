@@ -17,14 +17,12 @@ from browser_support import kib
 from compare_support import expected_comparison, peaks_of
 from fleet_support import run_cli
 from regress_support import (
-    BASE, BROKEN, COPY, EDITED_VALUE, EXTRA_SCRATCH, HEAD, MID, MID_V2, SCOPES, SEARCH, SMALL, VIT, nightly,
+    BASE, BROKEN, COPY, EDITED_VALUE, EXTRA_SCRATCH, HEAD, MID, MID_V2, SCOPES, SEARCH, SMALL, VIT,
 )
 from tilescope.fleet.layout import Dataset
 from tilescope.fleet.regress import Threshold, parse_threshold
 from tilescope.fleet.reopen import reopen_profile
 from tilescope.loaders.memory_profile import load_memory_profile
-
-__all__ = ["nightly"]
 
 FIGURE_KEYS = {"standard": "standard", "interleaved": "interleaved", "total": "total", "effective_peak_bytes": "effective_peak_bytes"}
 

@@ -85,6 +85,7 @@ class FleetView(pn.viewable.Viewer):
         self.compare_note = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.failure_list = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.back = pn.widgets.Button(name="← fleet", button_type="light", width=320, css_classes=["ts-fleet-back"])
+        self._page = None
         self.table.on_click(self._on_click)
         self.table.param.watch(self._on_tick, "selection")
         self.compare_button.on_click(self._on_compare)
@@ -183,16 +184,23 @@ class FleetView(pn.viewable.Viewer):
             return
         await self._in_session(partial(setattr, self.compare_note, "object", compare_note_html(a, b, link)))
 
+    @property
+    def page(self) -> pn.Column:
+        """The view's layout, built once (what the page's body holds)."""
+        if self._page is None:
+            self._page = pn.Column(
+                self.header,
+                pn.Row(self.figure_choice, sizing_mode="stretch_width"),
+                self.chart,
+                pn.Row(self.compare_button, self.compare_note, sizing_mode="stretch_width"),
+                self.table,
+                self.failure_list,
+                sizing_mode="stretch_width",
+            )
+        return self._page
+
     def __panel__(self):
-        return pn.Column(
-            self.header,
-            pn.Row(self.figure_choice, sizing_mode="stretch_width"),
-            self.chart,
-            pn.Row(self.compare_button, self.compare_note, sizing_mode="stretch_width"),
-            self.table,
-            self.failure_list,
-            sizing_mode="stretch_width",
-        )
+        return self.page
 
 
 def table_frame_empty() -> pd.DataFrame:
