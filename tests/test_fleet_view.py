@@ -219,3 +219,35 @@ def test_text_from_the_dataset_is_escaped(nightly, tmp_path):
     html = app.fleet.failure_list.object
     assert evil not in html and "&lt;img src=x onerror=&quot;window.__pwned=1&quot;&gt;" in html
     assert app.fleet.table.formatters["path"] == {"type": "plaintext"}
+
+
+def test_two_ticked_rows_give_the_link_or_go_to_the_compare_entry_point(nightly):
+    """Without a compare entry point the view shows the compare view's link; with one (the app
+    passes it once the compare view is merged) A opens in the session and B's name goes to it."""
+    from functools import partial
+
+    from tilescope.app.fleet_open import DatasetRequest
+    from tilescope.app.main import build_app
+    from tilescope.app.views.fleet import FleetView
+
+    app = build_app(["--data-root", str(nightly.root)])
+    handed = []
+
+    async def compare(name: str) -> bool:
+        handed.append((app.state.source, name))
+        return True
+
+    async def scenario(entry_point):
+        view = FleetView(state=app.state, shared=app.shared, data_root=nightly.root, load=app._load,
+                         in_session=partial(app._in_session, None), compare=entry_point)
+        await view.open(DatasetRequest(nightly.dataset, "fleet-data"))
+        view.table.selection = [position_of(view.fleet, f"{HEAD}/{VIT}"), position_of(view.fleet, f"{BASE}/{VIT}")]
+        assert not view.compare_button.disabled
+        await view._on_compare()
+        return view
+
+    view = run(scenario(None))
+    assert 'href="?file=nightly%2F2024-05-01%2Fvit.memory_profile.json&amp;compare=nightly%2F2024-05-02%2Fvit.memory_profile.json"' in view.compare_note.object
+    assert handed == [] and app.state.data is None
+    view = run(scenario(compare))
+    assert handed == [(f"{BASE}/{VIT}", f"{HEAD}/{VIT}")] and not view.showing

@@ -5,7 +5,7 @@ that failed with their errors.
 
 Clicking a row opens that profile in this session through the app's open path (``load``: the
 worker-thread load of ``app.main``); ticking two and pressing *compare* gives the compare view's
-``?file=A&compare=B`` link, or calls ``compare`` (the compare view's entry point, when the app
+``?file=A&compare=B`` link (A the one first by path, e.g. the earlier nightly run), or calls ``compare`` (the compare view's entry point, when the app
 passes one) after opening A. The dataset is read by DuckDB in a worker thread; a dataset that
 cannot be read shows its one-line error and keeps what was open. Text from the dataset (paths,
 scopes, errors) is escaped: the table's text columns use Tabulator's ``plaintext`` formatter.
@@ -145,10 +145,10 @@ class FleetView(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ opening and comparing
 
-    def _on_click(self, event) -> None:
+    async def _on_click(self, event) -> None:
         if self.fleet is None or event.column not in TABLE_COLUMNS:  # (the tick box is not a column)
             return
-        asyncio.get_running_loop().create_task(self.open_position(int(event.row)))
+        await self.open_position(int(event.row))
 
     async def open_position(self, position: int) -> bool:
         """Open row ``position`` of the dataset's profiles in this session (``app.fleet_open.open_row``)."""
@@ -164,8 +164,7 @@ class FleetView(pn.viewable.Viewer):
     def _on_tick(self, *_):
         picked = self.table.selection
         self.compare_button.disabled = len(picked) != 2
-        if len(picked) > 2:
-            self.compare_note.object = '<span class="ts-fleet-note">tick two profiles to compare them</span>'
+        self.compare_note.object = '<span class="ts-fleet-note">tick two profiles to compare them</span>' if len(picked) > 2 else ""
 
     async def _on_compare(self, *_):
         fleet, picked = self.fleet, sorted(self.table.selection)
