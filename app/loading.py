@@ -28,19 +28,22 @@ class PathRefused(TilescopeError):
 class AppOptions:
     file: Path | None  # explicit file from --args PATH (None: the default sample or ?file=)
     data_root: Path  # where ?file= names are looked up
+    dataset: Path | None = None  # --args --dataset DIR: the fleet view of that dataset (tilescope serve --dataset)
 
 
 def parse_app_args(argv: list[str]) -> AppOptions:
-    """``panel serve app --args [PATH] [--data-root DIR]`` (``sys.argv[1:]`` inside the app)."""
+    """``panel serve app --args [PATH] [--data-root DIR] [--dataset DIR]`` (``sys.argv[1:]`` inside the app)."""
     parser = argparse.ArgumentParser(prog="panel serve app --args", add_help=False, exit_on_error=False)
     parser.add_argument("file", nargs="?", default=None)
     parser.add_argument("--data-root", default=None)
+    parser.add_argument("--dataset", default=None)
     try:
         ns, _unknown = parser.parse_known_args(argv)
     except argparse.ArgumentError as exc:
         raise TilescopeError(f"app arguments: {exc}") from None
     root = Path(ns.data_root).expanduser() if ns.data_root else DEFAULT_DATA_ROOT
-    return AppOptions(Path(ns.file).expanduser() if ns.file else None, root)
+    dataset = Path(ns.dataset).expanduser() if ns.dataset else None
+    return AppOptions(Path(ns.file).expanduser() if ns.file else None, root, dataset)
 
 
 def initial_file(options: AppOptions) -> Path:

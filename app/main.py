@@ -5,6 +5,8 @@ session (one ``SessionState``). Which file opens:
 
 - ``?file=NAME`` in the URL: a file under the data root (``sample_data/`` or ``--args --data-root DIR``);
   absolute paths, ``..`` and names resolving outside the root are refused with a message;
+- ``?dataset=NAME`` (a dataset directory under the data root) or ``--args --dataset DIR``: the
+  fleet view (``app.views.fleet``) instead, whose rows open profiles here;
 - else ``panel serve app --args PATH``;
 - else ``sample_data/vit_finalist5.memory_profile.json``.
 A file can also be uploaded in the page (up to ``app.loading.MAX_UPLOAD_BYTES``, 200 MB, sent in
@@ -30,6 +32,8 @@ from tilescope.app.views.compare import CompareView
 from tilescope.app.views.editor import EditorView
 from tilescope.app.views.export import ExportView
 from tilescope.app.views.file_bar import FileBar
+from tilescope.app.fleet_open import requested_dataset
+from tilescope.app.views.fleet import FleetView
 from tilescope.app.views.lifetimes import LifetimesView
 from tilescope.app.views.placement import AddressView
 from tilescope.app.views.search_state import SearchStateView
@@ -58,6 +62,7 @@ class ExplorerApp(pn.viewable.Viewer):
         self._profile_views = None  # built once, on the first memory profile
         self._search_view = None
         self.compare_opener = CompareOpener(self.state, self.shared, options.data_root, self._in_session, lambda: self._doc or pn.state.curdoc)
+        self.fleet = None  # the fleet view, when the session opened a dataset
         self.file_bar.upload.param.watch(self._on_upload, "value")
 
     # ------------------------------------------------------------------ layout
@@ -86,15 +91,22 @@ class ExplorerApp(pn.viewable.Viewer):
         return self._profile_views
 
     def _show_body(self):
-        """The search-state view or the profile views, whichever the open file needs."""
+        """The search-state view or the profile views, whichever the open file needs; with a dataset
+        open, its fleet view instead, or the profile opened from it under a way back."""
         if self.state.kind == "search_state":
             view = self._search_state_view()
         elif self.state.data is not None:
             view = self._profile_layout()
         else:
+            view = None
+        if self.fleet is not None:
+            objects = [self.fleet.page] if self.fleet.showing or view is None else [self.fleet.back, view]
+        elif view is None:
             return
-        if list(self.body.objects) != [view]:
-            self.body.objects = [view]
+        else:
+            objects = [view]
+        if list(self.body.objects) != objects:
+            self.body.objects = objects
 
     def _search_state_view(self):
         return SearchStateView(state=self.state)
@@ -106,6 +118,10 @@ class ExplorerApp(pn.viewable.Viewer):
         falls back to the default and keeps its message."""
         requested = pn.state.session_args.get("file") if pn.state.session_args else None
         problem = None
+        if not requested and (dataset := requested_dataset(pn.state.session_args, self.options)) is not None:
+            problem = await self._open_fleet(dataset)
+            if self.fleet is not None:
+                return
         if requested:
             name = requested[0].decode("utf-8", "replace")
             try:
@@ -125,8 +141,27 @@ class ExplorerApp(pn.viewable.Viewer):
     async def _load_compare_arg(self):
         """``?compare=NAME``: compare the open profile with NAME (under the data root) and show the Compare tab."""
         requested = pn.state.session_args.get("compare") if pn.state.session_args else None
-        if requested and await self.compare_opener.open_name(requested[0].decode("utf-8", "replace")):
+        if requested:
+            await self._compare_with(requested[0].decode("utf-8", "replace"))
+
+    async def _compare_with(self, name: str) -> bool:
+        """Compare the open profile with ``name`` (under the data root) and show the Compare tab."""
+        if await self.compare_opener.open_name(name):
             await self._in_session(self._doc, lambda: setattr(self._tabs, "active", len(self._tabs) - 1))
+            return True
+        return False
+
+    async def _open_fleet(self, dataset) -> str | None:
+        """Show the fleet view of ``dataset`` (``app.fleet_open.DatasetRequest``); the problem when it cannot be read."""
+        doc = self._doc or pn.state.curdoc
+        fleet = FleetView(state=self.state, shared=self.shared, data_root=self.options.data_root, load=self._load,
+                          in_session=partial(self._in_session, doc), compare=self._compare_with)
+        problem = await fleet.open(dataset)
+        if fleet.fleet is not None:
+            self.fleet = fleet
+            fleet.param.watch(lambda *_: self._show_body(), "showing")
+            await self._in_session(doc, self._show_body)
+        return problem
 
     async def _load(self, job, name: str) -> bool:
         """Run ``job(progress) -> Opened`` (``derived.opening``) in a worker thread; adopt the result

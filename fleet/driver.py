@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
+from datetime import datetime, timezone
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,6 +155,7 @@ def run_batch(
     dataset = Dataset.create_or_open(os.path.abspath(dataset_root))
     report = BatchReport(root, str(dataset.root), uuid.uuid4().hex, other_json=found.other_json)
     with dataset.locked():
+        dataset.write_batch_record(report.batch_id, root, datetime.now(timezone.utc).isoformat())
         report.reconciled = dataset.reconcile()
         known = set(dataset.rows().column("path").to_pylist())
         report.gone = sorted(known - set(found.paths))

@@ -7,6 +7,8 @@
       profiles/<path key>.parquet     one row per input file (``schema.PROFILES``)
       <table>/<profile key>.parquet   for each table of ``schema.PROFILE_TABLES``: one file per loaded
                                       memory profile, every row carrying that ``profile_key``
+      batches/<batch id>.json         each batch's DIR (absolute) and start time: where the input files
+                                      of the rows it wrote were (``profiles.batch_id``)
       .staging/                       files being written
       .lock                           held by the batch that is writing the dataset
 
@@ -42,6 +44,7 @@ from .schema import PROFILE_TABLES, PROFILES
 LAYOUT_VERSION = 1
 MANIFEST_NAME = "tilescope-dataset.json"
 _STAGING = ".staging"
+_BATCHES = "batches"
 _LOCK = ".lock"
 
 
@@ -100,7 +103,7 @@ class Dataset:
             manifest = {"format": "tilescope fleet dataset", "layout_version": LAYOUT_VERSION, "tables": ["profiles", *PROFILE_TABLES]}
             write_atomically(path / MANIFEST_NAME, json.dumps(manifest, indent=1).encode())
         dataset = cls.open(path)
-        for name in ("profiles", *PROFILE_TABLES, _STAGING):
+        for name in ("profiles", *PROFILE_TABLES, _BATCHES, _STAGING):
             (dataset.root / name).mkdir(exist_ok=True)
         return dataset
 
@@ -134,6 +137,25 @@ class Dataset:
         base = self.root / _STAGING
         base.mkdir(exist_ok=True)
         return Path(tempfile.mkdtemp(dir=base))
+
+    # ----------------------------------------------------------------------------- batches
+
+    def write_batch_record(self, batch_id: str, directory: str | Path, started_at: str) -> None:
+        """Record where a batch's input files are (before it writes any row)."""
+        (self.root / _BATCHES).mkdir(exist_ok=True)
+        record = {"batch_id": batch_id, "directory": str(directory), "started_at": started_at}
+        write_atomically(self.root / _BATCHES / f"{batch_id}.json", json.dumps(record, indent=1).encode())
+
+    def batch_directory(self, batch_id: str) -> Path | None:
+        """The DIR of the batch that wrote a row; None when not recorded (datasets written before
+        batches were recorded) or unreadable."""
+        if not batch_id or not all(c in "0123456789abcdef" for c in batch_id):
+            return None  # a batch id is a uuid4 hex; anything else names no record
+        try:
+            record = json.loads((self.root / _BATCHES / f"{batch_id}.json").read_text())
+            return Path(record["directory"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
     # ----------------------------------------------------------------------------- rows
 

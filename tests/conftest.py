@@ -15,6 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from browser_support import SAMPLE, AppServer, chromium_missing_reason, launch_chromium, watch_console  # noqa: E402
+from regress_support import nightly  # noqa: E402,F401 - one session fixture for the regress and fleet-view tests
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -11,7 +11,9 @@ works the same from a checkout and from a plain ``pip install`` anywhere:
   loopback address also ``localhost``; for ``0.0.0.0``/``::`` this machine's host names), plus
   each ``--allow-websocket-origin HOST[:PORT]`` given: a page of another site cannot drive a session;
 - with no FILE and no ``--data-root`` it opens the bundled sample; FILE opens that file;
-  ``--data-root DIR`` serves ``?file=NAME`` from DIR (``app.loading.parse_app_args``).
+  ``--data-root DIR`` serves ``?file=NAME`` (and ``?dataset=NAME``) from DIR
+  (``app.loading.parse_app_args``); ``--dataset DIR`` opens every session on the fleet view of a
+  dataset written by ``tilescope batch``.
 """
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ import sys
 from pathlib import Path
 
 from tilescope.models.errors import TilescopeError
-from tilescope.models.files import FileAccessError, cannot_read
+from tilescope.loaders.json_input import check_input
+from tilescope.models.files import FileAccessError
 
 DEFAULT_PORT = 5006
 LOOPBACK = "127.0.0.1"
@@ -53,6 +56,7 @@ def add_arguments(parser) -> None:
     opened = parser.add_mutually_exclusive_group()
     opened.add_argument("file", nargs="?", help="the file to open (default: the bundled sample)")
     opened.add_argument("--data-root", metavar="DIR", help="the folder whose files ?file=NAME URLs open")
+    parser.add_argument("--dataset", metavar="DIR", help="open every session on the fleet view of this dataset (tilescope batch)")
     parser.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port to listen on (default {DEFAULT_PORT})")
     parser.add_argument("--address", default=LOOPBACK, help=f"address to listen on (default {LOOPBACK}: this machine only)")
     parser.add_argument("--show", action="store_true", help="open the app in a browser")
@@ -99,26 +103,25 @@ def websocket_origins(address: str, port: int, extra: list[str]) -> list[str]:
 
 def app_arguments(args) -> tuple[list[str], str]:
     """The ``--args`` of the app, and what a visitor can open (for the warning)."""
+    from tilescope import samples
+
+    dataset: list[str] = []
+    exposed_dataset = ""
+    if getattr(args, "dataset", None) is not None:
+        folder = Path(args.dataset).expanduser().resolve()
+        if not folder.is_dir():
+            raise FileAccessError(args.dataset, "is not a directory")
+        dataset, exposed_dataset = ["--dataset", str(folder)], f", the dataset {folder}"
     if args.file is not None:
         path = Path(args.file).expanduser().resolve()
-        if path.is_dir():
-            raise FileAccessError(args.file, "is not a file")
-        try:
-            with open(path, "rb"):
-                pass
-        except OSError as exc:
-            raise cannot_read(args.file, exc) from None
-        from tilescope import samples
-
-        return [str(path)], f"{path} and every file under {samples.sample_dir()}"
+        check_input(Path(args.file).expanduser())  # a regular, readable file (a FIFO is refused, not waited on)
+        return [str(path), *dataset], f"{path}{exposed_dataset} and every file under {samples.sample_dir()}"
     if args.data_root is not None:
         root = Path(args.data_root).expanduser().resolve()
         if not root.is_dir():
             raise FileAccessError(args.data_root, "is not a directory")
-        return ["--data-root", str(root)], f"every file under {root}"
-    from tilescope import samples
-
-    return [], f"every file under {samples.sample_dir()}"
+        return ["--data-root", str(root), *dataset], f"every file under {root}{exposed_dataset}"
+    return dataset, f"every file under {samples.sample_dir()}{exposed_dataset}"
 
 
 def panel_command(args, app_args: list[str]) -> list[str]:

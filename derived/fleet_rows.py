@@ -1,0 +1,120 @@
+"""What the app's fleet view shows of a dataset's ``profiles`` rows (``fleet.overview.profiles_frame``):
+the table's columns, the chart's bars grouped by folder, the failures. Pure pandas.
+
+**Groups.** A profile's group is the first folder below the folders every path shares, its member
+the rest of its path: with ``nightly/2024-05-01/model_a.memory_profile.json`` and
+``nightly/2024-05-02/model_a.memory_profile.json`` the groups are ``nightly/2024-05-01`` and
+``nightly/2024-05-02`` (one per nightly run) and both members are ``model_a.memory_profile.json``,
+so one model's bars share a colour across runs. Files directly in the shared folder form its own
+group. Groups are in natural order (``run-2`` before ``run-10``; ISO dates in date order).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+# figure column → how the page names it
+FIGURES = {"total_peak": "total peak", "standard_peak": "standard peak", "interleaved_peak": "interleaved peak",
+           "effective_peak_bytes": "effective peak"}
+TABLE_COLUMNS = ("path", "scope", "status", "standard_peak", "interleaved_peak", "total_peak", "effective_peak_bytes",
+                 "fits", "budget_bytes", "n_values", "n_steps", "check_mismatches")
+TEXT_COLUMNS = ("path", "scope", "status", "fits")
+BYTE_COLUMNS = ("standard_peak", "interleaved_peak", "total_peak", "effective_peak_bytes", "budget_bytes")
+COUNT_COLUMNS = ("n_values", "n_steps", "check_mismatches")
+LOADED, FAILED, SEARCH_STATE = "loaded", "failed", "search state"
+
+
+def natural_key(text: str) -> tuple:
+    """Digits compared as numbers: ``run-2`` < ``run-10``."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
+
+
+def folder_groups(paths: list[str]) -> tuple[list[str], list[str]]:
+    """(group, member) of each path (module doc)."""
+    parts = [p.split("/") for p in paths]
+    shared = 0
+    if parts:
+        folders = [p[:-1] for p in parts]
+        shortest = min(len(f) for f in folders)
+        while shared < shortest and len({f[shared] for f in folders}) == 1:
+            shared += 1
+    groups, members = [], []
+    for p in parts:
+        if len(p) - 1 > shared:  # a folder below the shared ones
+            groups.append("/".join(p[: shared + 1]))
+            members.append("/".join(p[shared + 1:]))
+        else:
+            groups.append("/".join(p[:shared]) + "/" if shared else "./")
+            members.append(p[-1])
+    return groups, members
+
+
+def _status(frame: pd.DataFrame) -> pd.Series:
+    failed = frame["error"].notna()
+    return pd.Series(np.where(failed, FAILED, np.where(frame["kind"] == "search_state", SEARCH_STATE, LOADED)), index=frame.index)
+
+
+def table_frame(profiles: pd.DataFrame) -> pd.DataFrame:
+    """The table's rows, one per ``profiles`` row in the same order and index (a clicked row's
+    position is its row of ``profiles``). Peaks of rows that have none (failures, search states)
+    are empty; ``fits`` reads yes/no."""
+    out = pd.DataFrame(index=profiles.index)
+    out["path"] = profiles["path"].astype(str)
+    out["scope"] = profiles["scope"].fillna("").astype(str)
+    out["status"] = _status(profiles)
+    for column in (*BYTE_COLUMNS, *COUNT_COLUMNS):
+        # float for the browser table (NaN shows as empty); exact below 2⁵³, and every figure is
+        # (the loader refuses larger ones)
+        out[column] = profiles[column].astype("Float64").astype(float)
+    fits = profiles["fits_budget"]
+    out["fits"] = np.where(fits.isna(), "", np.where(fits.fillna(False).astype(bool), "yes", "no"))
+    return out[list(TABLE_COLUMNS)]
+
+
+def failures(profiles: pd.DataFrame) -> list[tuple[str, str]]:
+    """(path, error) of every row that did not load, by path."""
+    failed = profiles[profiles["error"].notna()]
+    return list(zip(failed["path"].astype(str), failed["error"].astype(str)))
+
+
+@dataclass(frozen=True)
+class ChartBars:
+    """One bar per loaded memory profile: ``factors`` (group, member) in chart order (groups in
+    natural order, members by name within a group), each bar's figure, path and colour index (one
+    per member, so a model keeps its colour across groups)."""
+
+    figure: str
+    factors: list[tuple[str, str]]
+    groups: list[str]
+    values: list[int]
+    paths: list[str]
+    colour: list[int]
+    rows: list[int]  # the bar's row of ``profiles`` (positional)
+
+    @property
+    def n_members(self) -> int:
+        return max(self.colour) + 1 if self.colour else 0
+
+
+def chart_bars(profiles: pd.DataFrame, figure: str) -> ChartBars:
+    if figure not in FIGURES:
+        raise ValueError(f"figure must be one of {', '.join(FIGURES)}")
+    positions = np.flatnonzero((profiles["error"].isna() & (profiles["kind"] == "memory_profile")).to_numpy())
+    paths = profiles["path"].astype(str).to_numpy()[positions].tolist()
+    groups, members = folder_groups(paths)
+    order = sorted(range(len(paths)), key=lambda i: (natural_key(groups[i]), natural_key(members[i])))
+    figure_values = profiles[figure].to_numpy()[positions]
+    member_names = sorted(set(members), key=natural_key)
+    colour_of = {m: i for i, m in enumerate(member_names)}
+    return ChartBars(
+        figure=figure,
+        factors=[(groups[i], members[i]) for i in order],
+        groups=sorted(set(groups), key=natural_key),
+        values=[int(figure_values[i]) for i in order],
+        paths=[paths[i] for i in order],
+        colour=[colour_of[members[i]] for i in order],
+        rows=[int(positions[i]) for i in order],
+    )
