@@ -117,7 +117,7 @@ def test_serves_the_sample_on_loopback_and_refuses_foreign_pages():
     "argv, message",
     [
         (lambda t: ["serve", str(t / "missing.json")], "missing.json: cannot read it: No such file or directory"),
-        (lambda t: ["serve", str(t)], "is not a file"),
+        (lambda t: ["serve", str(t)], "cannot read it: a directory, not a regular file"),
         (lambda t: ["serve", "--data-root", str(t / "nowhere")], "nowhere: is not a directory"),
     ],
     ids=["missing-file", "a-folder-as-file", "missing-root"],
