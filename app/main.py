@@ -24,6 +24,7 @@ import panel as pn
 import param
 
 from tilescope.app.compare_open import CompareOpener
+from tilescope.app.load_pool import load_pool
 from tilescope.app.loading import AppOptions, PathRefused, check_upload_size, display_name, initial_file, parse_app_args, resolve_in_root
 from tilescope.app.shared import SharedProfiles, shared_profiles
 from tilescope.app.state import SessionState, error_text
@@ -164,15 +165,16 @@ class ExplorerApp(pn.viewable.Viewer):
         return problem
 
     async def _load(self, job, name: str) -> bool:
-        """Run ``job(progress) -> Opened`` (``derived.opening``) in a worker thread; adopt the result
-        on this session's loop, shown as ``name``."""
+        """Run ``job(progress) -> Opened`` (``derived.opening``) in one of the server's load workers
+        (``app.load_pool``: a few threads, a time limit per load); adopt the result on this
+        session's loop, shown as ``name``."""
         state = self.state
         state.begin_load()
-        loop = asyncio.get_running_loop()
         doc = self._doc or pn.state.curdoc
+        pool = load_pool(self.options.load_workers, self.options.load_timeout)
         try:
-            opened: Opened = await loop.run_in_executor(None, job, state.report_progress)
-        except Exception as exc:  # bad input (InputError) or anything else: say it, keep what is open
+            opened: Opened = await pool.run(job, progress=state.report_progress, label=name)
+        except Exception as exc:  # bad input (InputError), a time limit, anything else: say it, keep what is open
             await self._in_session(doc, partial(state.fail, exc))
             return False
         await self._in_session(doc, partial(self._adopt, opened, name))
@@ -222,7 +224,8 @@ class ExplorerApp(pn.viewable.Viewer):
 
 def build_app(argv: list[str]) -> ExplorerApp:
     options = parse_app_args(argv)
-    return ExplorerApp(options, state=SessionState(), shared=shared_profiles())
+    load_pool(options.load_workers, options.load_timeout)  # the process's load workers, made from the first session's --args
+    return ExplorerApp(options, state=SessionState(), shared=shared_profiles(options.data_root, options.max_file_bytes))
 
 
 pn.extension("tabulator", "filedropper", notifications=False, sizing_mode="stretch_width")

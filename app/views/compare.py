@@ -26,6 +26,7 @@ from tilescope.app.views.compare_summary import CompareSummaryView
 from tilescope.app.views.compare_timeline import CompareTimelineView
 from tilescope.app.views.compare_values import CompareValuesView
 from tilescope.app.views.compare_waterfall import CompareWaterfallView
+from tilescope.app.widgets.upload import CappedFileDropper
 
 CSS = static_text("compare.css")
 NO_FILE = "(choose a file under the data root)"
@@ -43,10 +44,11 @@ class ComparePicker(pn.viewable.Viewer):
                                       width=380, css_classes=["ts-compare-file"])
         self.open_button = pn.widgets.Button(label="Compare", color="primary", width=100, margin=(23, 5, 5, 5),
                                              css_classes=["ts-compare-open"])
-        self.upload = pn.widgets.FileDropper(
-            accepted_filetypes=[".json", "application/json"], max_file_size=f"{MAX_UPLOAD_BYTES // (1024 * 1024)}MB",
+        self.upload = CappedFileDropper(
+            accepted_filetypes=[".json", "application/json"], max_bytes=MAX_UPLOAD_BYTES,
             multiple=False, layout="compact", width=260, height=60, label="or upload B", css_classes=["ts-compare-upload"],
         )
+        self.upload.param.watch(lambda event: self.state.fail(f"compare: {event.new}") if event.new else None, "refused")
         self.whatif_button = pn.widgets.Button(label="Compare the what-if with the file", width=250, margin=(23, 5, 5, 5),
                                                css_classes=["ts-compare-whatif"])
         self.stop_button = pn.widgets.Button(label="Stop comparing", width=130, margin=(23, 5, 5, 5), css_classes=["ts-compare-stop"])

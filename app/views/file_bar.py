@@ -8,6 +8,7 @@ from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.loading import MAX_UPLOAD_BYTES
 from tilescope.app.state import SessionState
+from tilescope.app.widgets.upload import CappedFileDropper
 
 CSS = static_text("page.css")
 
@@ -23,10 +24,11 @@ class FileBar(pn.viewable.Viewer):
         self.status = pn.pane.HTML("", css_classes=["ts-status"], stylesheets=[CSS], margin=(8, 10))
         self.progress = pn.indicators.Progress(value=100, max=100, width=160, visible=False, margin=(14, 10))
         self.error = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", visible=False, margin=(0, 10))
-        self.upload = pn.widgets.FileDropper(
-            accepted_filetypes=[".json", "application/json"], max_file_size=f"{MAX_UPLOAD_BYTES // (1024 * 1024)}MB",
+        self.upload = CappedFileDropper(
+            accepted_filetypes=[".json", "application/json"], max_bytes=MAX_UPLOAD_BYTES,
             multiple=False, layout="compact", width=260, height=60, name="upload a memory profile or search state",
         )
+        self.upload.param.watch(lambda event: self.state.fail(event.new) if event.new else None, "refused")
         self.state.param.watch(self._render, ["source", "status", "error", "loading", "progress", "kind"])
         self._render()
 
