@@ -27,6 +27,7 @@ from tilescope.app.views.compare_timeline import CompareTimelineView
 from tilescope.app.views.compare_values import CompareValuesView
 from tilescope.app.views.compare_waterfall import CompareWaterfallView
 from tilescope.app.widgets.upload import CappedFileDropper
+from tilescope.app.view_guard import watch_state
 
 CSS = static_text("compare.css")
 NO_FILE = "(choose a file under the data root)"
@@ -56,7 +57,7 @@ class ComparePicker(pn.viewable.Viewer):
         self.whatif_button.on_click(self._on_whatif)
         self.stop_button.on_click(lambda _: self.state.stop_compare())
         self.upload.param.watch(self._on_upload, "value")
-        self.state.param.watch(self._enable, ["edits", "compare", "data", "loading"])
+        watch_state(self.state, self._enable, ["edits", "compare", "data", "loading"])
         self._enable()
 
     def _enable(self, *_):
@@ -101,7 +102,7 @@ class CompareView(pn.viewable.Viewer):
         self.export = CompareExportView(state=s)
         self._body = pn.Column(self.timeline, self.lifetimes, self.waterfall, self.values, self.export,
                                sizing_mode="stretch_width")
-        s.param.watch(self._show, ["compare"])
+        watch_state(s, self._show, ["compare"])
         self._show()
 
     @property

@@ -9,6 +9,7 @@ from tilescope.app.format import esc
 from tilescope.app.loading import MAX_UPLOAD_BYTES
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.upload import CappedFileDropper
+from tilescope.app.view_guard import watch_state
 
 CSS = static_text("page.css")
 
@@ -29,7 +30,7 @@ class FileBar(pn.viewable.Viewer):
             multiple=False, layout="compact", width=260, height=60, name="upload a memory profile or search state",
         )
         self.upload.param.watch(lambda event: self.state.fail(event.new) if event.new else None, "refused")
-        self.state.param.watch(self._render, ["source", "status", "error", "loading", "progress", "kind"])
+        watch_state(self.state, self._render, ["source", "status", "error", "loading", "progress", "kind"])
         self._render()
 
     def _render(self, *_):

@@ -15,6 +15,7 @@ from bokeh.plotting import figure
 from tilescope.models.format import shorten
 from tilescope.derived.series import minmax_indices
 from tilescope.app.state import SessionState
+from tilescope.app.view_guard import watch_state
 
 REGION_COLORS = {0: "#4C78A8", 1: "#F58518"}
 REST_COLOR = "#9E9E9E"
@@ -39,9 +40,9 @@ class LifetimesView(pn.viewable.Viewer):
         self._bar_rows = np.zeros(0, dtype=np.int64)
         self._profile_shown = None  # the profile the x range was fitted to
         self._band_bottom = 2.5
-        self.state.param.watch(self._on_plan, ["data"])
-        self.state.param.watch(self._on_selection, ["selected_values"])
-        self.state.param.watch(self._on_step, ["selected_step"])
+        watch_state(self.state, self._on_plan, ["data"])
+        watch_state(self.state, self._on_selection, ["selected_values"])
+        watch_state(self.state, self._on_step, ["selected_step"])
         self._on_plan()
 
     def _build_figure(self):

@@ -20,6 +20,7 @@ from bokeh.plotting import figure
 from tilescope.models.format import shorten
 from tilescope.derived.series import minmax_indices, window_of
 from tilescope.app.state import SessionState
+from tilescope.app.view_guard import watch_state
 
 PIXEL_COLUMNS = 700  # columns per visible window; each keeps first, last and min/max of every series
 COLORS = {"standard": "#4C78A8", "interleaved": "#F58518", "exchange": "#9D9D9D", "ghost": "#222222", "budget": "#C62828"}
@@ -47,8 +48,8 @@ class TimelineView(pn.viewable.Viewer):
         self._mode = pn.widgets.RadioButtonGroup.from_param(self.param.layout_mode, button_type="default", name="")
         self._info = pn.pane.HTML("", styles={"font-size": "12px", "color": "#555"})
         self._pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
-        self.state.param.watch(self._on_plan, ["data"])
-        self.state.param.watch(self._on_step, ["selected_step"])
+        watch_state(self.state, self._on_plan, ["data"])
+        watch_state(self.state, self._on_step, ["selected_step"])
         self._show_mode()
         self._on_plan()
 
