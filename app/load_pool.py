@@ -19,7 +19,9 @@ How it works (``LoadPool``):
 - **Blocked loads give up their worker.** A job blocked in a system call (a read from a file
   system that does not answer) cannot be stopped, and would hold its worker until its read
   returns. So while a load runs, the session waiting for it checks every 0.25 s whether it made
-  progress: a progress report, or CPU time used by its thread (``time.pthread_getcpuclockid``).
+  progress: a new progress report (the same report repeated, as a load waiting for another
+  session's load of the same file sends, is not one), or CPU time used by its thread
+  (``time.pthread_getcpuclockid``).
   A load with neither for ``stall`` seconds (default 1 s) is blocked: its thread is **written
   off and a replacement worker started at once**, so the pool always has N workers taking loads.
   The blocked load keeps its chance: if its read returns within its time limit, its result still
@@ -82,11 +84,14 @@ class _Load:
         self.cpu_clock: int | None = None
         self.cpu_seen = 0.0
         self.active_at = 0.0  # when it last reported progress or used CPU
+        self.last_report: tuple | None = None
 
     def progress(self, stage: str, fraction: float) -> None:
         if self.expired:
             raise LoadCancelled(stage)
-        self.active_at = time.monotonic()
+        if (stage, fraction) != self.last_report:  # the same report again (a wait) is no sign of life
+            self.last_report = (stage, fraction)
+            self.active_at = time.monotonic()
         if self.user_progress is not None:
             self.user_progress(stage, fraction)
 

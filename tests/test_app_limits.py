@@ -358,3 +358,44 @@ def test_an_abandoned_upload_is_dropped_after_its_timeout_and_at_the_sessions_en
     assert dropper.buffered_bytes == 10_000
     dropper._on_session_destroyed(None)
     assert dropper.buffered_bytes == 0
+
+
+def test_sessions_waiting_on_a_blocked_load_of_the_same_file_give_up_their_workers(tmp_path, sample_path, monkeypatch):
+    """Four sessions open one file whose first load blocks in ``read``: the three waiting for it are
+    idle too, so their workers are handed on as the blocked one's is, and another file opens."""
+    import tilescope.app.shared as shared_module
+
+    copy = tmp_path / "same.json"
+    shutil.copyfile(sample_path, copy)
+    r, w = os.pipe()
+    real_open = shared_module.open_path
+    first = []
+
+    def open_blocking_once(path, progress=None, name=None):
+        if not first:
+            first.append(path)
+            os.read(r, 1)  # the first load of the file blocks in a real read
+        return real_open(path, progress, name)
+
+    monkeypatch.setattr(shared_module, "open_path", open_blocking_once)
+    shared = SharedProfiles()
+    pool = LoadPool(workers=2, time_limit=20, stall=0.3)
+    try:
+        async def scenario():
+            same = [asyncio.ensure_future(pool.run(functools.partial(shared.open_path, copy, name=f"s{k}"))) for k in range(4)]
+            await asyncio.sleep(0.1)
+            started = time.perf_counter()
+            other = await pool.run(functools.partial(shared.open_path, sample_path, name="other"), time_limit=15)
+            waited = time.perf_counter() - started
+            os.write(w, b"x")
+            return waited, other, await asyncio.gather(*same)
+
+        waited, other, same = run(scenario())
+        assert isinstance(other, OpenedProfile) and waited < 10
+        assert all(o is same[0] for o in same) and shared.loads == 2  # the file once, the other once
+        assert pool.stats()["written_off"] >= 2
+    finally:
+        os.close(r)
+        os.close(w)
+        wait_until_none_stuck(pool)
+        pool.close()
