@@ -25,7 +25,7 @@ import param
 
 from tilescope.app.compare_open import CompareOpener
 from tilescope.app.load_pool import load_pool
-from tilescope.app.loading import AppOptions, PathRefused, check_upload_size, display_name, initial_file, parse_app_args, resolve_in_root
+from tilescope.app.loading import AppOptions, check_upload_size, display_name, initial_file, parse_app_args, resolve_in_root
 from tilescope.app.shared import SharedProfiles, shared_profiles
 from tilescope.app.state import SessionState, error_text
 from tilescope.app.views.at_step import AtStepView
@@ -125,14 +125,11 @@ class ExplorerApp(pn.viewable.Viewer):
                 return
         if requested:
             name = requested[0].decode("utf-8", "replace")
-            try:
-                path = resolve_in_root(self.options.data_root, name)
-            except PathRefused as exc:
-                problem = str(exc)
-            else:
-                if await self._load(partial(self.shared.open_path, path, name=name), name):
-                    return await self._load_compare_arg()
-                problem = self.state.error
+            root = self.options.data_root
+            # Resolving the name touches the file system (symlinks): in the load worker too, never on the loop.
+            if await self._load(lambda progress: self.shared.open_path(resolve_in_root(root, name), progress, name=name), name):
+                return await self._load_compare_arg()
+            problem = self.state.error
         path = initial_file(self.options)
         await self._load(partial(self.shared.open_path, path, name=display_name(path)), display_name(path))
         await self._load_compare_arg()
