@@ -114,14 +114,18 @@ class CappedFileDropper(pn.widgets.FileDropper):
         return model
 
     def _on_session_destroyed(self, session_context) -> None:
-        """The session is gone: let go of everything received (no watcher to tell)."""
+        """The session is gone: let go of everything received (no watcher to tell); hand memory back
+        only if something was held (a collection per closed session would cost every session)."""
+        held = self.buffered_bytes or self.value or self._file_buffer or self._trim is not None
         self._drop()
         self._file_buffer.clear()
         self.value.clear()
         self.mime_type.clear()
         if self._trim is not None:
             self._trim.cancel()
-        return_freed_memory()
+            self._trim = None
+        if held:
+            return_freed_memory()
 
     # ------------------------------------------------------------------ chunks
 
