@@ -69,7 +69,7 @@ class AdvisorView(pn.viewable.Viewer):
 
     def apply(self, suggestion) -> str | None:
         """Add the suggestion's edits to the set, and show the value it re-tiles."""
-        error = self.state.apply_edits([*self.state.edits, *suggestion.edits])
+        error = self.state.add_edits(suggestion.edits)
         if error:
             self.advice.insert(0, pn.pane.HTML(f"<p class='ts-editor-error' role='alert'>{esc(error)}</p>"))
             return error

@@ -1,0 +1,82 @@
+"""Where each view of a memory profile sits on the page, and the one list of side-panel tabs.
+
+The page (``app.explorer.ExplorerApp``, on a ``panel_material_ui.Page``) is a header (file, value
+search, theme toggle) over two columns that scroll on their own, so neither pushes the other off
+screen:
+
+- the main column: the summary, then the timeline, then the glossary and the upload box;
+- the side panel: tabs, one per entry of ``SIDE_TABS``, beside the timeline.
+
+**Adding a view** (a compare view, a tile map, a fleet view…): write it under ``app/views/`` as a
+``pn.viewable.Viewer`` constructed as ``View(state=session_state)`` that watches ``state.data``
+(and the selection), then add one ``SideTab(key, label, View)`` to ``SIDE_TABS``. The key is what
+the URL's ``tab=`` names (``app.url_state``); tabs are built when first shown (``pn.Tabs(dynamic=True)``),
+so a view costs nothing until then. Nothing else needs to change.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import panel as pn
+
+from tilescope.app.state import SessionState
+from tilescope.app.views.at_step import AtStepView
+from tilescope.app.views.editor import EditorView
+from tilescope.app.views.export import ExportView
+from tilescope.app.views.lifetimes import LifetimesView
+from tilescope.app.views.storage_groups import StorageGroupsView
+from tilescope.app.views.values_table import ValuesTableView
+
+
+@dataclass(frozen=True)
+class SideTab:
+    key: str  # the URL's ``tab=`` value; never shown
+    label: str  # the tab's title
+    view: Callable[..., pn.viewable.Viewable]  # ``view(state=SessionState)``
+
+
+SIDE_TABS: tuple[SideTab, ...] = (
+    SideTab("step", "At this step", AtStepView),
+    SideTab("lifetimes", "Lifetimes", LifetimesView),
+    SideTab("editor", "What-if editor", EditorView),
+    SideTab("values", "Values", ValuesTableView),
+    SideTab("groups", "Storage groups", StorageGroupsView),
+    SideTab("export", "Export", ExportView),
+)
+TAB_KEYS = tuple(tab.key for tab in SIDE_TABS)
+DEFAULT_TAB = "step"
+
+
+class SideTabs:
+    """The side panel's tabs: each view is built the first time its tab is shown, and kept."""
+
+    def __init__(self, state: SessionState, tabs: tuple[SideTab, ...] = SIDE_TABS):
+        self.state, self.entries = state, tabs
+        self.views: dict[str, pn.viewable.Viewable] = {}
+        self.tabs = pn.Tabs(
+            *[(tab.label, pn.Column(sizing_mode="stretch_width")) for tab in tabs],
+            sizing_mode="stretch_width", css_classes=["ts-side-tabs"], margin=0,
+        )
+        self.tabs.param.watch(lambda e: self._build(e.new), "active")
+        self._build(self.tabs.active)
+
+    @property
+    def key(self) -> str:
+        return self.entries[self.tabs.active].key
+
+    def show(self, key: str) -> None:
+        """Bring tab ``key`` forward (an unknown key is ignored)."""
+        if key in TAB_KEYS:
+            self.tabs.active = TAB_KEYS.index(key)
+
+    def view(self, key: str):
+        """The view of tab ``key``, built now if it was not yet."""
+        self._build(TAB_KEYS.index(key))
+        return self.views[key]
+
+    def _build(self, index: int) -> None:
+        tab = self.entries[index]
+        if tab.key not in self.views:
+            view = self.views[tab.key] = tab.view(state=self.state)
+            self.tabs[index].objects = [view]
