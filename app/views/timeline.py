@@ -19,12 +19,14 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
+from tilescope.app.assets import static_text
 from tilescope.app.state import SessionState
 from tilescope.derived.peak_labels import PeakMark, place_labels, y_end_for
 from tilescope.derived.series import minmax_indices, near_peak_runs, thinned, window_of
 from tilescope.models.format import shorten
 from tilescope.models.glossary import GLOSSARY
 
+TOOLTIP = static_text("timeline_tooltip.html")
 PIXEL_COLUMNS = 700  # columns per visible window; each keeps first, last and min/max of every series
 MOST_MARKS = 120  # loop regions / Repeat boundaries drawn per window at most (denser: left out until zoomed in)
 COLORS = {"standard": "#4C78A8", "interleaved": "#F58518", "exchange": "#9D9D9D", "budget": "#C62828", "effective": "#8E24AA"}
@@ -101,11 +103,9 @@ class TimelineView(pn.viewable.Viewer):
         fig.add_tools(
             HoverTool(
                 renderers=[self.hover_line], mode="vline", attachment="horizontal",
-                tooltips=[  # plain @field tooltips render text, never HTML (operation text is untrusted)
-                    ("step", "@step (source op @source, runs ×@count)"), ("operation", "@operation"),
-                    ("standard", "@std{0,0} B"), ("interleaved", "@intl{0,0} B"), ("exchange rows", "@exch{0,0} B"),
-                    ("total", "@total{0,0} B"), ("std + intl + support reserve", "@eff{0,0} B (fits compares with the budget)"),
-                ],
+                # app/static/timeline_tooltip.html: Bokeh escapes every @field it fills in (none uses
+                # {safe}), so operation text from the file stays text; the template caps the width.
+                tooltips=TOOLTIP,
             )
         )
         self.budget_span = Span(location=0, dimension="width", line_color=COLORS["budget"], line_dash="dashed", line_width=1.5)
@@ -244,7 +244,7 @@ class TimelineView(pn.viewable.Viewer):
             "step": keep, "std": std, "intl": intl, "exch": np.full(keep.size, ex), "si": std + intl,
             "top": std + intl + ex, "total": std + intl + ex, "std_line": std + ex, "eff": std + intl + s["support"],
             "mid": np.full(keep.size, self._y_end * 0.45),
-            "operation": [shorten(op, 120) for op in operations], "source": s["source"][keep], "count": s["count"][keep],
+            "operation": [shorten(op, 90) for op in operations], "source": s["source"][keep], "count": s["count"][keep],
             "ghost": s["ghost"][keep],
         }
         self._refresh_marks(start, stop)
