@@ -30,10 +30,11 @@ chromium:
 		|| { echo "could not install chromium" >&2; exit 1; }; \
 	fi
 
-# Loopback only: the app serves files from the data root to whoever can reach it.
+# Loopback only: the app serves files from the data root to whoever can reach it. BOKEH_RESOURCES=server:
+# every script and stylesheet from this server, none from a CDN (tests/browser_support.py serves the same way).
 run: install
 	@echo "tilescope: open http://127.0.0.1:$(PORT)/app"
-	$(BIN)/panel serve app --port $(PORT) --address 127.0.0.1 --allow-websocket-origin=127.0.0.1:$(PORT) --allow-websocket-origin=localhost:$(PORT)
+	BOKEH_RESOURCES=server $(BIN)/panel serve app --port $(PORT) --address 127.0.0.1 --allow-websocket-origin=127.0.0.1:$(PORT) --allow-websocket-origin=localhost:$(PORT)
 
 test: install-test chromium
 	$(BIN)/python -m pytest

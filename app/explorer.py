@@ -211,6 +211,10 @@ class ExplorerApp(pn.viewable.Viewer):
         await self._in_session(doc, partial(self._adopt, opened, name, requested))
         return True
 
+    def adopt(self, opened: Opened, name: str) -> None:
+        """Show an already opened file (a notebook opens it synchronously: ``app.notebook``)."""
+        self._adopt(opened, name)
+
     def _adopt(self, opened: Opened, name: str, requested: str | None = None) -> None:
         self._requested_file = requested
         self._restoring = True

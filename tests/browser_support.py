@@ -62,7 +62,8 @@ class AppServer:
         ]
         if app_args:
             command += ["--args", *app_args]
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # Resources from this server only, as ``make run`` serves them (app/resources.py: RESOURCES_ENV).
+        env = dict(os.environ, PYTHONUNBUFFERED="1", BOKEH_RESOURCES="server")
         self.process = subprocess.Popen(
             command, cwd=REPO_ROOT, stdout=self.log, stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent,
         )
