@@ -64,6 +64,7 @@ def edit_in_editor(page, edit: tuple[int, int, int], value: dict) -> None:
 
 
 def select_step(page, step: int) -> None:
+    page.locator(".bk-tab", has_text="At this step").click()  # the step input is in that side tab
     field = page.locator(".ts-step-input input").first
     field.fill(str(step))
     field.press("Enter")

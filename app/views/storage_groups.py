@@ -66,6 +66,7 @@ class StorageGroupsView(pn.viewable.Viewer):
         if self.group is None or self.group not in self._members:
             self.group = int(frame["storage_group"].iloc[0]) if len(frame) else None
         self._show(self.group)
+        self._on_values()  # a view built after a value was selected opens that value's group
 
     def _patch_largest_overlap(self, overlap: np.ndarray) -> None:
         """Send only the cells whose figure changed, not the whole table again."""

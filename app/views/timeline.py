@@ -83,7 +83,7 @@ class TimelineView(pn.viewable.Viewer):
         fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
         src = self.usage_source
         self.near_peak = fig.quad(left="left", right="right", bottom=0, top=1e15, source=self.near_peak_source,
-                                  fill_color="#FFD54F", fill_alpha=0.22, line_alpha=0)
+                                  fill_color="#FFC107", fill_alpha=0.30, line_alpha=0)
         fig.quad(left="left", right="right", bottom=0, top=1e15, source=self.loop_source, fill_color="#7b61ff", fill_alpha=0.07, line_alpha=0, name="loops")
         self.repeat_glyph = fig.segment(x0="x", x1="x", y0=0, y1=1e15, source=self.repeat_source, line_color="#7b61ff", line_dash="dotted", line_width=1)
         self.stacked = [
@@ -176,8 +176,10 @@ class TimelineView(pn.viewable.Viewer):
             self._series_of = data.opened
             self._window = (None, None)
             self.figure.x_range.update(start=-0.5, end=max(n - 0.5, 0.5))
-        first, last = near_peak_runs(series.total, 0.95, merge_gap=max(n // PIXEL_COLUMNS, 0))
-        self.near_peak_source.data = {"left": first - 0.5, "right": last + 0.5}
+        column = max(n / PIXEL_COLUMNS, 1.0)  # steps per pixel column of the whole profile
+        first, last = near_peak_runs(series.total, 0.95, merge_gap=int(column))
+        # each run at least two columns wide, so a one-step peak region still shows on a long profile
+        self.near_peak_source.data = {"left": first - 0.5, "right": np.maximum(last + 0.5, first - 0.5 + 2 * column)}
         peaks = data.plan.peaks
         budget, ibudget = arrays.budget_bytes, arrays.interleaved_budget_bytes
         top = max(int(series.total.max(initial=0)), int(data.base.series.total.max(initial=0)), budget,
