@@ -58,7 +58,7 @@ class SideTabs:
             *[(tab.label, pn.Column(sizing_mode="stretch_width")) for tab in tabs],
             sizing_mode="stretch_width", css_classes=["ts-side-tabs"], margin=0,
         )
-        self.tabs.param.watch(lambda e: self._build(e.new), "active")
+        self.tabs.param.watch(lambda e: self._on_active(e.new), "active")
         self._build(self.tabs.active)
 
     @property
@@ -74,6 +74,15 @@ class SideTabs:
         """The view of tab ``key``, built now if it was not yet."""
         self._build(TAB_KEYS.index(key))
         return self.views[key]
+
+    def _on_active(self, index: int) -> None:
+        """Build the tab's view if needed, and tell every view whether it is on show (a view with
+        ``set_shown`` may skip work while hidden: the editor does not follow the steps then)."""
+        self._build(index)
+        for key, view in self.views.items():
+            set_shown = getattr(view, "set_shown", None)
+            if set_shown is not None:
+                set_shown(key == self.entries[index].key)
 
     def _build(self, index: int) -> None:
         tab = self.entries[index]

@@ -141,3 +141,22 @@ def test_keeping_tiles_on_the_samples_tilings(sample_path):
             if partitions <= 1472:
                 assert kept.tile_count <= 1472 and kept.replicas >= 1
                 assert kept.replicas == tiling.replicas or kept.replicas == 1472 // partitions
+
+
+def test_a_hidden_editor_catches_up_when_its_tab_is_shown(sample_path, raw):
+    from tilescope.app.layout import SideTabs
+
+    state = SessionState()
+    assert state.open_path(sample_path)
+    tabs = SideTabs(state)
+    tabs.show("editor")
+    editor = tabs.view("editor")
+    tabs.show("step")  # hidden now
+    state.select_step(20)
+    step = raw.doc["timeline"]["steps"][20]
+    by_bytes = {v["id"]: v["bytes"] for v in raw.doc["timeline"]["values"]}
+    largest = max(step["live"], key=lambda i: (by_bytes[i], -i))
+    assert int(state.arrays.value_ids[editor.row]) != largest  # not followed while hidden
+    tabs.show("editor")
+    assert int(state.arrays.value_ids[editor.row]) == largest
+    assert f"#{largest} " in editor.heading.object

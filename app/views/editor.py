@@ -52,6 +52,8 @@ class EditorView(pn.viewable.Viewer):
         self._shown: tuple | None = None  # (row, data) last drawn, compared by identity
 
         self._picking = False  # the picker is being set to the shown value (not a user's pick)
+        self._shown_on_page = True  # its tab is on show (app.layout.SideTabs says when it is not)
+        self._stale = False  # the state changed while hidden: refresh when shown
         self._refused_on = None  # the PlanData the shown refusal was made against
         self.widget = TilingWidget(sizing_mode="stretch_width", min_height=120)
         self.widget.param.watch(self._on_committed, "committed")
@@ -119,7 +121,17 @@ class EditorView(pn.viewable.Viewer):
         row = data.arrays.row_of_id.get(int(focus)) if focus is not None else None
         return row if row is not None else data.live_at(self.state.selected_step).largest_row
 
+    def set_shown(self, shown: bool) -> None:
+        """Hidden, the editor skips the refreshes a step change would cost; shown again, it catches up."""
+        self._shown_on_page = bool(shown)
+        if self._shown_on_page and self._stale:
+            self._stale = False
+            self._refresh()
+
     def _on_state(self, *events) -> None:
+        if not self._shown_on_page:
+            self._stale = True
+            return
         shown = (self._value_row(), self.state.data)
         if self._shown is not None and shown[0] == self._shown[0] and shown[1] is self._shown[1]:
             return  # a step or selection change that leaves the same value and plan on screen
