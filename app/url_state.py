@@ -30,12 +30,12 @@ class UrlState:
     problems: tuple[str, ...] = field(default=(), compare=False)  # what was dropped, and why
 
     def query(self) -> str:
-        """``?file=…&step=…`` (parts that are unset are left out; ``,`` and ``:`` kept readable)."""
+        """``?file=…&step=…`` (parts that are unset are left out; ``,``, ``:`` and ``=`` kept readable)."""
         parts = {
             "file": self.file, "step": self.step, "value": self.value, "tab": self.tab,
             "edits": compact_edits(self.edits) if self.edits else None,
         }
-        text = urlencode({k: v for k, v in parts.items() if v is not None}, safe=",:")
+        text = urlencode({k: v for k, v in parts.items() if v is not None}, safe=",:=")
         return f"?{text}" if text else ""
 
 
