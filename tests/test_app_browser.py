@@ -3,6 +3,7 @@ and the timeline's point budget at scale. Expected figures come from the files' 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -262,8 +263,11 @@ def test_the_groups_table_pages_filters_and_selects_on_the_server(page, app_serv
     member_filter.press("Enter")
     with_85 = sorted(g for g in groups if any(v["storage_group"] == g and "85" in str(v["id"]) for v in raw["timeline"]["values"]))
     expect(group_cells).to_have_count(len(with_85))
-    table.locator(".tabulator-cell[tabulator-field=storage_group]", has_text="83").first.click()
+    cell_83 = table.locator(".tabulator-cell[tabulator-field=storage_group]", has_text=re.compile(r"^83$"))
+    expect(cell_83).to_have_count(1)
+    page.wait_for_timeout(500)  # the filtered page settles (the server re-sends it once more)
+    cell_83.click()
     detail = page.locator("[data-testid=ts-group-detail][data-group='83']").first
-    expect(detail).to_be_visible()
+    expect(detail).to_be_visible(timeout=15_000)
     assert "84" in detail.inner_text() and "85" in detail.inner_text()
     assert page.console_errors == []
