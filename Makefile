@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 5006
+# Every script and stylesheet from the server itself, never a CDN: the page works offline. The
+# browser tests' server (tests/browser_support.py) and app/resources.py use the same setting.
+export BOKEH_RESOURCES := server
 
 .PHONY: run test install install-test chromium bench docs clean
 
@@ -30,11 +33,10 @@ chromium:
 		|| { echo "could not install chromium" >&2; exit 1; }; \
 	fi
 
-# Loopback only: the app serves files from the data root to whoever can reach it. BOKEH_RESOURCES=server:
-# every script and stylesheet from this server, none from a CDN (tests/browser_support.py serves the same way).
+# Loopback only: the app serves files from the data root to whoever can reach it.
 run: install
 	@echo "tilescope: open http://127.0.0.1:$(PORT)/app"
-	BOKEH_RESOURCES=server $(BIN)/panel serve app --port $(PORT) --address 127.0.0.1 --allow-websocket-origin=127.0.0.1:$(PORT) --allow-websocket-origin=localhost:$(PORT)
+	$(BIN)/panel serve app --port $(PORT) --address 127.0.0.1 --allow-websocket-origin=127.0.0.1:$(PORT) --allow-websocket-origin=localhost:$(PORT)
 
 test: install-test chromium
 	$(BIN)/python -m pytest
