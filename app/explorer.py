@@ -68,11 +68,11 @@ class ExplorerApp(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ layout
 
-    def _profile_layout(self):
+    def _profile_layout(self, tab: str | None = None):
         if self._profile_views is None:
             s = self.state
             self.timeline = TimelineView(state=s)
-            self.side = SideTabs(s)
+            self.side = SideTabs(s, active=tab or DEFAULT_TAB)
             self.side.tabs.param.watch(self._push_query, "active")
             main = pn.Column(
                 SummaryView(state=s), self.timeline,
@@ -85,13 +85,13 @@ class ExplorerApp(pn.viewable.Viewer):
             self._on_theme()
         return self._profile_views
 
-    def _show_body(self):
-        """The search-state view or the profile views, whichever the open file needs."""
+    def _show_body(self, tab: str | None = None):
+        """The search-state view or the profile views (``tab`` on show), whichever the open file needs."""
         if self.state.kind == "search_state":
             view = pn.Column(SearchStateView(state=self.state), self.file_bar.upload_box, sizing_mode="stretch_width", scroll=True,
                              css_classes=["ts-search-column"], stylesheets=[CSS])
         elif self.state.data is not None:
-            view = self._profile_layout()
+            view = self._profile_layout(tab)
         else:
             return
         if list(self.body.objects) != [view]:
@@ -138,31 +138,37 @@ class ExplorerApp(pn.viewable.Viewer):
 
     def apply_url(self, wanted: UrlState) -> None:
         """Restore what a URL names (the file is opened before this): edits, step, value, tab."""
-        s = self.state
         self._restoring = True
         try:
-            problems = list(wanted.problems)
-            if s.data is not None:
-                if tuple(s.edits) != wanted.edits:
-                    error = s.apply_edits(list(wanted.edits)) if wanted.edits else s.reset()
-                    if error:
-                        problems.append(f"the URL's edits were not applied: {error}")
-                if wanted.step is not None:
-                    s.select_step(wanted.step)
-                if wanted.value is not None:
-                    if wanted.value in s.data.arrays.row_of_id:
-                        s.select_values([wanted.value])
-                    else:
-                        problems.append(f"the URL's value={wanted.value} is not a value of this file; ignored")
-                elif s.selected_values:
-                    s.select_values([])
+            problems = self._apply_to_state(wanted)
             if self.side is not None:
                 self.side.show(wanted.tab or DEFAULT_TAB)
             if problems:
-                s.error = "; ".join(problems)
+                self.state.error = "; ".join(problems)
         finally:
             self._restoring = False
         self.controls.query = self.url_state().query()
+
+    def _apply_to_state(self, wanted: UrlState) -> list[str]:
+        """The URL's edits, step and value, through the calls a click makes; what was refused."""
+        s = self.state
+        problems = list(wanted.problems)
+        if s.data is None:
+            return problems
+        if tuple(s.edits) != wanted.edits:
+            error = s.apply_edits(list(wanted.edits)) if wanted.edits else s.reset()
+            if error:
+                problems.append(f"the URL's edits were not applied: {error}")
+        if wanted.step is not None:
+            s.select_step(wanted.step)
+        if wanted.value is not None:
+            if wanted.value in s.data.arrays.row_of_id:
+                s.select_values([wanted.value])
+            else:
+                problems.append(f"the URL's value={wanted.value} is not a value of this file; ignored")
+        elif s.selected_values:
+            s.select_values([])
+        return problems
 
     def restore_query(self, query: str) -> None:
         """The browser went back (or forward) to ``query``."""
@@ -175,7 +181,8 @@ class ExplorerApp(pn.viewable.Viewer):
 
     async def load_initial(self):
         """Open the URL's ``?file=`` (if any), else the served file; a refused or bad requested file
-        falls back to the default and keeps its message. Then restore the rest of the URL."""
+        falls back to the default and keeps its message. The rest of the URL is applied in the same
+        tick as the file, before the views are drawn: the page arrives as the URL says, in one go."""
         args = pn.state.session_args if pn.state.session_args else {}
         wanted = parse_query(args, TAB_KEYS)
         problem = None
@@ -185,20 +192,19 @@ class ExplorerApp(pn.viewable.Viewer):
             except PathRefused as exc:
                 problem = str(exc)
             else:
-                if await self._load(partial(self.shared.open_path, path, name=wanted.file), wanted.file, requested=wanted.file):
-                    await self._in_session(self._doc, partial(self.apply_url, wanted))
+                job = partial(self.shared.open_path, path, name=wanted.file)
+                if await self._load(job, wanted.file, requested=wanted.file, wanted=wanted):
                     return
                 problem = self.state.error
         path = initial_file(self.options)
-        await self._load(partial(self.shared.open_path, path, name=display_name(path)), display_name(path))
+        rest = None if problem else UrlState(None, wanted.step, wanted.value, wanted.tab, wanted.edits, wanted.problems)
+        await self._load(partial(self.shared.open_path, path, name=display_name(path)), display_name(path), wanted=rest)
         if problem:
             await self._in_session(self._doc, partial(self.state.fail, problem))
-        else:
-            await self._in_session(self._doc, partial(self.apply_url, UrlState(None, wanted.step, wanted.value, wanted.tab, wanted.edits, wanted.problems)))
 
-    async def _load(self, job, name: str, requested: str | None = None) -> bool:
+    async def _load(self, job, name: str, requested: str | None = None, wanted: UrlState | None = None) -> bool:
         """Run ``job(progress) -> Opened`` (``derived.opening``) in a worker thread; adopt the result
-        on this session's loop, shown as ``name``."""
+        on this session's loop, shown as ``name`` and as ``wanted`` says."""
         state = self.state
         state.begin_load()
         loop = asyncio.get_running_loop()
@@ -208,22 +214,27 @@ class ExplorerApp(pn.viewable.Viewer):
         except Exception as exc:  # bad input (InputError) or anything else: say it, keep what is open
             await self._in_session(doc, partial(state.fail, exc))
             return False
-        await self._in_session(doc, partial(self._adopt, opened, name, requested))
+        await self._in_session(doc, partial(self._adopt, opened, name, requested, wanted))
         return True
 
     def adopt(self, opened: Opened, name: str) -> None:
         """Show an already opened file (a notebook opens it synchronously: ``app.notebook``)."""
         self._adopt(opened, name)
 
-    def _adopt(self, opened: Opened, name: str, requested: str | None = None) -> None:
+    def _adopt(self, opened: Opened, name: str, requested: str | None = None, wanted: UrlState | None = None) -> None:
         self._requested_file = requested
         self._restoring = True
         try:
             self.state.adopt(opened, name)
+            problems = self._apply_to_state(wanted) if wanted is not None else []
         finally:
             self._restoring = False
         self._set_search()
-        self._show_body()
+        self._show_body(wanted.tab if wanted is not None else None)
+        if wanted is not None and self.side is not None:
+            self.side.show(wanted.tab or DEFAULT_TAB)  # a later file: the layout was there already
+        if problems:
+            self.state.error = "; ".join(problems)
         self._push_query()
 
     @staticmethod
@@ -233,6 +244,8 @@ class ExplorerApp(pn.viewable.Viewer):
         if doc is None or doc.session_context is None:
             change()
             return
+        if getattr(doc.session_context, "destroyed", False):
+            return  # the browser left (the page was closed while the file loaded)
         done = asyncio.get_running_loop().create_future()
 
         def run():

@@ -51,12 +51,14 @@ DEFAULT_TAB = "step"
 class SideTabs:
     """The side panel's tabs: each view is built the first time its tab is shown, and kept."""
 
-    def __init__(self, state: SessionState, tabs: tuple[SideTab, ...] = SIDE_TABS):
+    def __init__(self, state: SessionState, tabs: tuple[SideTab, ...] = SIDE_TABS, active: str = DEFAULT_TAB):
         self.state, self.entries = state, tabs
         self.views: dict[str, pn.viewable.Viewable] = {}
+        keys = [tab.key for tab in tabs]
         self.tabs = pn.Tabs(
             *[(tab.label, pn.Column(sizing_mode="stretch_width")) for tab in tabs],
             sizing_mode="stretch_width", css_classes=["ts-side-tabs"], margin=0,
+            active=keys.index(active) if active in keys else 0,
         )
         self.tabs.param.watch(lambda e: self._on_active(e.new), "active")
         self._build(self.tabs.active)

@@ -78,20 +78,22 @@ def test_summary_timeline_and_editor_are_in_view_together_without_horizontal_scr
 def test_the_url_restores_step_value_and_tab_and_follows_the_selection(page, app_server, raw):
     page.goto(app_server + "?step=45&value=84&tab=editor")
     wait_for_app(page)
-    header = page.locator("[data-testid=ts-step-header]").first
-    header.wait_for()
-    page.locator("[data-testid=ts-step-index]", has_text="45").first.wait_for()
-    assert re.match(rf"Step 45 of {len(raw['timeline']['steps'])}\b", header.inner_text())
+    n = len(raw["timeline"]["steps"])
+    # in view beside the editor: the selected step under the timeline, value #84 in the editor
+    selected = page.locator("[data-testid=ts-selected-step]").first
+    selected.wait_for()
+    assert selected.inner_text().strip() == f"Step 45 of {n}"
     name = next(v["name"] for v in raw["timeline"]["values"] if v["id"] == 84)
     page.locator(".ts-value-head", has_text=f"#84 {name}").wait_for()
     assert page.locator(".bk-tab.bk-active", has_text="What-if editor").count() == 1
     page.wait_for_function("() => location.search.includes('step=45')")
     assert query_of(page) == {"step": "45", "value": "84", "tab": "editor"}
 
-    # The keys, with no click first: ←/→, Home/End, p (the total peak).
+    # The keys, with no click first: ←/→, Home/End, p (the total peak). Then the step's own tab,
+    # whose header keeps its form "Step N of M".
     page.keyboard.press("ArrowRight")
     page.wait_for_function("() => location.search.includes('step=46')")
-    page.locator("[data-testid=ts-step-index]", has_text="46").first.wait_for()
+    page.locator("[data-testid=ts-selected-step]", has_text="Step 46 ").first.wait_for()
     page.keyboard.press("ArrowLeft")
     page.keyboard.press("ArrowLeft")
     page.wait_for_function("() => location.search.includes('step=44')")
@@ -102,13 +104,13 @@ def test_the_url_restores_step_value_and_tab_and_follows_the_selection(page, app
     page.wait_for_function("() => location.search.includes('step=0&')")
     page.keyboard.press("p")
     page.wait_for_function(f"() => location.search.includes('step={raw['total_peak_step']}&')")
-    page.locator("[data-testid=ts-step-index]", has_text=str(raw["total_peak_step"])).first.wait_for()
+    page.locator("[data-testid=ts-selected-step]", has_text=f"Step {raw['total_peak_step']} ").first.wait_for()
 
     # Back steps through the history: Home (0), then End (last).
     page.go_back()
-    page.locator("[data-testid=ts-step-index]", has_text="0").first.wait_for()
+    page.locator("[data-testid=ts-selected-step]", has_text="Step 0 ").first.wait_for()
     page.go_back()
-    page.locator("[data-testid=ts-step-index]", has_text=str(last)).first.wait_for()
+    page.locator("[data-testid=ts-selected-step]", has_text=f"Step {last} ").first.wait_for()
     assert query_of(page)["step"] == str(last)
 
     # A key typed into a text field stays there.
@@ -116,7 +118,15 @@ def test_the_url_restores_step_value_and_tab_and_follows_the_selection(page, app
     search.click()
     search.press("ArrowLeft")
     page.wait_for_timeout(500)
-    assert page.locator("[data-testid=ts-step-index]").first.inner_text() == str(last)
+    assert page.locator("[data-testid=ts-selected-step]").first.inner_text().startswith(f"Step {last} ")
+
+    # the step's own tab: its header keeps the form "Step N of M"
+    page.locator(".bk-tab", has_text="At this step").click()
+    header = page.locator("[data-testid=ts-step-header]").first
+    header.wait_for()
+    page.locator("[data-testid=ts-step-index]", has_text=str(last)).first.wait_for()
+    assert re.match(rf"Step {last} of {n}\b", header.inner_text())
+    assert "tab" not in query_of(page)  # the default tab is left out of the URL
     assert page.console_errors == []
 
 

@@ -24,13 +24,19 @@ function typingIn(event) {
 export function render({ model, el }) {
   el.style.display = "none";
   let applied = window.location.search;
+  let first = true;  // the server's first query describes the page as opened: it replaces the entry
 
   function push() {
     const query = model.query || "";
-    if (query === applied) return;
+    if (!query || query === applied) {
+      if (query) first = false;
+      return;
+    }
     applied = query;
     const url = `${window.location.pathname}${query}${window.location.hash}`;
-    window.history.pushState({ tilescope: query }, "", url);
+    if (first) window.history.replaceState({ tilescope: query }, "", url);
+    else window.history.pushState({ tilescope: query }, "", url);
+    first = false;
   }
 
   function onPop() {

@@ -20,6 +20,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
+from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.derived.peak_labels import PeakMark, place_labels, y_end_for
 from tilescope.derived.series import minmax_indices, near_peak_runs, thinned, window_of
@@ -65,6 +66,8 @@ class TimelineView(pn.viewable.Viewer):
         self._mode = pn.widgets.RadioButtonGroup.from_param(self.param.layout_mode, color="default", label="", margin=(4, 10),
                                                            width=170, sizing_mode="fixed")
         self._info = pn.pane.HTML("", styles={"font-size": "12px", "opacity": "0.75"}, margin=(8, 10))
+        # the selected step, always in view (the side panel's step tab has the full header)
+        self._step_line = pn.pane.HTML("", styles={"font-size": "12.5px"}, margin=(8, 10), sizing_mode="stretch_width")
         self._pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
         self.state.param.watch(self._on_plan, ["data"])
         self.state.param.watch(self._on_step, ["selected_step"])
@@ -285,7 +288,16 @@ class TimelineView(pn.viewable.Viewer):
         self.interleaved_budget_span.visible = self.ibudget_label.visible = not stacked
 
     def _on_step(self, *_):
-        self.selected_span.location = self.state.selected_step
+        step = self.state.selected_step
+        self.selected_span.location = step
+        data = self.state.data
+        if data is None:
+            return
+        operation = data.opened.steps.operation[step].as_py() if data.arrays.n_steps else ""
+        self._step_line.object = (
+            f'<span data-testid="ts-selected-step"><b>Step {step}</b> of {data.arrays.n_steps:,}</span> '
+            f"<code style='opacity:0.8'>{esc(shorten(operation, 90))}</code>"
+        )
 
     # ------------------------------------------------------------------ events
 
@@ -301,6 +313,7 @@ class TimelineView(pn.viewable.Viewer):
         return pn.Column(
             pn.FlexBox(pn.pane.HTML("<b>Timeline</b> · click a step (keys: ←/→, Home/End, p)",
                                     margin=(8, 10)), self._mode, self._info, sizing_mode="stretch_width"),
+            self._step_line,
             self._pane,
             sizing_mode="stretch_width",
             css_classes=["ts-timeline"],
