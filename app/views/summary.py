@@ -14,7 +14,7 @@ from tilescope.app.format import esc
 from tilescope.models.format import fmt_bytes, fmt_change
 from tilescope.app.state import SessionState
 from tilescope.app.assets import static_text
-from tilescope.app.views.placement_summary import capacity_rule_html, placement_summary_html
+from tilescope.app.views.placement_summary import placement_summary_html
 from tilescope.models.glossary import GLOSSARY
 
 CSS = static_text("summary.css")
@@ -77,9 +77,8 @@ def summary_html(state: SessionState) -> str:
     return (
         f'<div class="ts-summary" data-testid="ts-summary"><div class="ts-grid">'
         f"<div><h3>Peaks (per tile)</h3><table>{peaks}</table>{edits}{_recorded_note(header, base)}</div>"
-        f"{placement_summary_html(data)}"
-        f"<div class='ts-profile'><h3>Profile</h3>{device}</div>"
-        f"</div>{capacity_rule_html(data)}</div>"
+        f"<div class='ts-profile'><h3>Profile</h3>{device} · {placement_summary_html(data)}</div>"
+        f"</div></div>"
     )
 
 
