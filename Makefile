@@ -9,6 +9,9 @@ TEST_LOCK := requirements/test.lock
 UV := $(BIN)/uv
 UV_VERSION := 0.13.9
 MINIMUM_VENV := .venv-minimum
+# Every script and stylesheet from the server itself, never a CDN: the page works offline. The
+# browser tests' server (tests/browser_support.py) and app/resources.py use the same setting.
+export BOKEH_RESOURCES := server
 
 .PHONY: run test install install-test chromium bench docs clean lock lock-upgrade test-minimum
 

@@ -39,6 +39,10 @@ class SessionState(param.Parameterized):
     data = param.Parameter(default=None, doc="PlanData of the current plan (the what-if plan when edited); None for a search state")
     compare = param.Parameter(default=None, doc="derived.compare_data.CompareData: the current plan beside a second side; None when not comparing")
     edits = param.List(default=[], item_type=TilingEdit)
+    edit_units = param.List(default=[], item_type=int, doc="""
+        How many of ``edits`` each gesture added, in order (a "keep the tile count" drag adds a
+        partition and a replica edit as one unit): undo removes the last unit, and a drag that
+        changes the same handles of the same value as the last unit replaces it (coalescing).""")
     whole_storage_group = param.Boolean(default=False, doc="an edit applies to the value's whole storage group")
     selected_step = param.Integer(default=0)
     selected_values = param.List(default=[], item_type=int, doc="selected value ids")
@@ -80,7 +84,7 @@ class SessionState(param.Parameterized):
         """Make a finished load current (shown as ``name``, default the name it was opened under):
         clears edits and selection."""
         name = name or opened.name
-        common = dict(source=name, kind=opened.kind, opened=opened, edits=[], selected_values=[], error="",
+        common = dict(source=name, kind=opened.kind, opened=opened, edits=[], edit_units=[], selected_values=[], error="",
                       loading=False, progress=1.0, compare=None)
         if isinstance(opened, OpenedSearchState):
             self.param.update(**common, data=None, selected_step=0, status=f"opened {name} (search state)")
@@ -137,22 +141,38 @@ class SessionState(param.Parameterized):
     # ------------------------------------------------------------------ what-if edits
 
     def apply_edit(self, edit: TilingEdit) -> str | None:
-        """Add one edit to the set. Returns the error message (also in ``error``) or None."""
-        return self._set_edits([*self.edits, edit])
+        """One gesture's edit (a drag, a typed count). Returns the error message (also in ``error``) or None."""
+        return self.apply_gesture([edit])
+
+    def apply_gesture(self, edits: Sequence[TilingEdit]) -> str | None:
+        """The edits of one gesture, as one unit. When the last unit changed the same value's same
+        handles (the same axis dragged again, say), the gesture replaces it: five drags of one axis
+        leave one edit. Returns the error message (also in ``error``) or None."""
+        edits = list(edits)
+        kept, units = list(self.edits), list(self.edit_units)
+        if units and _handles(kept[-units[-1]:]) == _handles(edits):
+            kept, units = kept[: -units[-1]], units[:-1]
+        return self._set_edits([*kept, *edits], [*units, len(edits)])
 
     def apply_edits(self, edits: Sequence[TilingEdit]) -> str | None:
-        """Replace the whole edit set (validated together)."""
-        return self._set_edits(list(edits))
+        """Replace the whole edit set (validated together); each edit its own unit."""
+        return self._set_edits(list(edits), [1] * len(edits))
+
+    def add_edits(self, edits: Sequence[TilingEdit]) -> str | None:
+        """Add several edits as one unit (an advisor suggestion), never coalesced."""
+        return self._set_edits([*self.edits, *edits], [*self.edit_units, len(edits)])
 
     def undo(self) -> str | None:
+        """Remove the last gesture's edits."""
         if not self.edits:
             return None
-        return self._set_edits(self.edits[:-1])
+        last = self.edit_units[-1] if self.edit_units else 1
+        return self._set_edits(self.edits[:-last], self.edit_units[:-1])
 
     def reset(self) -> None:
         if not isinstance(self.opened, OpenedProfile):
             return
-        self.param.update(edits=[], data=self.opened.base, error="", status="edits cleared")
+        self.param.update(edits=[], edit_units=[], data=self.opened.base, error="", status="edits cleared")
 
     def load_edits(self, data: bytes, name: str = "<edit set>") -> str | None:
         """Replace the edit set with an uploaded edit-set file's edits."""
@@ -161,9 +181,9 @@ class SessionState(param.Parameterized):
         except InputError as exc:
             self.error = str(exc)
             return self.error
-        return self._set_edits(edits)
+        return self.apply_edits(edits)
 
-    def _set_edits(self, edits: list[TilingEdit]) -> str | None:
+    def _set_edits(self, edits: list[TilingEdit], units: list[int] | None = None) -> str | None:
         opened = self.opened
         if not isinstance(opened, OpenedProfile):
             self.error = "no memory profile is open"
@@ -171,19 +191,21 @@ class SessionState(param.Parameterized):
         if not edits:
             self.reset()
             return None
+        units = units if units is not None and sum(units) == len(edits) else [1] * len(edits)
         try:
             whatif = apply_edits(opened.arrays, opened.plan, edits, whole_storage_group=self.whole_storage_group)
         except TilescopeError as exc:
             self.error = error_text(exc)
             return self.error
-        self.param.update(edits=list(edits), data=PlanData(opened, whatif), error="", status=f"{len(edits)} edit(s) applied")
+        self.param.update(edits=list(edits), edit_units=units, data=PlanData(opened, whatif), error="",
+                          status=f"{len(edits)} edit(s) applied")
         return None
 
     @param.depends("whole_storage_group", watch=True)
     def _reapply_for_group_toggle(self) -> None:
         """The toggle changes what every edit touches: re-derive the what-if plan."""
         if self.edits:
-            self._set_edits(list(self.edits))
+            self._set_edits(list(self.edits), list(self.edit_units))
 
     # ------------------------------------------------------------------ selection
 
@@ -193,5 +215,27 @@ class SessionState(param.Parameterized):
         self.selected_step = int(min(max(int(step), 0), max(self.arrays.n_steps - 1, 0)))
 
     def select_values(self, ids: Sequence[int]) -> None:
+        """Replace the selection (the one rule of every view: a click replaces)."""
         known = self.arrays.row_of_id if self.arrays is not None else {}
-        self.selected_values = [int(i) for i in ids if int(i) in known]
+        self.selected_values = list(dict.fromkeys(int(i) for i in ids if int(i) in known))
+
+    def click_value(self, value_id: int, add: bool = False) -> None:
+        """A click on a value in any view: it replaces the selection, or with Ctrl/Shift (``add``)
+        toggles the value in it."""
+        value_id = int(value_id)
+        if not add:
+            self.select_values([value_id])
+        elif value_id in self.selected_values:
+            self.select_values([v for v in self.selected_values if v != value_id])
+        else:
+            self.select_values([*self.selected_values, value_id])
+
+    @property
+    def focus_value(self) -> int | None:
+        """The value the editor shows and the URL's ``value=`` names: the last one selected."""
+        return self.selected_values[-1] if self.selected_values else None
+
+
+def _handles(edits: Sequence[TilingEdit]) -> list[tuple[int, object]]:
+    """(value, axis or "replicas") of each edit, in order: what a gesture changed."""
+    return [(e.value, "replicas" if e.replicas is not None else e.axis) for e in edits]

@@ -28,6 +28,13 @@ OUTPUT_KEY = "output"  # the editor target of an operation's output requirement
 CHOSEN_MARK = "★ chosen"
 ALTERNATIVE = "alternative"
 CHOSEN = "chosen"
+RANK = "rank"
+COST = "cost"
+BASIS_REQUIREMENTS = "shard bytes of its requirements (inputs and output, per tile)"
+BASIS_SCRATCH = (
+    "estimated per-tile scratch of one dispatch block: the operand and result blocks of the query·key and "
+    "probability·value products, cut by the dispatch's rows / columns / inner counts (padded dimensions from the dispatch)"
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,6 +137,13 @@ class Alternatives:
     numeric: list[str]  # numeric columns the scatter can use, best first
     chosen_row: int | None  # position of the chosen alternative in ``frame``
     same_requirements: bool  # every alternative requires the same formats
+    basis: str | None = None  # what ``rank`` ranks by (BASIS_REQUIREMENTS, BASIS_SCRATCH), None: nothing to estimate
+
+    @property
+    def chosen_rank(self) -> int | None:
+        if self.chosen_row is None or self.basis is None:
+            return None
+        return int(self.frame[RANK].iloc[self.chosen_row])
 
 
 def _plain(value) -> object:
@@ -187,8 +201,66 @@ def alternatives_of(state: SearchState, plans: pa.Table, operation_id: int) -> A
     # The parameters that vary most make the most telling axes; the alternative index is the fallback.
     spread = {c: frame[c].nunique(dropna=True) for c in numeric}
     numeric = sorted(numeric, key=lambda c: -spread[c]) + [ALTERNATIVE]
+    costs, basis = alternative_costs(state, operation_id, same)
+    if basis is not None:
+        # rank 1 = least bytes; ties share the better rank (so the rank says how many are strictly better)
+        frame.insert(2, RANK, pd.Series(costs).rank(method="min").astype("int64").to_numpy())
+        frame.insert(3, COST, costs)
+        titles[RANK], titles[COST] = RANK, "B/tile (estimate)"
+        numeric = [*numeric[:-1], COST, ALTERNATIVE]
     at = np.flatnonzero(frame[ALTERNATIVE].to_numpy() == op_plans.chosen) if op_plans.chosen is not None else []
-    return Alternatives(frame, titles, numeric, int(at[0]) if len(at) else None, same)
+    return Alternatives(frame, titles, numeric, int(at[0]) if len(at) else None, same, basis)
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-int(a) // max(int(b), 1))
+
+
+def _block_bytes(m: int, n: int, k: int, rows: int, columns: int, inner: int, element: int) -> int:
+    """One block of an m×k by k×n product cut rows × columns × inner: its two operand blocks and its result block."""
+    mb, nb, kb = _ceil(m, rows), _ceil(n, columns), _ceil(k, inner)
+    return element * (mb * kb + kb * nb + mb * nb)
+
+
+def alternative_costs(state: SearchState, operation_id: int, same_requirements: bool) -> tuple[np.ndarray, str | None]:
+    """Bytes per tile of each alternative (file order) by what the file lets us estimate, and which
+    estimate it is: the requirements' shard bytes when the alternatives' requirements differ; else,
+    for an attention whose dispatch gives its block counts, the per-tile scratch of one dispatch
+    block (``BASIS_SCRATCH``); else nothing (None)."""
+    plans = state.plans[operation_id].alternatives
+    if not plans:
+        return np.zeros(0, dtype=np.int64), None
+    if not same_requirements:
+        totals = [sum(r.shard_bytes or 0 for r in (*p.inputs, p.output)) for p in plans]
+        return np.array(totals, dtype=np.int64), BASIS_REQUIREMENTS
+    costs = [_attention_block_bytes(p) for p in plans]
+    if any(c is None for c in costs):
+        return np.zeros(len(plans), dtype=np.int64), None
+    return np.array(costs, dtype=np.int64), BASIS_SCRATCH
+
+
+ATTENTION_DISPATCH = ("query_key_rows", "query_key_columns", "query_key_inner",
+                      "probability_value_rows", "probability_value_columns", "probability_value_inner")
+
+
+def _attention_block_bytes(plan) -> int | None:
+    """Query [.., Lq, D] · key [.., Lk, D]ᵀ, then probabilities [.., Lq, Lk] · value [.., Lk, Dv]; the
+    dispatch pads D and Dv (``padded_*_dimension``) and the key rows to ``key_block_rows``."""
+    d = plan.dispatch or {}
+    if len(plan.inputs) < 3 or not all(isinstance(d.get(k), int) and d.get(k) > 0 for k in ATTENTION_DISPATCH):
+        return None
+    shapes = [r.shape for r in plan.inputs[:3]]
+    if any(shape is None or len(shape) < 2 for shape in shapes):
+        return None
+    (lq, width), (lk, _), (_, value_width) = shapes[0][-2:], shapes[1][-2:], shapes[2][-2:]
+    width = max(int(d.get("padded_query_dimension") or width), 1)
+    value_width = max(int(d.get("padded_value_dimension") or value_width), 1)
+    key_block = d.get("key_block_rows")
+    keys = _ceil(lk, key_block) * key_block if isinstance(key_block, int) and key_block > 0 else lk
+    element = plan.inputs[0].format.precision.element_bytes
+    qk = _block_bytes(lq, keys, width, d["query_key_rows"], d["query_key_columns"], d["query_key_inner"], element)
+    pv = _block_bytes(lq, value_width, keys, d["probability_value_rows"], d["probability_value_columns"], d["probability_value_inner"], element)
+    return qk + pv
 
 
 def scatter_data(alts: Alternatives, x: str, y: str) -> tuple[dict, dict]:
@@ -199,12 +271,15 @@ def scatter_data(alts: Alternatives, x: str, y: str) -> tuple[dict, dict]:
         at.setdefault((float(px), float(py)), []).append(int(alternative))
     keys = sorted(at)
     counts = [len(at[k]) for k in keys]
+    rank_of = dict(zip(alts.frame[ALTERNATIVE].tolist(), alts.frame[RANK].tolist())) if alts.basis else {}
     points = {
         "x": [k[0] for k in keys],
         "y": [k[1] for k in keys],
         "count": counts,
         "examples": [", ".join(map(str, at[k][:8])) + (", …" if len(at[k]) > 8 else "") for k in keys],
         "size": [7 + 3.5 * math.sqrt(n) for n in counts],
+        # the best rank among the alternatives a point stands for (0 when nothing is ranked)
+        "rank": [min(rank_of[a] for a in at[k]) if rank_of else 0 for k in keys],
     }
     chosen = {"x": [], "y": [], "alternative": []}
     if alts.chosen_row is not None:

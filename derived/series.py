@@ -106,3 +106,26 @@ class StepSeries:
     def of(plan, exchange_rows: int) -> "StepSeries":
         std, intl = plan.usage_standard, plan.usage_interleaved
         return StepSeries(std, intl, std + exchange_rows, std + intl + exchange_rows, int(exchange_rows))
+
+
+def near_peak_runs(total: np.ndarray, fraction: float = 0.95, merge_gap: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(first, last) of the runs of steps whose ``total`` is within ``1 - fraction`` of its maximum,
+    runs closer than ``merge_gap`` steps merged: where a long profile's peak region is."""
+    total = np.asarray(total)
+    if total.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    first, last = runs_where(total >= fraction * total.max())
+    if merge_gap > 0 and first.size > 1:
+        keep = np.concatenate(([True], first[1:] - last[:-1] > merge_gap))
+        starts = np.flatnonzero(keep)
+        first = first[starts]
+        last = np.concatenate((last[starts[1:] - 1], [last[-1]]))
+    return first, last
+
+
+def thinned(positions: np.ndarray, start: int, stop: int, most: int) -> np.ndarray:
+    """The ``positions`` inside ``[start, stop)``, or none when more than ``most`` are: marks too
+    dense to read (thousands of loop boundaries on a long profile) are left out until zoomed in."""
+    positions = np.asarray(positions)
+    inside = positions[(positions >= start) & (positions < stop)]
+    return inside if inside.size <= most else inside[:0]

@@ -117,3 +117,30 @@ def edit_set_json(edits: Sequence[TilingEdit]) -> str:
 
 def save_edit_set(path: str | Path, edits: Sequence[TilingEdit], *, overwrite: bool = False) -> Path:
     return write_atomically(path, edit_set_json(edits).encode(), overwrite=overwrite)
+
+
+# ----------------------------------------------------------------------------- compact form (URLs)
+
+_COMPACT_EDIT = re.compile(r"^(?P<value>\d{1,18}):(?:(?P<axis>\d{1,4})|(?P<replicas>r))=(?P<count>\d{1,18})$")
+
+
+def compact_edits(edits: Sequence[TilingEdit]) -> str:
+    """An edit set in one short line, for a URL: ``84:1=18,84:r=27`` (value:axis=partitions, value:r=replicas)."""
+    return ",".join(
+        f"{e.value}:r={e.replicas}" if e.replicas is not None else f"{e.value}:{e.axis}={e.partitions}" for e in edits
+    )
+
+
+def parse_compact_edits(text: str, source: str = "the URL's edits") -> list[TilingEdit]:
+    """The edits of ``compact_edits`` text; an InputError names the first item that is not one."""
+    edits = []
+    for position, item in enumerate(part for part in text.split(",") if part):
+        found = _COMPACT_EDIT.match(item)
+        if found is None:
+            raise InputError(f"$[{position}]", "V:K=N or V:r=N (e.g. 84:1=18)", describe(item), file=source)
+        value, count = int(found["value"]), int(found["count"])
+        if found["replicas"]:
+            edits.append(TilingEdit(value, replicas=count))
+        else:
+            edits.append(TilingEdit(value, axis=int(found["axis"]), partitions=count))
+    return edits

@@ -138,6 +138,21 @@ def valid_partition_counts(shape: Sequence[int], tiling: TensorTiling, position:
     return range(1, partition_limit(shape, tiling, position, tile_limit) + 1)
 
 
+def keeping_tiles(tiling: TensorTiling, position: int, count: int, tile_limit: int) -> TensorTiling:
+    """Axis ``position`` set to ``count`` partitions, "keeping the tile count": when the replicas
+    would take the tiling past ``tile_limit`` they drop to the largest count that fits (at least 1;
+    below 1 the result still breaks the tile rule, and ``tiling_violation`` says so)."""
+    edited = tiling.with_partitions(position, count)
+    partitions = math.prod(a.partitions for a in edited.axes)
+    fitting = tile_limit // max(partitions, 1)
+    return edited if edited.replicas <= fitting else edited.with_replicas(max(fitting, 1))
+
+
+def valid_partition_counts_keeping_tiles(shape: Sequence[int], tiling: TensorTiling, position: int, tile_limit: int) -> range:
+    """Every partition count axis ``position`` can take when the replicas may drop to fit (``keeping_tiles``)."""
+    return valid_partition_counts(shape, tiling.with_replicas(1), position, tile_limit)
+
+
 def valid_replica_counts(tiling: TensorTiling, tile_limit: int) -> range:
     """Every replica count ``tiling`` can take, its partitions kept."""
     partitions = math.prod(a.partitions for a in tiling.axes)
@@ -196,7 +211,9 @@ def accepted(stops: Sequence[int], valid: range) -> list[int]:
 
 
 def axis_bands(shape: Sequence[int], tiling: TensorTiling, tile_limit: int) -> list[dict]:
-    """What a tiling widget draws per axis: sizes, blocks, the track's stops and the stops the rules allow."""
+    """What a tiling widget draws per axis: sizes, blocks, the track's stops, the stops the rules
+    allow as they are (``valid_counts``) and those allowed once the replicas drop to keep the tile
+    count (``keep_tiles_counts``, a superset)."""
     _, cuts = shard_cuts(shape, tiling)
     bands = []
     for position, (axis, cut) in enumerate(zip(tiling.axes, cuts)):
@@ -213,6 +230,7 @@ def axis_bands(shape: Sequence[int], tiling: TensorTiling, tile_limit: int) -> l
                 "per_partition": int(cut.per_partition),
                 "counts": stops,
                 "valid_counts": accepted(stops, valid_partition_counts(shape, tiling, position, tile_limit)),
+                "keep_tiles_counts": accepted(stops, valid_partition_counts_keeping_tiles(shape, tiling, position, tile_limit)),
             }
         )
     return bands

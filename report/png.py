@@ -16,8 +16,9 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from tilescope.models.format import fmt_bytes
+from tilescope.derived.peak_labels import PeakMark, place_labels, y_end_for
 from tilescope.derived.plan_data import PlanData
+from tilescope.models.format import fmt_bytes
 from tilescope.planner.model import Peaks, Plan, ProfileArrays
 
 from .placement_png import add_placement_panels
@@ -86,22 +87,75 @@ def _value_label(data: ReportInput, row: int) -> str:
     return f"{label_text(name)} [{int(data.arrays.value_ids[row])}]"
 
 
-def _draw_usage(ax, arrays: ProfileArrays, plan: Plan, *, ghost: bool) -> None:
-    """Standard (with the exchange rows it always carries), interleaved and total usage per step."""
-    steps = np.arange(arrays.n_steps)
+DENSE_STEPS = 2000  # above this many steps the timeline is drawn as per-column envelopes, with a zoom on the total peak
+ENVELOPE_COLUMNS = 1200  # columns of the envelope (about one per pixel of the 16-inch figure)
+
+
+def _envelope(values: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(centre step, min, max) of ``values`` per column: every extreme kept, a readable band drawn."""
+    n = values.size
+    starts = np.unique(np.linspace(0, n, min(columns, n) + 1).astype(np.int64)[:-1])
+    ends = np.append(starts[1:], n)
+    return (starts + ends - 1) / 2, np.minimum.reduceat(values, starts), np.maximum.reduceat(values, starts)
+
+
+def _usage_series(arrays: ProfileArrays, plan: Plan) -> tuple:
     standard = plan.usage_standard + arrays.exchange_rows
     total = plan.usage_standard + plan.usage_interleaved + arrays.exchange_rows
-    series = (
+    return (
         ("standard + exchange rows", standard, REGION_COLOURS[0]),
         ("interleaved", plan.usage_interleaved, REGION_COLOURS[1]),
         ("total (both regions + exchange rows)", total, "black"),
     )
-    for label, values, colour in series:
-        if ghost:
-            ax.plot(steps, values, drawstyle="steps-mid", color="0.6", linestyle="--", linewidth=1, alpha=0.8,
-                    label="before edits" if label == "total (both regions + exchange rows)" else None)
+
+
+def _draw_usage(ax, arrays: ProfileArrays, plan: Plan, *, ghost: bool, window: tuple[int, int] | None = None) -> None:
+    """Standard (with the exchange rows it always carries), interleaved and total usage per step;
+    a long profile (more than ``DENSE_STEPS`` in view) as per-column min–max bands."""
+    start, stop = window if window is not None else (0, arrays.n_steps)
+    steps = np.arange(start, stop)
+    dense = stop - start > DENSE_STEPS
+    for label, values, colour in _usage_series(arrays, plan):
+        values = values[start:stop]
+        shown = "before edits" if ghost and label.startswith("total") else (None if ghost else label)
+        colour = "0.6" if ghost else colour
+        if dense:
+            x, low, high = _envelope(values, ENVELOPE_COLUMNS)
+            ax.fill_between(x, low, high, color=colour, alpha=0.25 if ghost else 0.45, linewidth=0, step="mid")
+            ax.plot(x, high, drawstyle="steps-mid", color=colour, linewidth=0.7, linestyle="--" if ghost else "-", label=shown)
         else:
-            ax.plot(steps, values, drawstyle="steps-mid", color=colour, linewidth=1.4, label=label)
+            ax.plot(steps, values, drawstyle="steps-mid", color=colour, linewidth=1 if ghost else 1.4,
+                    linestyle="--" if ghost else "-", alpha=0.8 if ghost else 1.0, label=shown)
+
+
+def _draw_budgets(ax, arrays: ProfileArrays, legend: bool = True) -> None:
+    ax.axhline(arrays.exchange_rows, color=REGION_COLOURS[0], linestyle=":", linewidth=1, label="exchange rows (whole program)" if legend else None)
+    ax.axhline(arrays.interleaved_budget_bytes, color=REGION_COLOURS[1], linestyle="--", linewidth=1, label="interleaved budget" if legend else None)
+    ax.axhline(arrays.budget_bytes, color="red", linestyle="--", linewidth=1, label="budget (for the effective peak)" if legend else None)
+
+
+def _draw_peak_marks(ax, data: ReportInput, y_top: float) -> float:
+    """Marks at the peaks, their labels in lanes of their own at the top (``derived.peak_labels``),
+    joined by leader lines: no two labels overlap, however close the peaks. Returns the y limit."""
+    p, n = data.plan.peaks, data.arrays.n_steps
+    colours = {"standard peak": REGION_COLOURS[0], "interleaved peak": REGION_COLOURS[1], "total peak": "black", "effective peak": "red"}
+    marks = [
+        PeakMark("standard peak", p.standard_step, p.standard, f"standard peak {p.standard:,} B @ {p.standard_step}"),
+        PeakMark("interleaved peak", p.interleaved_step, p.interleaved, f"interleaved peak {p.interleaved:,} B @ {p.interleaved_step}"),
+        PeakMark("total peak", p.total_step, p.total, f"total peak {p.total:,} B @ {p.total_step}"),
+        PeakMark("effective peak", p.total_step, p.effective_peak_bytes, f"effective peak {p.effective_peak_bytes:,} B (no exchange rows, + support reserve)"),
+    ]
+    y_end = y_end_for(y_top, len(marks))
+    for placed in place_labels(marks, n, y_end):
+        mark, colour = placed.mark, colours[placed.mark.name]
+        ax.plot([mark.step], [mark.y], marker="x" if mark.name == "effective peak" else "v", color=colour, markersize=8, linestyle="none")
+        ax.annotate(mark.text, (mark.step, mark.y), xytext=(mark.step, placed.y), textcoords="data", fontsize=7.5, color=colour,
+                    ha=placed.align, va="bottom",
+                    # the leader line leaves the label's corner on the peak's step: it runs straight down
+                    arrowprops={"arrowstyle": "-", "linestyle": ":", "color": colour, "linewidth": 0.8, "shrinkA": 0,
+                                "relpos": (0.0 if placed.align == "left" else 1.0, 0.0)},
+                    bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}, **PLAIN)
+    return y_end
 
 
 def _draw_timeline(ax, data: ReportInput) -> None:
@@ -109,30 +163,47 @@ def _draw_timeline(ax, data: ReportInput) -> None:
     if data.edited:
         _draw_usage(ax, arrays, data.base_plan, ghost=True)
     _draw_usage(ax, arrays, plan, ghost=False)
-    ax.axhline(arrays.exchange_rows, color=REGION_COLOURS[0], linestyle=":", linewidth=1, label="exchange rows (whole program)")
-    ax.axhline(arrays.interleaved_budget_bytes, color=REGION_COLOURS[1], linestyle="--", linewidth=1, label="interleaved budget")
-    ax.axhline(arrays.budget_bytes, color="red", linestyle="--", linewidth=1, label="budget (for the effective peak)")
-    # (step, bytes, colour, label, marker, label offset): the effective and total peaks share a
-    # step, so their labels go on opposite sides.
-    marks = (
-        (p.standard_step, p.standard, REGION_COLOURS[0], "standard peak", "v", (6, 4)),
-        (p.interleaved_step, p.interleaved, REGION_COLOURS[1], "interleaved peak", "v", (6, 4)),
-        (p.total_step, p.total, "black", "total peak", "v", (6, 6)),
-        (p.total_step, p.effective_peak_bytes, "red", "effective peak", "x", (6, -24)),
-    )
-    for step, value, colour, label, marker, offset in marks:
-        ax.plot([step], [value], marker=marker, color=colour, markersize=8, linestyle="none")
-        ax.annotate(f"{label}\n{value:,} B @ {step}", (step, value), textcoords="offset points", xytext=offset, fontsize=7,
-                    color=colour, bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+    _draw_budgets(ax, arrays)
+    y_end = _draw_peak_marks(ax, data, max(arrays.budget_bytes, p.total, p.effective_peak_bytes))
     ax.axvline(data.step, color="0.3", linewidth=0.8, alpha=0.6)
     ax.set_xlim(-0.5, max(arrays.n_steps - 0.5, 0.5))
-    ax.set_ylim(0, max(arrays.budget_bytes, p.total, p.effective_peak_bytes) * 1.12)
-    ax.set_title("Timeline: bytes per tile at each step", loc="left", fontsize=11)
+    ax.set_ylim(0, y_end)
+    dense = arrays.n_steps > DENSE_STEPS
+    ax.set_title("Timeline: bytes per tile at each step" + (" (min–max per column; every peak kept)" if dense else ""), loc="left", fontsize=11)
     ax.set_xlabel("step")
     ax.set_ylabel("bytes per tile")
     ax.yaxis.set_major_formatter(lambda y, _: f"{int(y):,}")
+    ax.xaxis.set_major_formatter(lambda x, _: f"{int(x):,}")
     ax.grid(True, alpha=0.25)
-    ax.legend(loc="upper right", fontsize=7, ncol=4, framealpha=0.9)
+    # under the plot: inside it the legend would cover data or a peak label
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.15), fontsize=7, ncol=6, frameon=False, borderaxespad=0)
+
+
+def peak_window(n_steps: int, step: int) -> tuple[int, int]:
+    """The steps a long profile's peak zoom shows: about 120 around ``step``."""
+    half = 60
+    start = max(min(step - half, n_steps - 2 * half), 0)
+    return start, min(start + 2 * half + 1, n_steps)
+
+
+def _draw_peak_zoom(ax, data: ReportInput) -> None:
+    """A long profile's total peak up close, every step drawn."""
+    arrays, plan, p = data.arrays, data.plan, data.plan.peaks
+    window = peak_window(arrays.n_steps, p.total_step)
+    if data.edited:
+        _draw_usage(ax, arrays, data.base_plan, ghost=True, window=window)
+    _draw_usage(ax, arrays, plan, ghost=False, window=window)
+    _draw_budgets(ax, arrays, legend=False)
+    ax.plot([p.total_step], [p.total], marker="v", color="black", markersize=8, linestyle="none")
+    ax.axvline(p.total_step, color="black", linewidth=0.6, alpha=0.5)
+    ax.set_xlim(window[0] - 0.5, window[1] - 0.5)
+    ax.set_ylim(0, max(arrays.budget_bytes, p.total, p.effective_peak_bytes) * 1.08)
+    ax.set_title(f"Around the total peak: steps {window[0]:,}–{window[1] - 1:,}", loc="left", fontsize=10)
+    ax.set_xlabel("step")
+    ax.yaxis.set_major_formatter(lambda y, _: f"{int(y):,}")
+    ax.xaxis.set_major_formatter(lambda x, _: f"{int(x):,}")
+    ax.grid(True, alpha=0.25)
+    ax.tick_params(labelsize=7)
 
 
 def _draw_breakdown(ax, data: ReportInput) -> None:
@@ -199,7 +270,11 @@ def report_figure(data: ReportInput) -> Figure:
     figure.text(0.01, 0.988, f"tilescope report: {source}  (scope {scope})", fontsize=13, weight="bold", va="top", **PLAIN)
     figure.text(0.01, 0.962, summary_text(data), fontsize=8.5, family="monospace", va="top", **PLAIN)
     figure.text(0.64, 0.962, edits_text(data), fontsize=8.5, family="monospace", va="top", **PLAIN)
-    _draw_timeline(figure.add_axes((0.06, 0.51, 0.92, 0.33)), data)
+    if data.arrays.n_steps > DENSE_STEPS:  # a long profile: the overview, and its total peak up close beside it
+        _draw_timeline(figure.add_axes((0.06, 0.53, 0.62, 0.31)), data)
+        _draw_peak_zoom(figure.add_axes((0.72, 0.53, 0.26, 0.31)), data)
+    else:
+        _draw_timeline(figure.add_axes((0.06, 0.53, 0.92, 0.31)), data)
     _draw_breakdown(figure.add_axes((0.21, 0.05, 0.26, 0.41)), data)
     _draw_lifetimes(figure.add_axes((0.71, 0.05, 0.27, 0.41)), data)
     add_placement_panels(figure, data)

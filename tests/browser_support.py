@@ -5,6 +5,7 @@ Used by tests/conftest.py fixtures and by any test that needs its own server (``
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -61,7 +62,8 @@ class AppServer:
         ]
         if app_args:
             command += ["--args", *app_args]
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # Resources from this server only, as ``make run`` serves them (app/resources.py: RESOURCES_ENV).
+        env = dict(os.environ, PYTHONUNBUFFERED="1", BOKEH_RESOURCES="server")
         self.process = subprocess.Popen(
             command, cwd=REPO_ROOT, stdout=self.log, stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent,
         )
@@ -168,3 +170,17 @@ def kib(n: int) -> str:
     """The UI's byte figure, written out independently: exact bytes and KiB to one decimal, both
     with thousands separators."""
     return f"{n:,} B ({n / 1024:,.1f} KiB)"
+
+
+def drag_to_count(page, axis: str, count: int) -> None:
+    """Press the handle, move over the track in small steps, release on the stop for ``count``."""
+    track = page.locator(f".ts-track[data-axis='{axis}']")
+    stops = json.loads(track.get_attribute("data-stops"))
+    box = track.bounding_box()
+    handle = page.locator(f".ts-handle[data-axis='{axis}']").bounding_box()
+    x0, y0 = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
+    target = box["x"] + box["width"] * stops.index(count) / (len(stops) - 1)
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move(target, y0 + 3, steps=12)
+    page.mouse.up()

@@ -18,7 +18,6 @@ import json
 import math
 import shutil
 import sys
-import time
 from pathlib import Path
 
 import pytest

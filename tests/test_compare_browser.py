@@ -113,8 +113,10 @@ def test_open_a_compare_select_a_value_and_export(page, served):
         assert spans == live_runs(source, 84)
     lives = page.evaluate(JS_SOURCE_DATA, "ts-compare-selected-lives")  # the overlaid timelines shade them too
     assert sorted([l + 0.5, r - 0.5] for l, r in zip(lives["left"], lives["right"])) == sorted(live_runs(raw, 84) + live_runs(edited, 84))
+    page.locator(".bk-tab", has_text="Lifetimes").click()  # the page's lifetimes follow the selection
     page.wait_for_function(f"""() => {{ const d = ({JS_SOURCE_DATA})('ts-lifetime-bars');
-        return d && d.value_id.some((v, i) => v === 84 && d.line_color[i] === '#000000'); }}""")  # the page's lifetimes follow
+        return d && d.value_id.some((v, i) => v === 84 && d.line_color[i] === '#000000'); }}""")
+    page.locator(".bk-tab", has_text="Compare").click()
 
     # Export: all five files in one ZIP, and one CSV alone.
     with page.expect_download(timeout=120_000) as info:

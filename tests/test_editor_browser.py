@@ -6,12 +6,11 @@ The expected peak comes from the raw sample JSON by docs/formats.md's rules (tes
 """
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 
-from browser_support import SAMPLE, wait_for_app
+from browser_support import SAMPLE, drag_to_count, wait_for_app
 from editor_support import RawProfile, edited_bytes
 
 pytestmark = pytest.mark.browser
@@ -40,20 +39,6 @@ def pick_value(page, value_id: int, name: str) -> None:
     field.press_sequentially(f"#{value_id} {name[:9]}", delay=30)
     page.locator(".bk-menu div", has_text=f"#{value_id} {name}").first.click()
     page.locator(".ts-value-head", has_text=f"#{value_id} {name}").wait_for()
-
-
-def drag_to_count(page, axis: str, count: int) -> None:
-    """Press the handle, move over the track in small steps, release on the stop for ``count``."""
-    track = page.locator(f".ts-track[data-axis='{axis}']")
-    stops = json.loads(track.get_attribute("data-stops"))
-    box = track.bounding_box()
-    handle = page.locator(f".ts-handle[data-axis='{axis}']").bounding_box()
-    x0, y0 = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
-    target = box["x"] + box["width"] * stops.index(count) / (len(stops) - 1)
-    page.mouse.move(x0, y0)
-    page.mouse.down()
-    page.mouse.move(target, y0 + 3, steps=12)
-    page.mouse.up()
 
 
 def test_drag_replans_refuses_and_undoes(app_server, page):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import shutil
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest

@@ -88,7 +88,7 @@ def test_the_text_form_is_a_table_of_exact_bytes_naming_the_value(nightly):
     assert row.split()[:2] == [VIT, "standard"]
     assert kib(a) in row and kib(b) in row and f"+{b - a:,} B (+{(b - a) / 1024:,.1f} KiB)" in row
     name = next(v["name"] for v in raw_a["timeline"]["values"] if v["id"] == EDITED_VALUE)
-    assert any(f"+124,416 B (+121.5 KiB)" in line and f"{name} [{EDITED_VALUE} → {EDITED_VALUE}]" in line for line in out.splitlines())
+    assert any("+124,416 B (+121.5 KiB)" in line and f"{name} [{EDITED_VALUE} → {EDITED_VALUE}]" in line for line in out.splitlines())
     assert f"only in BASE:\n  {BASE}/{MID}" in out
 
 

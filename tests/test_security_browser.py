@@ -192,13 +192,16 @@ def test_text_from_the_file_shows_as_text_in_every_view_and_nothing_runs(watched
     hover_data_point(page, "ts-step-bar", (segments["left"][k] + segments["right"][k]) / 2, segments["lane"][k])
     tooltip_with(page, f"value 85: {names[85]}")
 
-    # Lifetimes: hovering value 4's bar (live 0–61) names it.
+    # Lifetimes (a side tab): hovering value 4's bar (live 0–61) names it.
+    page.locator(".bk-tab", has_text="Lifetimes").click()
+    page.wait_for_function(f"() => ({JS_SOURCE_DATA})('ts-lifetime-bars') !== null")
     bars = page.evaluate(JS_SOURCE_DATA, "ts-lifetime-bars")
     k = bars["value_id"].index(4)
     hover_data_point(page, "ts-lifetimes", (bars["left"][k] + bars["right"][k]) / 2, bars["lane"][k])
     tooltip_with(page, names[4])
 
     # Another hostile step, through the step input: header and timeline tooltip.
+    page.locator(".bk-tab", has_text="At this step").click()
     page.get_by_role("button", name="standard peak").click()
     std_step = doc["standard_peak_step"]
     expect(page.locator("[data-testid=ts-step-index]")).to_have_text(str(std_step))
@@ -208,7 +211,8 @@ def test_text_from_the_file_shows_as_text_in_every_view_and_nothing_runs(watched
     hover_data_point(page, "ts-timeline", 46, steps[46]["usage"]["standard"] / 2)
     tooltip_with(page, operations[46])
 
-    # Values table: filter the names on the payloads' common marker; each name is a literal cell.
+    # Values table (a side tab): filter the names on the payloads' common marker; each name is a literal cell.
+    page.locator(".bk-tab", has_text="Values").click()
     table = page.locator(".ts-values-table")
     name_filter = table.locator(".tabulator-col[tabulator-field=name] input")
     name_filter.click()

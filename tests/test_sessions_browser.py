@@ -64,6 +64,7 @@ def edit_in_editor(page, edit: tuple[int, int, int], value: dict) -> None:
 
 
 def select_step(page, step: int) -> None:
+    page.locator(".bk-tab", has_text="At this step").click()  # the step input is in that side tab
     field = page.locator(".ts-step-input input").first
     field.fill(str(step))
     field.press("Enter")
@@ -85,6 +86,7 @@ def expect_session(page, *, recorded: dict[str, int], now: dict[str, int], step:
         f"() => {{ const ids = ({JS_STEP_TABLE_IDS})(); return ids && ids.length === {len(set(live))}; }}"
     )
     assert sorted(page.evaluate(JS_STEP_TABLE_IDS)) == sorted(set(live))
+    page.locator(".bk-tab", has_text="What-if editor").click()  # the edit list is in the editor's side tab
     edit_list = page.locator("[data-testid=ts-edit-list]")
     if edited is None:
         expect(page.locator("[data-testid=ts-summary-edits]")).to_have_count(0)
@@ -94,6 +96,7 @@ def expect_session(page, *, recorded: dict[str, int], now: dict[str, int], step:
         expect(edit_list).not_to_contain_text(f"#{not_edited}")
         expect(page.locator("[data-testid=ts-summary-edits]")).to_contain_text("with 1 what-if edit(s)")
     expect(page.locator("[data-testid=ts-source]")).to_contain_text(source)
+    page.locator(".bk-tab", has_text="At this step").click()  # back to the step's tab (its buttons)
 
 
 def test_two_sessions_keep_their_own_edits_steps_and_files(browser, app_server, tmp_path):

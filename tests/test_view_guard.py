@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 
-import pytest
 
 from benchmarks.bench_app import VIEW_CLASSES, build_page
 from browser_support import SAMPLE

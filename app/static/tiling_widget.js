@@ -65,7 +65,8 @@ export function render({ model, el }) {
     const row = node("div", "ts-row");
     row.dataset.axis = key;
     const label = node("div", "ts-label");
-    const band = svgNode("svg", { class: "ts-band", width: BAND_WIDTH, height: BAND_HEIGHT, viewBox: `0 0 ${BAND_WIDTH} ${BAND_HEIGHT}` });
+    // Drawn in BAND_WIDTH units, stretched to the row's width (the side panel is narrower on small screens).
+    const band = svgNode("svg", { class: "ts-band", height: BAND_HEIGHT, viewBox: `0 0 ${BAND_WIDTH} ${BAND_HEIGHT}`, preserveAspectRatio: "none" });
     const track = node("div", "ts-track");
     track.dataset.axis = key;
     const zones = node("div", "ts-zones");

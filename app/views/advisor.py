@@ -30,7 +30,8 @@ class AdvisorView(pn.viewable.Viewer):
         watch_state(self.state, lambda _: self.refresh(force=False), ["data"])
         self._layout = pn.Column(
             pn.pane.HTML("<h4 style='margin:8px 0 0'>Advisor</h4>"),
-            pn.Row(pn.pane.HTML("lower the peak:", margin=(12, 5), width=110, sizing_mode="fixed"), self.peak_choice, self.suggest_button),
+            pn.FlexBox(pn.pane.HTML("lower the peak:", margin=(12, 5), width=110, sizing_mode="fixed"), self.peak_choice, self.suggest_button,
+                       sizing_mode="stretch_width"),
             self.advice,
             sizing_mode="stretch_width",
         )
@@ -65,12 +66,12 @@ class AdvisorView(pn.viewable.Viewer):
                 f"(saves {esc(fmt_bytes(suggestion.saving))})</span>",
                 margin=(10, 5),
             )
-            rows.append(pn.Row(button, text))
+            rows.append(pn.Row(button, text, sizing_mode="stretch_width"))
         self.advice.objects = rows
 
     def apply(self, suggestion) -> str | None:
         """Add the suggestion's edits to the set, and show the value it re-tiles."""
-        error = self.state.apply_edits([*self.state.edits, *suggestion.edits])
+        error = self.state.add_edits(suggestion.edits)
         if error:
             self.advice.insert(0, pn.pane.HTML(f"<p class='ts-editor-error' role='alert'>{esc(error)}</p>"))
             return error

@@ -15,7 +15,8 @@ from tilescope.app.format import esc
 from tilescope.models.format import fmt_bytes, shorten
 from tilescope.app.state import SessionState
 from tilescope.app.views.values_table import TITLES, table_formatters
-from tilescope.app.widgets.selection import SelectionLink
+from tilescope.app.views.glossary import term_html
+from tilescope.app.widgets.selection import TABLE_SELECTION, SelectionLink, adds
 from tilescope.app.view_guard import watch_state
 
 COLUMNS = ("id", "name", "region", "bytes", "share", "shard", "aligned", "storage_group", "root", "first_step", "last_step", "tiling")
@@ -28,20 +29,20 @@ class AtStepView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.step_input = pn.widgets.IntInput(name="step", value=0, start=0, end=0, width=110, css_classes=["ts-step-input"])
+        self.step_input = pn.widgets.IntInput(label="step", value=0, start=0, end=0, width=100, css_classes=["ts-step-input"])
         self._buttons = {
-            "previous": pn.widgets.Button(name="◀", width=40),
-            "next": pn.widgets.Button(name="▶", width=40),
-            "total": pn.widgets.Button(name="total peak", width=95),
-            "standard": pn.widgets.Button(name="standard peak", width=110),
-            "interleaved": pn.widgets.Button(name="interleaved peak", width=120),
+            "previous": pn.widgets.Button(label="◀", width=40, description="previous step (← key)"),
+            "next": pn.widgets.Button(label="▶", width=40, description="next step (→ key)"),
+            "total": pn.widgets.Button(label="total peak", width=95, description="the total peak's step (p key)"),
+            "standard": pn.widgets.Button(label="standard peak", width=110),
+            "interleaved": pn.widgets.Button(label="interleaved peak", width=120),
         }
         self._header = pn.pane.HTML("", sizing_mode="stretch_width")
         self.segments = ColumnDataSource({k: [] for k in SEGMENT_FIELDS}, name="ts-step-split")
         self.bar = self._build_bar()
         self.table = pn.widgets.Tabulator(
-            pd.DataFrame({c: [] for c in COLUMNS}), name="ts-step-values", show_index=False, disabled=True,
-            selectable="checkbox-single", pagination="local", page_size=15, titles={**TITLES, "share": "share of step"},
+            pd.DataFrame({c: [] for c in COLUMNS}), show_index=False, disabled=True,
+            **TABLE_SELECTION, pagination="local", page_size=15, titles={**TITLES, "share": "share of step"},
             formatters={**table_formatters(COLUMNS), "share": {"type": "plaintext"}}, sizing_mode="stretch_width",
             css_classes=["ts-step-values"], layout="fit_data_table",
         )
@@ -134,8 +135,10 @@ class AtStepView(pn.viewable.Viewer):
             f'<b>Step <span data-testid="ts-step-index">{step}</span></b> of {data.arrays.n_steps:,}: '
             f'<code>{esc(shorten(operation, 240))}</code> · source op {source} · runs ×{count}<br>'
             f'<span data-testid="ts-step-live-count">{live_count}</span> values live · '
-            f"standard {esc(fmt_bytes(usage['standard']))} (scratch {scratch['standard']:,} B) + exchange rows {ex:,} B · "
-            f"interleaved {esc(fmt_bytes(usage['interleaved']))} (scratch {scratch['interleaved']:,} B)"
+            f"{term_html('standard')} {esc(fmt_bytes(usage['standard']))} (scratch {scratch['standard']:,} B) · "
+            f"{term_html('interleaved')} {esc(fmt_bytes(usage['interleaved']))} (scratch {scratch['interleaved']:,} B) · "
+            f"{term_html('exchange rows')} {ex:,} B · "
+            f"{term_html('total')} {esc(fmt_bytes(usage['standard'] + usage['interleaved'] + ex))}"
             f"</div>"
         )
 
@@ -152,13 +155,14 @@ class AtStepView(pn.viewable.Viewer):
         lane = 1 if event.y > 0.5 else 0
         for left, right, seg_lane, value_id in zip(data["left"], data["right"], data["lane"], data["value_id"]):
             if seg_lane == lane and left <= event.x < right and value_id >= 0:
-                self.state.select_values([value_id])
+                self.state.click_value(value_id, add=adds(event))
                 return
 
     def __panel__(self):
         b = self._buttons
         return pn.Column(
-            pn.Row(pn.pane.HTML("<b>At this step</b>", margin=(12, 10)), self.step_input, b["previous"], b["next"], b["total"], b["standard"], b["interleaved"]),
+            pn.FlexBox(pn.pane.HTML("<b>At this step</b>", margin=(12, 10)), self.step_input, b["previous"], b["next"], b["total"],
+                       b["standard"], b["interleaved"], sizing_mode="stretch_width"),
             self._header,
             self.bar,
             self.table,

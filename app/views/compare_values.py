@@ -46,7 +46,7 @@ class CompareValuesView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.table = pn.widgets.Tabulator(
-            _empty_frame(), name="ts-compare-values-table", show_index=False, disabled=True, selectable="checkbox-single",
+            _empty_frame(), show_index=False, disabled=True, selectable="checkbox-single",
             pagination="remote", page_size=20, header_filters=True, hidden_columns=["entry"], titles=dict(TITLES), formatters=table_formatters(),
             sizing_mode="stretch_width", css_classes=["ts-compare-values-table"], layout="fit_data_table",
         )

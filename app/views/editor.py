@@ -1,7 +1,12 @@
 """The what-if editor: re-tile one value by dragging, see the re-plan, keep a list of edits; the
 advisor (``app.views.advisor``) below it.
 
-The value shown is the selection's first value, else the largest value live at the selected step.
+The value shown is the last value selected (``SessionState.focus_value``), else the largest value
+live at the selected step (shown, not selected: nothing is selected until the user picks).
+With "keep the tile count" on, dragging an axis past what the device's tiles allow with the
+current replicas drops the replicas to the largest count that fits (``planner.tiling_rules.keeping_tiles``),
+one gesture of two edits; dragging the same handle again replaces the gesture (``SessionState.apply_gesture``).
+A refusal is shown until the plan it refused against is replaced (an edit, undo, reset, another file).
 Every change goes through ``SessionState`` (``apply_edit``, ``apply_edits``, ``undo``, ``reset``,
 ``load_edits``), so every view re-draws from the new plan; this view only reads the state back.
 What it shows of a value comes from ``tilescope.derived.editing`` (the tiling rules are
@@ -29,6 +34,8 @@ from tilescope.derived.editing import figure_changes, value_editing, value_facts
 from tilescope.models.edits import TilingEdit, edit_set_json
 from tilescope.models.format import fmt_change
 from tilescope.planner.shards import ShapeMismatch
+from tilescope.models.glossary import GLOSSARY
+from tilescope.planner import tiling_rules
 from tilescope.planner.tiling_rules import REPLICAS
 
 CSS = static_text("editor.css")
@@ -45,18 +52,26 @@ class EditorView(pn.viewable.Viewer):
         self._row: int | None = None
         self._shown: tuple | None = None  # (row, data) last drawn, compared by identity
 
-        self.widget = TilingWidget(width=700, sizing_mode="fixed", min_height=120)
+        self._picking = False  # the picker is being set to the shown value (not a user's pick)
+        self._shown_on_page = True  # its tab is on show (app.layout.SideTabs says when it is not)
+        self._stale = False  # the state changed while hidden: refresh when shown
+        self._refused_on = None  # the PlanData the shown refusal was made against
+        self.widget = TilingWidget(sizing_mode="stretch_width", min_height=120)
         self.widget.param.watch(self._on_committed, "committed")
         self.count_inputs = CountInputs(self.widget, self.commit)
 
         self.value_picker = ValuePicker(
             label="Value to edit", placeholder="type an id or part of a name…", case_sensitive=False,
-            search_strategy="includes", min_characters=1, restrict=True, width=420,
+            search_strategy="includes", min_characters=1, restrict=True, sizing_mode="stretch_width", min_width=220,
         )
         self.value_picker.param.watch(self._on_picked, "value")
         self.group_toggle = pn.widgets.Checkbox.from_param(self.state.param.whole_storage_group, label="apply to whole storage group")
+        self.keep_tiles = pn.widgets.Checkbox(
+            label="keep the tile count (replicas drop to fit when an axis grows)", value=False, css_classes=["ts-keep-tiles"],
+        )
+        self.keep_tiles.param.watch(lambda _: self._refresh(), "value")
         self.heading = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CSS])
-        self.figures = pn.pane.HTML("", width=560, sizing_mode="fixed", stylesheets=[CSS], margin=(5, 20))
+        self.figures = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CSS], margin=(5, 10))
 
         self.undo_button = pn.widgets.Button(label="Undo", color="default", width=90)
         self.undo_button.on_click(lambda _: self.state.undo())
@@ -65,7 +80,7 @@ class EditorView(pn.viewable.Viewer):
         self.save_button = pn.widgets.FileDownload(
             callback=self._edit_set_file, filename="edits.json", label="Save edits", color="default", width=120,
         )
-        self.load_input = pn.widgets.FileInput(accept=".json,application/json", multiple=False, width=230)
+        self.load_input = pn.widgets.FileInput(accept=".json,application/json", multiple=False, width=230, css_classes=["ts-load-edits"])
         self.load_input.param.watch(self._on_load, "value")
         self.edit_list = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CSS])
         self.advisor = AdvisorView(state=self.state)
@@ -73,11 +88,15 @@ class EditorView(pn.viewable.Viewer):
         watch_state(self.state, self._on_state, ["data", "selected_values", "selected_step"])
         self._layout = pn.Column(
             pn.pane.HTML("<h3 style='margin:0'>What-if editor</h3>"),
-            pn.Row(self.value_picker, pn.Column(pn.Spacer(height=18), self.group_toggle)),
+            self.value_picker,
+            pn.FlexBox(self.group_toggle, self.keep_tiles, sizing_mode="stretch_width"),
             self.heading,
-            pn.Row(self.widget, self.figures, sizing_mode="stretch_width"),
+            self.widget,
+            self.figures,
             pn.pane.HTML("<h4 style='margin:8px 0 0'>Edits</h4>"),
-            pn.Row(self.undo_button, self.reset_button, self.save_button, self.load_input),
+            pn.FlexBox(self.undo_button, self.reset_button, self.save_button, sizing_mode="stretch_width"),
+            pn.pane.HTML("<label class='ts-load-label'>Load an edit set (JSON, as saved above):</label>", stylesheets=[CSS], margin=(4, 10, 0, 10)),
+            self.load_input,
             self.edit_list,
             self.advisor,
             sizing_mode="stretch_width",
@@ -99,13 +118,21 @@ class EditorView(pn.viewable.Viewer):
         data = self.state.data
         if data is None:
             return None
-        for value_id in self.state.selected_values:
-            row = data.arrays.row_of_id.get(int(value_id))
-            if row is not None:
-                return row
-        return data.live_at(self.state.selected_step).largest_row
+        focus = self.state.focus_value
+        row = data.arrays.row_of_id.get(int(focus)) if focus is not None else None
+        return row if row is not None else data.live_at(self.state.selected_step).largest_row
+
+    def set_shown(self, shown: bool) -> None:
+        """Hidden, the editor skips the refreshes a step change would cost; shown again, it catches up."""
+        self._shown_on_page = bool(shown)
+        if self._shown_on_page and self._stale:
+            self._stale = False
+            self._refresh()
 
     def _on_state(self, *events) -> None:
+        if not self._shown_on_page:
+            self._stale = True
+            return
         shown = (self._value_row(), self.state.data)
         if self._shown is not None and shown[0] == self._shown[0] and shown[1] is self._shown[1]:
             return  # a step or selection change that leaves the same value and plan on screen
@@ -115,14 +142,20 @@ class EditorView(pn.viewable.Viewer):
         data = self.state.data
         row = self._value_row()
         self._shown = (row, data)
-        if row != self._row:
+        if row != self._row or data is not self._refused_on:
+            # the refusal referred to another value or to a plan that is gone (edit, undo, reset, reload)
             self.widget.param.update(message="", message_axis="")
+            self._refused_on = None
         self._row = row
         if data is None or row is None:
             self._show_nothing()
             return
-        self.value_picker.set_search(data.opened.value_search)
-        self.value_picker.show(data.opened.value_text.labels[row])
+        self._picking = True
+        try:
+            self.value_picker.set_search(data.opened.value_search)
+            self.value_picker.show(data.opened.value_text.labels[row])
+        finally:
+            self._picking = False
         facts = value_facts(data, row)
         alias = "" if facts.alias_of is None else f" · alias of #{facts.alias_of}: an edit re-tiles #{facts.alias_of} and all its aliases"
         self.heading.object = (
@@ -136,9 +169,11 @@ class EditorView(pn.viewable.Viewer):
             self.figures.object = f"<p class='ts-editor-error'>{esc(exc)}</p>"
             self.widget.param.update(axes=[], show_replicas=False, disabled=True)
             return
+        keep = self.keep_tiles.value
+        bands = [{**band, "valid_counts": band["keep_tiles_counts"]} if keep else band for band in editing.bands]
         self.widget.param.update(
             **self.count_inputs.show(editing.counts, identity=len(editing.bands)),
-            axes=editing.bands, replicas=int(editing.tiling.replicas), replica_counts=editing.replica_stops,
+            axes=bands, replicas=int(editing.tiling.replicas), replica_counts=editing.replica_stops,
             valid_replica_counts=editing.valid_replicas, max_replicas=editing.max_replicas,
             tile_product=editing.tile_product, device_tiles=editing.device_tiles, show_replicas=True, disabled=False,
         )
@@ -156,7 +191,7 @@ class EditorView(pn.viewable.Viewer):
     def _figures_html(self, row: int) -> str:
         data = self.state.data
         cells = "".join(
-            f"<tr data-figure='{esc(name)}'><th>{esc(name)}</th><td>{esc(fmt_change(b, a))}</td></tr>"
+            f"<tr data-figure='{esc(name)}'><th title='{esc(GLOSSARY.get(name, ''))}'>{esc(name)}</th><td>{esc(fmt_change(b, a))}</td></tr>"
             for name, b, a in figure_changes(data, row)
         )
         fits = "fits the budget" if data.plan.peaks.fits_budget else "does NOT fit the budget"
@@ -195,17 +230,33 @@ class EditorView(pn.viewable.Viewer):
             self.widget.param.update(revision=self.widget.revision + 1)
             return None
         value_id = int(self.state.data.arrays.value_ids[self._row])
-        edit = TilingEdit(value_id, replicas=count) if key == REPLICAS else TilingEdit(value_id, axis=int(key), partitions=count)
+        edits = self._gesture(value_id, key, count)
         if not self.state.selected_values:
             # Pin the value: after the edit it may no longer be the largest live one.
             self.state.select_values([value_id])
-        error = self.state.apply_edit(edit)
+        refused_on = self.state.data
+        error = self.state.apply_gesture(edits)
         if error:
+            self._refused_on = refused_on
             self.widget.param.update(message=error, message_axis=key, revision=self.widget.revision + 1)
             self.count_inputs.snap_back()  # a typed count snaps back too
             return error
         self.widget.param.update(message="", message_axis="", revision=self.widget.revision + 1)
         return None
+
+    def _gesture(self, value_id: int, key: str, count: int) -> list[TilingEdit]:
+        """The edits one commit makes: the count, and with "keep the tile count" the replicas
+        that keep the tiling on the device when the count alone would not."""
+        if key == REPLICAS:
+            return [TilingEdit(value_id, replicas=count)]
+        edits = [TilingEdit(value_id, axis=int(key), partitions=count)]
+        if self.keep_tiles.value:
+            data = self.state.data
+            tiling = data.tiling(self._row)
+            kept = tiling_rules.keeping_tiles(tiling, int(key), count, int(data.arrays.device_tiles))
+            if kept.replicas != tiling.replicas:
+                edits.append(TilingEdit(value_id, replicas=int(kept.replicas)))
+        return edits
 
     def _edit_set_file(self):
         return io.BytesIO(edit_set_json(self.state.edits).encode())
@@ -218,6 +269,8 @@ class EditorView(pn.viewable.Viewer):
             self.edit_list.object = f"<p class='ts-editor-error' role='alert'>{esc(error)}</p>" + self._edits_html()
 
     def _on_picked(self, event) -> None:
+        if self._picking:
+            return  # the editor showing its value is not the user picking one
         found = _LABEL_ID.match(event.new or "")
         if found is not None and self.state.selected_values[:1] != [int(found.group(1))]:
             self.state.select_values([int(found.group(1))])

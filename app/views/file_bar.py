@@ -1,4 +1,5 @@
-"""The file bar: what is open, loading progress, the error of the last action, and the upload box."""
+"""The file bar: what is open and loading progress (in the page's header), the error of the last
+action (above the views), and the upload box (under the timeline)."""
 from __future__ import annotations
 
 import panel as pn
@@ -21,13 +22,18 @@ class FileBar(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.source = pn.pane.HTML("", css_classes=["ts-source"], stylesheets=[CSS], margin=(8, 10))
-        self.status = pn.pane.HTML("", css_classes=["ts-status"], stylesheets=[CSS], margin=(8, 10))
-        self.progress = pn.indicators.Progress(value=100, max=100, width=160, visible=False, margin=(14, 10))
-        self.error = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", visible=False, margin=(0, 10))
+        self.source = pn.pane.HTML("", css_classes=["ts-source"], stylesheets=[CSS], margin=(4, 10), min_width=160)
+        self.progress = pn.indicators.Progress(value=100, max=100, width=120, visible=False, margin=(14, 10))
+        self.error = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", visible=False, margin=(4, 10))
         self.upload = CappedFileDropper(
             accepted_filetypes=[".json", "application/json"], max_bytes=MAX_UPLOAD_BYTES,
-            multiple=False, layout="compact", width=260, height=60, name="upload a memory profile or search state",
+            multiple=False, layout="compact", width=300, height=60, label="open another memory profile or search state",
+        )
+        self.header = pn.Row(self.source, self.progress, margin=0, sizing_mode="stretch_width")
+        self.upload_box = pn.Column(
+            pn.pane.HTML("<b>Open another file</b> (memory profile or search state, up to "
+                         f"{MAX_UPLOAD_BYTES // (1024 * 1024)} MB; never written to disk)", stylesheets=[CSS], margin=(10, 10, 0, 10)),
+            self.upload, sizing_mode="stretch_width", css_classes=["ts-upload"],
         )
         self.upload.param.watch(lambda event: self.state.fail(event.new) if event.new else None, "refused")
         watch_state(self.state, self._render, ["source", "status", "error", "loading", "progress", "kind"])
@@ -36,19 +42,13 @@ class FileBar(pn.viewable.Viewer):
     def _render(self, *_):
         s = self.state
         kind = "search state" if s.kind == "search_state" else "memory profile"
-        self.source.object = (
-            f'<span data-testid="ts-source">{esc(s.source)}</span> <span style="color:#777">({kind})</span>' if s.source else "no file open"
-        )
-        self.status.object = f'<span data-testid="ts-status">{esc(s.status)}</span>'
+        source = (f'<span data-testid="ts-source">{esc(s.source)}</span> <span class="ts-kind">({kind})</span>'
+                  if s.source else "no file open")
+        self.source.object = f'{source}<br><span class="ts-status" data-testid="ts-status">{esc(s.status)}</span>'
         self.progress.visible = s.loading
         self.progress.value = int(round(s.progress * 100))
         self.error.visible = bool(s.error)
         self.error.object = f'<div class="ts-error" data-testid="ts-error">{esc(s.error)}</div>' if s.error else ""
 
     def __panel__(self):
-        return pn.Column(
-            pn.Row(pn.pane.HTML("<b style='font-size:18px'>tilescope</b>", margin=(6, 10)), self.source, self.progress, self.status,
-                   pn.layout.HSpacer(), self.upload, sizing_mode="stretch_width"),
-            self.error,
-            sizing_mode="stretch_width",
-        )
+        return pn.Column(self.header, self.error, sizing_mode="stretch_width")

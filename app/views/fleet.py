@@ -65,7 +65,7 @@ class FleetView(pn.viewable.Viewer):
         self.shared, self.data_root = shared, Path(data_root)
         self._load, self._in_session, self._compare = load, in_session, compare
         self.header = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
-        self.figure_choice = pn.widgets.Select(name="chart", options={v: k for k, v in FIGURES.items()}, value="total_peak", width=200)
+        self.figure_choice = pn.widgets.Select(label="chart", options={v: k for k, v in FIGURES.items()}, value="total_peak", width=200)
         self.source = ColumnDataSource({"x": [], "value": [], "text": [], "path": [], "colour": []}, name="ts-fleet-bars")
         self.chart = figure(
             name="ts-fleet-chart", x_range=FactorRange(), height=320, sizing_mode="stretch_width", toolbar_location="right",
@@ -77,14 +77,14 @@ class FleetView(pn.viewable.Viewer):
         self.chart.xaxis.major_label_orientation = 0.9
         self.chart.y_range.start = 0
         self.table = pn.widgets.Tabulator(
-            table_frame_empty(), name="ts-fleet-table", show_index=False, disabled=True, selectable="checkbox",
+            table_frame_empty(), show_index=False, disabled=True, selectable="checkbox",
             pagination="remote", page_size=PAGE_SIZE, header_filters=True, titles=TITLES, formatters=_formatters(),
             sizing_mode="stretch_width", css_classes=["ts-fleet-table"], layout="fit_data_table",
         )
-        self.compare_button = pn.widgets.Button(name="compare the two ticked", button_type="primary", width=200, disabled=True)
+        self.compare_button = pn.widgets.Button(label="compare the two ticked", color="primary", width=200, disabled=True)
         self.compare_note = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.failure_list = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
-        self.back = pn.widgets.Button(name="← fleet", button_type="light", width=320, css_classes=["ts-fleet-back"])
+        self.back = pn.widgets.Button(label="← fleet", color="light", width=320, css_classes=["ts-fleet-back"])
         self._page = None
         self.table.on_click(self._on_click)
         self.table.param.watch(self._on_tick, "selection")
@@ -126,7 +126,7 @@ class FleetView(pn.viewable.Viewer):
             + "".join(f'<li><span class="ts-fleet-path">{esc(p)}</span>: <span class="ts-fleet-error">{esc(e)}</span></li>' for p, e in failed)
             + "</ul></div>"
         )
-        self.back.name = f"← fleet {fleet.name}"
+        self.back.label = f"← fleet {fleet.name}"
         self.fleet = fleet
         self._draw_chart()
         self.state.param.update(loading=False, progress=1.0, error="", status=f"dataset {fleet.name}: {len(frame):,} files")

@@ -15,6 +15,7 @@ from bokeh.plotting import figure
 from tilescope.models.format import shorten
 from tilescope.derived.series import minmax_indices
 from tilescope.app.state import SessionState
+from tilescope.app.widgets.selection import adds
 from tilescope.app.view_guard import watch_state
 
 REGION_COLORS = {0: "#4C78A8", 1: "#F58518"}
@@ -33,8 +34,8 @@ class LifetimesView(pn.viewable.Viewer):
         self.bars = ColumnDataSource({k: [] for k in BAR_FIELDS}, name="ts-lifetime-bars")
         self.rest = ColumnDataSource({"step": [], "y1": [], "y2": [], "bytes": [], "live": []}, name="ts-lifetime-rest")
         self.figure = self._build_figure()
-        self._slider = pn.widgets.IntSlider.from_param(self.param.largest, name="values drawn individually", width=260, step=5)
-        self._note = pn.pane.HTML("", styles={"font-size": "12px", "color": "#555"})
+        self._slider = pn.widgets.IntSlider.from_param(self.param.largest, label="values drawn individually", width=240, step=5)
+        self._note = pn.pane.HTML("", styles={"font-size": "12px", "opacity": "0.75"})
         self._lanes = 0
         self._storage_group = None
         self._bar_rows = np.zeros(0, dtype=np.int64)
@@ -47,7 +48,7 @@ class LifetimesView(pn.viewable.Viewer):
 
     def _build_figure(self):
         fig = figure(
-            name="ts-lifetimes", height=420, sizing_mode="stretch_width", tools="xpan,ypan,xwheel_zoom,box_zoom,reset,save",
+            name="ts-lifetimes", height=460, sizing_mode="stretch_width", tools="xpan,ypan,xwheel_zoom,box_zoom,reset,save",
             active_scroll="xwheel_zoom", x_axis_label="step", y_axis_label="values (largest; by first live step)",
             output_backend="webgl", x_range=Range1d(-0.5, 0.5), y_range=Range1d(-2.5, 1),
         )
@@ -114,7 +115,7 @@ class LifetimesView(pn.viewable.Viewer):
         self.figure.y_range.update(start=self._band_bottom + 0.3, end=-1)
         self._note.object = (
             f"{g.rows.size:,} largest values drawn one lane each (thickness ∝ √bytes, blue standard, orange interleaved); "
-            f"the other {g.rest_count:,} live values form the grey band at the bottom (height ∝ their bytes per step). Click a bar to select its value."
+            f"the other {g.rest_count:,} live values form the grey band at the bottom (height ∝ their bytes per step). Click a bar to select its value (Ctrl/Shift-click adds it)."
         )
         self._on_step()
 
@@ -137,6 +138,9 @@ class LifetimesView(pn.viewable.Viewer):
     def _on_step(self, *_):
         self.step_span.location = self.state.selected_step
 
+    def set_dark(self, dark: bool) -> None:
+        self.step_span.line_color = "#E8E8E8" if dark else "#111111"
+
     def _on_tap(self, event):
         if event.x is None or event.y is None:
             return
@@ -145,7 +149,7 @@ class LifetimesView(pn.viewable.Viewer):
         hit = (np.asarray(d["left"]) <= step) & (np.asarray(d["right"]) >= step) & (np.abs(np.asarray(d["lane"]) - y) <= 0.5)
         hits = np.flatnonzero(hit)
         if hits.size:
-            self.state.select_values([int(d["value_id"][hits[0]])])
+            self.state.click_value(int(d["value_id"][hits[0]]), add=adds(event))
 
     def __panel__(self):
         return pn.Column(

@@ -69,16 +69,20 @@ def placement_summary_html(data: PlanData) -> str:
             f'<div class="bad" data-testid="ts-placement-error">placement refused: {esc(exc)}</div></div>'
         )
     overflow = now.standard_contiguous_overflow_bytes
+    # One line in the summary (it must leave the timeline in view), the figures one click away.
+    fits = "fits" if now.fits else "does NOT fit"
+    line = "fragmentation " + " / ".join(f"{now.regions[r].fragmentation:,} B {r}" for r in REGION_NAMES)
     return (
-        '<div data-testid="ts-placement-summary"><h3>Placement (per tile)</h3>'
+        '<details class="ts-placement" data-testid="ts-placement-summary">'
+        f'<summary>placement ▸ {esc(line)}, <span class="{"ok" if now.fits else "bad"}">{fits}</span></summary>'
         f"<table>{_rows(now, before)}"
         f'<tr><td class="k">contiguous overflow</td><td><span class="ts-fig" data-testid="ts-overflow-bytes">{esc(fmt_bytes(overflow))}</span>'
-        f' <span class="note">(from the file; not counted)</span></td><td></td></tr></table></div>'
+        f' <span class="note">(from the file; not counted)</span></td><td></td></tr></table>{capacity_rule_html(data)}</details>'
     )
 
 
 def capacity_rule_html(data: PlanData) -> str:
-    """The capacity and fits rule, written under the summary's grid (empty when nothing is placed)."""
+    """The capacity and fits rule, under the placement figures (empty when nothing is placed)."""
     try:
         now, _ = _placements(data)
     except TilescopeError:

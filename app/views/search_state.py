@@ -29,9 +29,11 @@ from pathlib import Path
 
 import pandas as pd
 import panel as pn
+from bokeh.models.widgets.tables import NumberFormatter
 import param
 from bokeh.core.properties import value as text_value
-from bokeh.models import ColumnDataSource, HoverTool, PlainText
+from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMapper, PlainText
+from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
@@ -41,7 +43,7 @@ from tilescope.app.views.search_html import TABLE_CSS, chosen_row_styles, config
 from tilescope.app.widgets.count_inputs import CountInputs
 from tilescope.app.widgets.tiling_widget import TilingWidget, committed_count
 from tilescope.derived.search_rows import (
-    ALTERNATIVE, CHOSEN, OUTPUT_KEY, FormatPair, SearchData, costliest_conversion, format_figures, refusal_text, scatter_data,
+    ALTERNATIVE, CHOSEN, COST, OUTPUT_KEY, FormatPair, SearchData, costliest_conversion, format_figures, refusal_text, scatter_data,
 )
 from tilescope.derived.values import tiling_summary
 from tilescope.loaders.search_state import load_search_state
@@ -119,7 +121,7 @@ class SearchStateView(pn.viewable.Viewer):
         self.y_select = pn.widgets.Select(label="y axis", width=220, css_classes=["ts-y-axis"])
         self.x_select.param.watch(self._on_axes, "value")
         self.y_select.param.watch(self._on_axes, "value")
-        self._points = ColumnDataSource({"x": [], "y": [], "count": [], "examples": [], "size": []})
+        self._points = ColumnDataSource({"x": [], "y": [], "count": [], "examples": [], "size": [], "rank": []})
         self._chosen = ColumnDataSource({"x": [], "y": [], "alternative": []})
         self._selected = ColumnDataSource({"x": [], "y": [], "alternative": []})
         self.chart = pn.pane.Bokeh(self._figure(), width=980, height=420, sizing_mode="fixed")
@@ -166,15 +168,19 @@ class SearchStateView(pn.viewable.Viewer):
 
     def _figure(self):
         fig = figure(width=980, height=420, tools="pan,wheel_zoom,box_zoom,reset,save", toolbar_location="above")
-        points = fig.scatter("x", "y", source=self._points, size="size", fill_color="#60a5fa", fill_alpha=0.45,
-                             line_color="#1e3a8a", line_alpha=0.6, legend_label="alternatives (size: how many)")
+        # coloured by rank (the best rank among the alternatives a circle stands for): dark = fewer bytes
+        self._rank_colors = LinearColorMapper(palette=Viridis256, low=1, high=2)
+        points = fig.scatter("x", "y", source=self._points, size="size", fill_color={"field": "rank", "transform": self._rank_colors},
+                             fill_alpha=0.7, line_color="#1e3a8a", line_alpha=0.6, legend_label="alternatives (size: how many; colour: rank)")
         fig.scatter("x", "y", source=self._selected, size=22, marker="diamond", fill_alpha=0, line_color="#0f766e",
                     line_width=3, legend_label="selected row")
         fig.scatter("x", "y", source=self._chosen, size=24, marker="star", fill_color="#f59e0b", line_color="#92400e",
                     line_width=1.5, legend_label="chosen")
         # Tooltip labels are fixed text; values are numbers and digit lists only.
         fig.add_tools(HoverTool(renderers=[points], tooltips=[("x", "@x"), ("y", "@y"), ("alternatives", "@count"),
-                                                             ("indices", "@examples")]))
+                                                             ("best rank", "@rank"), ("indices", "@examples")]))
+        self._rank_bar = ColorBar(color_mapper=self._rank_colors, title="rank (1 = fewest bytes)", width=10, visible=False)
+        fig.add_layout(self._rank_bar, "right")
         legend = fig.legend[0]
         legend.label_text_font_size = "11px"
         fig.add_layout(legend, "right")  # outside the plot: it never hides a point
@@ -213,7 +219,16 @@ class SearchStateView(pn.viewable.Viewer):
             f"All {n} alternatives require the same formats; they differ only in their dispatch parameters."
             if self.alternatives.same_requirements else "Alternatives differ in the formats they require: see the B/tile columns."
         )
-        self.choice_pane.object = f"<div class='ts-sv ts-choice' data-testid='ts-search-choice'>{choice}<div class='ts-note'>{esc(same)}</div></div>"
+        rank = self.alternatives.chosen_rank
+        if self.alternatives.basis is None:
+            ranked = "The file gives nothing to estimate the alternatives' cost by: they are not ranked."
+        elif rank is None:
+            ranked = f"Alternatives ranked by {esc(self.alternatives.basis)}."
+        else:
+            ranked = (f"By {esc(self.alternatives.basis)}, the chosen plan ranks <b data-testid='ts-search-rank'>{rank}</b> of {n} "
+                      "(1 = fewest bytes; the planner may weigh more than bytes).")
+        self.choice_pane.object = (f"<div class='ts-sv ts-choice' data-testid='ts-search-choice'>{choice}<div class='ts-note'>{esc(same)}</div>"
+                                   f"<div class='ts-note' data-testid='ts-search-ranking'>{ranked}</div></div>")
         self.formats_pane.object = formats_html(self.pairs)
         self._show_table()
         self._show_axes()
@@ -233,7 +248,7 @@ class SearchStateView(pn.viewable.Viewer):
         self.table.param.update(
             value=frame,
             titles={c: esc(t) for c, t in alts.titles.items()},  # Tabulator writes titles as HTML
-            formatters={c: {"type": "plaintext"} for c in text_columns},
+            formatters={**{c: {"type": "plaintext"} for c in text_columns}, COST: NumberFormatter(format="0,0")},
             frozen_rows=[chosen] if chosen is not None else [],
             selection=[],
         )
@@ -261,6 +276,10 @@ class SearchStateView(pn.viewable.Viewer):
         titles = self.alternatives.titles
         with pn.io.unlocked():  # Bokeh models changed from a callback: send the changes with the session's lock
             self._points.data = points
+            ranks = points["rank"]
+            self._rank_bar.visible = bool(ranks) and max(ranks) > 0
+            if self._rank_bar.visible:
+                self._rank_colors.update(low=1, high=max(max(ranks), 2))
             self._chosen.data = chosen
             self._selected.data = self._selected_point()
             self._fig.xaxis.axis_label = PlainText(text=titles[x])  # PlainText: never read as TeX

@@ -34,14 +34,14 @@ class StorageGroupsView(pn.viewable.Viewer):
         self.group = None  # storage group shown in the detail pane
         self.table = pn.widgets.Tabulator(
             pd.DataFrame({c: [] for c in TABLE_COLUMNS}),
-            name="ts-groups-table", show_index=False, disabled=True, selectable=1, pagination="remote", page_size=15,
+            show_index=False, disabled=True, selectable=1, pagination="remote", page_size=15,
             titles={"storage_group": "group", "hand_overs": "hand-overs", "largest_overlap": "largest overlap B", "values": "member ids"},
             formatters={"values": {"type": "plaintext"}, "largest_overlap": NumberFormatter(format="0,0")},
-            header_filters={"values": {"type": "input", "func": "like", "placeholder": "id…"}}, width=560, height=480,
+            header_filters={"values": {"type": "input", "func": "like", "placeholder": "id…"}}, sizing_mode="stretch_width", height=420,
             css_classes=["ts-groups-table"],
         )
         self.detail = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", min_height=200)
-        self._single = pn.widgets.Checkbox.from_param(self.param.show_single, name="show groups of one value")
+        self._single = pn.widgets.Checkbox.from_param(self.param.show_single, label="show groups of one value")
         self.table.param.watch(self._on_table_selection, "selection")
         watch_state(self.state, self._on_plan, ["data"])
         watch_state(self.state, self._on_values, ["selected_values"])
@@ -67,6 +67,7 @@ class StorageGroupsView(pn.viewable.Viewer):
         if self.group is None or self.group not in self._members:
             self.group = int(frame["storage_group"].iloc[0]) if len(frame) else None
         self._show(self.group)
+        self._on_values()  # a view built after a value was selected opens that value's group
 
     def _patch_largest_overlap(self, overlap: np.ndarray) -> None:
         """Send only the cells whose figure changed, not the whole table again."""
@@ -100,8 +101,8 @@ class StorageGroupsView(pn.viewable.Viewer):
         self.detail.object = group_html(self.state, group, self._members.get(group)) if group is not None else ""
 
     def __panel__(self):
-        return pn.Row(
-            pn.Column(pn.pane.HTML("<b>Storage groups</b> (groups of two or more values)"), self._single, self.table),
+        return pn.Column(
+            pn.pane.HTML("<b>Storage groups</b> (groups of two or more values)"), self._single, self.table,
             self.detail,
             sizing_mode="stretch_width",
             css_classes=["ts-storage-groups"],

@@ -14,7 +14,8 @@ from tilescope.app.format import esc
 from tilescope.models.format import fmt_bytes, fmt_change
 from tilescope.app.state import SessionState
 from tilescope.app.assets import static_text
-from tilescope.app.views.placement_summary import capacity_rule_html, placement_summary_html
+from tilescope.app.views.placement_summary import placement_summary_html
+from tilescope.models.glossary import GLOSSARY
 from tilescope.app.view_guard import watch_state
 
 CSS = static_text("summary.css")
@@ -30,8 +31,18 @@ def _step(testid: str, before: int, after: int) -> str:
     return f'<span data-testid="{testid}">{esc(text)}</span>'
 
 
-def _row(key: str, value_html: str) -> str:
-    return f'<tr><td class="k">{esc(key)}</td><td>{value_html}</td></tr>'
+def _row(key: str, value_html: str, term: str | None = None) -> str:
+    """One figure; its glossary word (``term``, default the key) defined on hover."""
+    definition = GLOSSARY.get(term or key)
+    label = f'<abbr class="ts-term" title="{esc(definition)}">{esc(key)}</abbr>' if definition else esc(key)
+    return f'<tr><td class="k">{label}</td><td>{value_html}</td></tr>'
+
+
+def _item(key: str, value_html: str) -> str:
+    """One profile figure inline: ``budget 586,960 B (573.2 KiB)``, its word defined on hover."""
+    definition = GLOSSARY.get(key)
+    label = f'<abbr class="ts-term k" title="{esc(definition)}">{esc(key)}</abbr>' if definition else f'<span class="k">{esc(key)}</span>'
+    return f'<span class="ts-item">{label} {value_html}</span>'
 
 
 def summary_html(state: SessionState) -> str:
@@ -41,14 +52,14 @@ def summary_html(state: SessionState) -> str:
         return '<div class="ts-summary" data-testid="ts-summary-empty">No memory profile open.</div>'
     arrays, header = data.arrays, data.profile.header
     base, now = data.base.plan.peaks, data.plan.peaks
-    device = "".join(
+    device = " · ".join(
         [
-            _row("scope", f'<span data-testid="ts-scope">{esc(header["scope"])}</span>'),
-            _row("device tiles", f'<span data-testid="ts-device-tiles">{arrays.device_tiles:,}</span>'),
-            _row("budget", f'<span class="ts-fig" data-testid="ts-budget">{esc(fmt_bytes(arrays.budget_bytes))}</span>'),
-            _row("interleaved budget", f'<span class="ts-fig" data-testid="ts-interleaved-budget">{esc(fmt_bytes(arrays.interleaved_budget_bytes))}</span>'),
-            _row("support reserve", f'<span class="ts-fig" data-testid="ts-support-reserve">{esc(fmt_bytes(arrays.support_reserve_bytes))}</span>'),
-            _row("exchange rows", f'<span class="ts-fig" data-testid="ts-exchange-rows">{esc(fmt_bytes(arrays.exchange_rows))}</span>'),
+            _item("scope", f'<span data-testid="ts-scope">{esc(header["scope"])}</span>'),
+            _item("device tiles", f'<span data-testid="ts-device-tiles">{arrays.device_tiles:,}</span>'),
+            _item("budget", f'<span class="ts-fig" data-testid="ts-budget">{esc(fmt_bytes(arrays.budget_bytes))}</span>'),
+            _item("interleaved budget", f'<span class="ts-fig" data-testid="ts-interleaved-budget">{esc(fmt_bytes(arrays.interleaved_budget_bytes))}</span>'),
+            _item("support reserve", f'<span class="ts-fig" data-testid="ts-support-reserve">{esc(fmt_bytes(arrays.support_reserve_bytes))}</span>'),
+            _item("exchange rows", f'<span class="ts-fig" data-testid="ts-exchange-rows">{esc(fmt_bytes(arrays.exchange_rows))}</span>'),
         ]
     )
     peaks = "".join(
@@ -58,7 +69,7 @@ def summary_html(state: SessionState) -> str:
             _row("total peak", _figure("ts-peak-total", base.total, now.total) + " at " + _step("ts-peak-total-step", base.total_step, now.total_step)),
             _row("effective peak", _figure("ts-effective-peak", base.effective_peak_bytes, now.effective_peak_bytes)),
             _row("largest standard allocation", _figure("ts-max-standard-allocation", base.maximum_standard_allocation, now.maximum_standard_allocation)),
-            _row("fits budget", _verdict(now.fits_budget, base.fits_budget, now, arrays)),
+            _row("fits budget", _verdict(now.fits_budget, base.fits_budget, now, arrays), term="fits"),
         ]
     )
     edits = ""
@@ -66,10 +77,9 @@ def summary_html(state: SessionState) -> str:
         edits = f'<div class="note" data-testid="ts-summary-edits">with {len(data.whatif.edits)} what-if edit(s): figures read before → after (difference)</div>'
     return (
         f'<div class="ts-summary" data-testid="ts-summary"><div class="ts-grid">'
-        f"<div><h3>Profile</h3><table>{device}</table></div>"
         f"<div><h3>Peaks (per tile)</h3><table>{peaks}</table>{edits}{_recorded_note(header, base)}</div>"
-        f"{placement_summary_html(data)}"
-        f"</div>{capacity_rule_html(data)}</div>"
+        f"<div class='ts-profile'><h3>Profile</h3>{device} · {placement_summary_html(data)}</div>"
+        f"</div></div>"
     )
 
 

@@ -1,5 +1,7 @@
 """Timeline: per-step usage of the standard and interleaved regions with the exchange-row
-reservation, the support reserve, both budgets, the peaks, loop regions and Repeat boundaries.
+reservation, the support reserve, both budgets, the peaks (labels in lanes of their own, joined
+by leader lines: ``derived.peak_labels``), the steps within 5% of the total peak, loop regions and
+Repeat boundaries (left out of a window where they are too dense to read).
 
 At scale the browser never gets every step: ``tilescope.derived.series.minmax_indices`` keeps, per pixel
 column of the visible window, the first/last step and the steps holding each series' minimum and
@@ -17,36 +19,56 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from tilescope.models.format import shorten
-from tilescope.derived.series import minmax_indices, window_of
+from tilescope.app.assets import static_text
+from tilescope.app.format import esc
 from tilescope.app.state import SessionState
+from tilescope.derived.peak_labels import PeakMark, place_labels, y_end_for
+from tilescope.derived.series import minmax_indices, near_peak_runs, thinned, window_of
+from tilescope.models.format import shorten
+from tilescope.models.glossary import GLOSSARY
 from tilescope.app.view_guard import watch_state
 
+TOOLTIP = static_text("timeline_tooltip.html")
 PIXEL_COLUMNS = 700  # columns per visible window; each keeps first, last and min/max of every series
-COLORS = {"standard": "#4C78A8", "interleaved": "#F58518", "exchange": "#9D9D9D", "ghost": "#222222", "budget": "#C62828"}
-USAGE_FIELDS = ("step", "std", "intl", "exch", "std_top", "top", "total", "std_line", "operation", "source", "count", "ghost")
+MOST_MARKS = 120  # loop regions / Repeat boundaries drawn per window at most (denser: left out until zoomed in)
+COLORS = {"standard": "#4C78A8", "interleaved": "#F58518", "exchange": "#9D9D9D", "budget": "#C62828", "effective": "#8E24AA"}
+INK = {False: "#111111", True: "#E8E8E8"}  # marks and the selected-step line, per theme (dark?)
+USAGE_FIELDS = ("step", "std", "intl", "exch", "si", "top", "total", "std_line", "eff", "mid", "operation", "source", "count", "ghost")
+PEAK_FIELDS = ("x", "y", "label", "label_y", "align", "offset", "definition")
 
 
-def _empty_usage() -> dict:
-    return {k: [] for k in USAGE_FIELDS}
+def _empty(fields) -> dict:
+    return {k: [] for k in fields}
 
 
 class TimelineView(pn.viewable.Viewer):
+    """Stacked mode draws, bottom to top, standard, interleaved and the exchange rows: the top of the
+    orange is standard + interleaved, what ``fits`` adds the support reserve to and compares with the
+    budget, so the support reserve hangs under the budget line as a band and the orange must stay
+    below it. The interleaved budget budgets the interleaved region alone; it is drawn in the
+    separate mode, against the interleaved line, not against the stack."""
+
     state = param.ClassSelector(class_=SessionState)
     layout_mode = param.Selector(default="stacked", objects=["stacked", "separate"], doc="stacked areas, or one line per region")
 
     def __init__(self, **params):
         super().__init__(**params)
         self._window: tuple[float | None, float | None] = (None, None)
-        self._series_of = None  # the opened profile the loop/repeat sources were built for
+        self._series_of = None  # the opened profile the loop/repeat marks were built for
         self._series = None  # full-resolution per-step arrays of the current plan (dict of numpy)
-        self.usage_source = ColumnDataSource(_empty_usage(), name="ts-timeline-usage")
+        self._dark = False
+        self._y_end = 1.0  # the y range's end (lanes for the peak labels above the data)
+        self.usage_source = ColumnDataSource(_empty(USAGE_FIELDS), name="ts-timeline-usage")
         self.loop_source = ColumnDataSource({"left": [], "right": []}, name="ts-timeline-loops")
         self.repeat_source = ColumnDataSource({"x": []}, name="ts-timeline-repeats")
-        self.peak_source = ColumnDataSource({"x": [], "y": [], "label": [], "align": [], "offset": []}, name="ts-timeline-peaks")
+        self.near_peak_source = ColumnDataSource({"left": [], "right": []}, name="ts-timeline-near-peak")
+        self.peak_source = ColumnDataSource(_empty(PEAK_FIELDS), name="ts-timeline-peaks")
         self.figure = self._build_figure()
-        self._mode = pn.widgets.RadioButtonGroup.from_param(self.param.layout_mode, button_type="default", name="")
-        self._info = pn.pane.HTML("", styles={"font-size": "12px", "color": "#555"})
+        self._mode = pn.widgets.RadioButtonGroup.from_param(self.param.layout_mode, color="default", label="", margin=(4, 10),
+                                                           width=170, sizing_mode="fixed")
+        self._info = pn.pane.HTML("", styles={"font-size": "12px", "opacity": "0.75"}, margin=(8, 10))
+        # the selected step, always in view (the side panel's step tab has the full header)
+        self._step_line = pn.pane.HTML("", styles={"font-size": "12.5px"}, margin=(8, 10), sizing_mode="stretch_width")
         self._pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
         watch_state(self.state, self._on_plan, ["data"])
         watch_state(self.state, self._on_step, ["selected_step"])
@@ -57,63 +79,86 @@ class TimelineView(pn.viewable.Viewer):
 
     def _build_figure(self):
         fig = figure(
-            name="ts-timeline", height=330, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,box_zoom,reset,save",
+            name="ts-timeline", height=300, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,box_zoom,reset,save",
             active_scroll="xwheel_zoom", x_axis_label="step", y_axis_label="bytes per tile", toolbar_location="above",
-            x_range=Range1d(-0.5, 0.5), y_range=Range1d(0, 1),
+            x_range=Range1d(-0.5, 0.5), y_range=Range1d(0, 1), min_border_left=70,
         )
         fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
-        fig.xaxis.formatter = NumeralTickFormatter(format="0")
+        fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
         src = self.usage_source
+        self.near_peak = fig.quad(left="left", right="right", bottom=0, top=1e15, source=self.near_peak_source,
+                                  fill_color="#FFC107", fill_alpha=0.30, line_alpha=0)
         fig.quad(left="left", right="right", bottom=0, top=1e15, source=self.loop_source, fill_color="#7b61ff", fill_alpha=0.07, line_alpha=0, name="loops")
         self.repeat_glyph = fig.segment(x0="x", x1="x", y0=0, y1=1e15, source=self.repeat_source, line_color="#7b61ff", line_dash="dotted", line_width=1)
         self.stacked = [
-            fig.varea(x="step", y1=0, y2="exch", source=src, fill_color=COLORS["exchange"], fill_alpha=0.35, hatch_pattern="/", hatch_alpha=0.3),
-            fig.varea(x="step", y1="exch", y2="std_top", source=src, fill_color=COLORS["standard"], fill_alpha=0.75),
-            fig.varea(x="step", y1="std_top", y2="top", source=src, fill_color=COLORS["interleaved"], fill_alpha=0.75),
+            fig.varea(x="step", y1=0, y2="std", source=src, fill_color=COLORS["standard"], fill_alpha=0.75),
+            fig.varea(x="step", y1="std", y2="si", source=src, fill_color=COLORS["interleaved"], fill_alpha=0.75),
+            fig.varea(x="step", y1="si", y2="top", source=src, fill_color=COLORS["exchange"], fill_alpha=0.35, hatch_pattern="/", hatch_alpha=0.3),
         ]
         self.separate = [
             fig.line(x="step", y="std_line", source=src, line_color=COLORS["standard"], line_width=1.6),
             fig.line(x="step", y="intl", source=src, line_color=COLORS["interleaved"], line_width=1.6),
-            fig.line(x="step", y="total", source=src, line_color="#555555", line_width=1.0, line_alpha=0.8),
+            fig.line(x="step", y="total", source=src, line_color="#777777", line_width=1.0, line_alpha=0.8),
+            fig.line(x="step", y="eff", source=src, line_color=COLORS["effective"], line_width=1.2, line_dash="dashdot"),
         ]
-        self.ghost = fig.line(x="step", y="ghost", source=src, line_color=COLORS["ghost"], line_dash="dashed", line_width=1.2, line_alpha=0.7, visible=False)
-        # invisible carrier of the hover: the top of the stack (or the standard line when separate)
-        self.hover_line = fig.line(x="step", y="top", source=src, line_alpha=0, line_width=6)
+        self.ghost = fig.line(x="step", y="ghost", source=src, line_color=INK[False], line_dash="dashed", line_width=1.2, line_alpha=0.7, visible=False)
+        # Invisible carrier of the hover, at mid-height: the tooltip opens beside it, inside the plot.
+        self.hover_line = fig.line(x="step", y="mid", source=src, line_alpha=0, line_width=6)
         fig.add_tools(
             HoverTool(
-                renderers=[self.hover_line], mode="vline",
-                tooltips=[  # plain @field tooltips render text, never HTML (operation text is untrusted)
-                    ("step", "@step"), ("operation", "@operation"), ("source op", "@source"), ("runs", "×@count"),
-                    ("standard", "@std{0,0} B"), ("interleaved", "@intl{0,0} B"), ("exchange rows", "@exch{0,0} B"),
-                    ("total", "@total{0,0} B"),
-                ],
+                renderers=[self.hover_line], mode="vline", attachment="horizontal",
+                # app/static/timeline_tooltip.html: Bokeh escapes every @field it fills in (none uses
+                # {safe}), so operation text from the file stays text; the template caps the width.
+                tooltips=TOOLTIP,
             )
         )
         self.budget_span = Span(location=0, dimension="width", line_color=COLORS["budget"], line_dash="dashed", line_width=1.5)
         self.interleaved_budget_span = Span(location=0, dimension="width", line_color=COLORS["interleaved"], line_dash="dashed", line_width=1.5)
-        self.support_band = BoxAnnotation(bottom=0, top=0, fill_color=COLORS["budget"], fill_alpha=0.08, hatch_pattern="x", hatch_alpha=0.15, hatch_color=COLORS["budget"])
-        self.selected_span = Span(location=0, dimension="height", line_color="#111", line_width=1.5, line_alpha=0.8)
-        self.budget_label = Label(x=0, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["budget"], y_offset=3)
-        self.ibudget_label = Label(x=0, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["interleaved"], y_offset=3)
-        for annotation in (self.support_band, self.budget_span, self.interleaved_budget_span, self.selected_span, self.budget_label, self.ibudget_label):
+        self.support_band = BoxAnnotation(bottom=0, top=0, fill_color=COLORS["budget"], fill_alpha=0.10, hatch_pattern="x", hatch_alpha=0.18, hatch_color=COLORS["budget"])
+        self.selected_span = Span(location=0, dimension="height", line_color=INK[False], line_width=1.5, line_alpha=0.8)
+        self.budget_label = Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["budget"], y_offset=3)
+        self.support_label = Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["budget"], y_offset=-14)
+        self.ibudget_label = Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["interleaved"], y_offset=3)
+        for annotation in (self.support_band, self.budget_span, self.interleaved_budget_span, self.selected_span, self.budget_label,
+                           self.support_label, self.ibudget_label):
             fig.add_layout(annotation)
-        self.peak_marks = fig.scatter(x="x", y="y", source=self.peak_source, marker="inverted_triangle", size=11, fill_color="#111", line_color="white")
-        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.peak_source, text_font_size="11px", y_offset=8, x_offset="offset", text_align="align"))
+        ps = self.peak_source
+        self.leaders = fig.segment(x0="x", x1="x", y0="y", y1="label_y", source=ps, line_color=INK[False], line_alpha=0.45, line_dash="dotted")
+        self.peak_marks = fig.scatter(x="x", y="y", source=ps, marker="inverted_triangle", size=11, fill_color=INK[False], line_color="white")
+        self.peak_labels = LabelSet(x="x", y="label_y", text="label", source=ps, text_font_size="11px", x_offset="offset",
+                                    text_align="align", text_baseline="bottom", text_color=INK[False])
+        fig.add_layout(self.peak_labels)
+        fig.add_tools(HoverTool(renderers=[self.peak_marks], tooltips=[("", "@label"), ("", "@definition")]))
         legend = Legend(
             items=[
-                LegendItem(label="exchange rows", renderers=[self.stacked[0]]),
-                LegendItem(label="standard (+ exchange rows when separate)", renderers=[self.stacked[1], self.separate[0]]),
-                LegendItem(label="interleaved", renderers=[self.stacked[2], self.separate[1]]),
-                LegendItem(label="total (separate view)", renderers=[self.separate[2]]),
+                LegendItem(label="standard", renderers=[self.stacked[0], self.separate[0]]),
+                LegendItem(label="interleaved", renderers=[self.stacked[1], self.separate[1]]),
+                LegendItem(label="exchange rows (not in fits)", renderers=[self.stacked[2]], name="stacked"),
+                LegendItem(label="total", renderers=[self.separate[2]], name="separate"),
+                LegendItem(label="std + intl + support reserve (fits)", renderers=[self.separate[3]], name="separate"),
+                LegendItem(label="≥ 95% of the total peak", renderers=[self.near_peak]),
             ],
-            orientation="horizontal", label_text_font_size="11px", location="center",
+            orientation="horizontal", ncols=3, label_text_font_size="11px", location="center", click_policy="none",
+            spacing=2, padding=4, margin=4,
         )
         self.ghost_legend = LegendItem(label="before edits (total)", renderers=[self.ghost], visible=False)
         legend.items.append(self.ghost_legend)
+        self.legend = legend
         fig.add_layout(legend, "below")
         fig.on_event(Tap, self._on_tap)
         fig.on_event(RangesUpdate, self._on_ranges)
         return fig
+
+    def set_dark(self, dark: bool) -> None:
+        """The marks, leader lines and selected-step line in the theme's ink (the theme itself
+        recolours the background, axes and grid in the browser)."""
+        self._dark = bool(dark)
+        ink = INK[self._dark]
+        self.selected_span.line_color = ink
+        self.ghost.glyph.line_color = ink
+        self.leaders.glyph.line_color = ink
+        self.peak_marks.glyph.fill_color = ink
+        self.peak_labels.text_color = ink
 
     # ------------------------------------------------------------------ data
 
@@ -121,59 +166,73 @@ class TimelineView(pn.viewable.Viewer):
         data = self.state.data
         if data is None:
             self._series = None
-            self.usage_source.data = _empty_usage()
+            self.usage_source.data = _empty(USAGE_FIELDS)
             return
         arrays, series, steps = data.arrays, data.series, data.opened.steps
+        support = arrays.support_reserve_bytes
         self._series = {
             "std": series.standard, "intl": series.interleaved, "total": series.total, "std_line": series.standard_line,
             "ghost": data.base.series.total, "count": steps.execution_count, "source": steps.source, "operation": steps.operation,
+            "support": support,
         }
         n = arrays.n_steps
         if self._series_of is not data.opened:
             self._series_of = data.opened
             self._window = (None, None)
             self.figure.x_range.update(start=-0.5, end=max(n - 0.5, 0.5))
-            self.loop_source.data = {"left": steps.loop_first - 0.5, "right": steps.loop_last + 0.5}
-            self.repeat_source.data = {"x": steps.repeat_steps}
+        column = max(n / PIXEL_COLUMNS, 1.0)  # steps per pixel column of the whole profile
+        first, last = near_peak_runs(series.total, 0.95, merge_gap=int(column))
+        # each run at least two columns wide, so a one-step peak region still shows on a long profile
+        self.near_peak_source.data = {"left": first - 0.5, "right": np.maximum(last + 0.5, first - 0.5 + 2 * column)}
         peaks = data.plan.peaks
-        top = max(int(series.total.max(initial=0)), int(data.base.series.total.max(initial=0)), arrays.budget_bytes)
-        self.figure.y_range.update(start=0, end=top * 1.08)
-        self.budget_span.location = arrays.budget_bytes
-        self.interleaved_budget_span.location = arrays.interleaved_budget_bytes
-        self.support_band.update(bottom=arrays.budget_bytes - arrays.support_reserve_bytes, top=arrays.budget_bytes)
-        self.budget_label.update(x=60, y=arrays.budget_bytes, text=f"budget {arrays.budget_bytes:,} B (support reserve {arrays.support_reserve_bytes:,} B shaded below)")
-        self.ibudget_label.update(x=60, y=arrays.interleaved_budget_bytes, text=f"interleaved budget {arrays.interleaved_budget_bytes:,} B")
-        self.peak_source.data = self._peak_marks(peaks)
+        budget, ibudget = arrays.budget_bytes, arrays.interleaved_budget_bytes
+        top = max(int(series.total.max(initial=0)), int(data.base.series.total.max(initial=0)), budget,
+                  int((series.standard + series.interleaved).max(initial=0)) + support)
+        marks = self._peak_marks(peaks)
+        y_end = y_end_for(top, len(marks))
+        self._y_end = y_end
+        self.figure.y_range.update(start=0, end=y_end)
+        self.budget_span.location = budget
+        self.interleaved_budget_span.location = ibudget
+        self.support_band.update(bottom=budget - support, top=budget)
+        self._label_budgets(arrays)
+        self.peak_source.data = self._peak_data(marks, n, y_end)
         self.ghost.visible = self.ghost_legend.visible = data.edited
         self._on_step()
         self._refresh_points()
 
-    def _peak_marks(self, peaks) -> dict:
-        """One mark per peak step; peaks sharing a step share one label."""
-        marks: dict[int, list] = {}
-        for name, step, y, value in (
-            ("total", peaks.total_step, peaks.total, peaks.total),
-            ("standard", peaks.standard_step, self._standard_peak_y(peaks), peaks.standard),
-            ("interleaved", peaks.interleaved_step, self._interleaved_peak_y(peaks), peaks.interleaved),
-        ):
-            mark = marks.setdefault((step, y), [])
-            mark.append(f"{name} peak {value:,} B")
-        n = self.state.data.arrays.n_steps
+    def _label_budgets(self, arrays) -> None:
+        budget, ibudget, support = arrays.budget_bytes, arrays.interleaved_budget_bytes, arrays.support_reserve_bytes
+        if self.layout_mode == "stacked":
+            self.budget_label.update(y=budget, text=f"budget {budget:,} B (interleaved budget {ibudget:,} B: separate view)")
+            self.support_label.update(
+                y=budget, visible=True,
+                text=f"support reserve {support:,} B: fits while the orange top stays below this band",
+            )
+        else:
+            self.budget_label.update(y=budget, text=f"budget {budget:,} B: fits while the purple line stays below")
+            self.support_label.visible = False
+        self.ibudget_label.update(y=ibudget, text=f"interleaved budget {ibudget:,} B: fits while the orange line stays below")
+
+    def _peak_marks(self, peaks) -> list[PeakMark]:
+        s, stacked = self._series, self.layout_mode == "stacked"
+        std_y = int(s["std"][peaks.standard_step]) if stacked else peaks.standard
+        intl_y = int(s["std"][peaks.interleaved_step] + s["intl"][peaks.interleaved_step]) if stacked else peaks.interleaved
+        return [
+            PeakMark("total peak", peaks.total_step, peaks.total, f"total peak {peaks.total:,} B at step {peaks.total_step}"),
+            PeakMark("standard peak", peaks.standard_step, std_y,
+                     f"standard peak {peaks.standard:,} B at step {peaks.standard_step}"),
+            PeakMark("interleaved peak", peaks.interleaved_step, intl_y, f"interleaved peak {peaks.interleaved:,} B at step {peaks.interleaved_step}"),
+        ]
+
+    @staticmethod
+    def _peak_data(marks: list[PeakMark], n: int, y_end: float) -> dict:
+        placed = place_labels(marks, n, y_end)
         return {
-            "x": [step for step, _ in marks], "y": [y for _, y in marks], "label": [" · ".join(m) for m in marks.values()],
-            # labels point into the plot: left of a late peak, right of an early one
-            "align": ["right" if step > n / 2 else "left" for step, _ in marks],
-            "offset": [-6 if step > n / 2 else 6 for step, _ in marks],
+            "x": [p.mark.step for p in placed], "y": [p.mark.y for p in placed], "label": [p.mark.text for p in placed],
+            "label_y": [p.y for p in placed], "align": [p.align for p in placed], "offset": [p.offset for p in placed],
+            "definition": [GLOSSARY[p.mark.name] for p in placed],
         }
-
-    def _standard_peak_y(self, peaks) -> int:
-        # stacked: the standard layer's top (exchange rows + standard usage) is the standard peak either way
-        return peaks.standard
-
-    def _interleaved_peak_y(self, peaks) -> int:
-        if self.layout_mode == "separate":
-            return peaks.interleaved
-        return int(self._series["total"][peaks.interleaved_step])
 
     def _refresh_points(self) -> None:
         """Send the visible window, downsampled per pixel column."""
@@ -188,16 +247,28 @@ class TimelineView(pn.viewable.Viewer):
         std, intl = s["std"][keep], s["intl"][keep]
         operations = s["operation"].take(keep).to_pylist()
         self.usage_source.data = {
-            "step": keep, "std": std, "intl": intl, "exch": np.full(keep.size, ex), "std_top": std + ex,
-            "top": std + intl + ex, "total": std + intl + ex, "std_line": std + ex,
-            "operation": [shorten(op, 200) for op in operations], "source": s["source"][keep], "count": s["count"][keep],
+            "step": keep, "std": std, "intl": intl, "exch": np.full(keep.size, ex), "si": std + intl,
+            "top": std + intl + ex, "total": std + intl + ex, "std_line": std + ex, "eff": std + intl + s["support"],
+            "mid": np.full(keep.size, self._y_end * 0.45),
+            "operation": [shorten(op, 90) for op in operations], "source": s["source"][keep], "count": s["count"][keep],
             "ghost": s["ghost"][keep],
         }
+        self._refresh_marks(start, stop)
         shown = stop - start
         self._info.object = (
             f"{n:,} steps; showing steps {start:,}–{max(stop - 1, start):,} with {keep.size:,} points"
             + (" (min/max per pixel column: peaks are kept)" if keep.size < shown else "")
         )
+
+    def _refresh_marks(self, start: int, stop: int) -> None:
+        """Loop regions and Repeat boundaries of the window, left out while too dense to read."""
+        steps = self.state.data.opened.steps
+        inside = (steps.loop_last >= start) & (steps.loop_first < stop)
+        loops = np.flatnonzero(inside)
+        if loops.size > MOST_MARKS:
+            loops = loops[:0]
+        self.loop_source.data = {"left": steps.loop_first[loops] - 0.5, "right": steps.loop_last[loops] + 0.5}
+        self.repeat_source.data = {"x": thinned(steps.repeat_steps, start, stop, MOST_MARKS)}
 
     @param.depends("layout_mode", watch=True)
     def _on_mode(self):
@@ -211,10 +282,23 @@ class TimelineView(pn.viewable.Viewer):
             r.visible = stacked
         for r in self.separate:
             r.visible = not stacked
-        self.hover_line.glyph.y = "top" if stacked else "std_line"
+        self.support_band.visible = stacked
+        for item in self.legend.items:  # only the current mode's items: the legend stays two rows
+            if item.name in ("stacked", "separate"):
+                item.visible = (item.name == "stacked") == stacked
+        self.interleaved_budget_span.visible = self.ibudget_label.visible = not stacked
 
     def _on_step(self, *_):
-        self.selected_span.location = self.state.selected_step
+        step = self.state.selected_step
+        self.selected_span.location = step
+        data = self.state.data
+        if data is None:
+            return
+        operation = data.opened.steps.operation[step].as_py() if data.arrays.n_steps else ""
+        self._step_line.object = (
+            f'<span data-testid="ts-selected-step"><b>Step {step}</b> of {data.arrays.n_steps:,}</span> '
+            f"<code style='opacity:0.8'>{esc(shorten(operation, 90))}</code>"
+        )
 
     # ------------------------------------------------------------------ events
 
@@ -228,7 +312,9 @@ class TimelineView(pn.viewable.Viewer):
 
     def __panel__(self):
         return pn.Column(
-            pn.Row(pn.pane.HTML("<b>Timeline</b> — click a step to select it; wheel zooms steps", margin=(8, 10)), self._mode, self._info),
+            pn.FlexBox(pn.pane.HTML("<b>Timeline</b> · click a step (keys: ←/→, Home/End, p)",
+                                    margin=(8, 10)), self._mode, self._info, sizing_mode="stretch_width"),
+            self._step_line,
             self._pane,
             sizing_mode="stretch_width",
             css_classes=["ts-timeline"],

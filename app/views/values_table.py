@@ -13,7 +13,7 @@ import param
 from bokeh.models.widgets.tables import NumberFormatter
 
 from tilescope.app.state import SessionState
-from tilescope.app.widgets.selection import SelectionLink
+from tilescope.app.widgets.selection import TABLE_SELECTION, SelectionLink
 from tilescope.app.widgets.table_patch import patch_cells
 from tilescope.app.view_guard import watch_state
 from tilescope.derived.values import PLAN_COLUMNS
@@ -48,12 +48,12 @@ class ValuesTableView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.table = pn.widgets.Tabulator(
-            pd.DataFrame({c: [] for c in self.COLUMNS}), name="ts-values-table", show_index=False, disabled=True,
-            selectable="checkbox-single", pagination="remote", page_size=25, header_filters=True,
+            pd.DataFrame({c: [] for c in self.COLUMNS}), show_index=False, disabled=True,
+            **TABLE_SELECTION, pagination="remote", page_size=25, header_filters=True,
             titles=TITLES, formatters=table_formatters(self.COLUMNS), sizing_mode="stretch_width", height=560,
             css_classes=["ts-values-table"], layout="fit_data_table",
         )
-        self._note = pn.pane.HTML("", styles={"font-size": "12px", "color": "#555"})
+        self._note = pn.pane.HTML("", styles={"font-size": "12px", "opacity": "0.8"})
         self._link = SelectionLink(self.state, self.table)
         self._shown_of = None  # the opened profile whose values the table holds
         watch_state(self.state, self._refresh, ["data"])

@@ -1,10 +1,23 @@
-"""Keeping a table's selected rows and the session's selected values in step."""
+"""Selection, one rule for every view: a click replaces the selection, a Ctrl/Shift-click adds
+(or removes) a value. Tables get it from Tabulator's ``selectable=True`` (click selects the row,
+Ctrl/Shift-click extends) kept in step with the session by ``SelectionLink``; charts call
+``SessionState.click_value(id, add=adds(event))``."""
 from __future__ import annotations
 
 import numpy as np
 import panel as pn
 
 from tilescope.app.state import SessionState
+from tilescope.app.view_guard import watch_state
+
+
+def adds(event) -> bool:
+    """Whether a Bokeh tap event was a Ctrl- or Shift-click (it adds to the selection)."""
+    modifiers = getattr(event, "modifiers", None) or {}
+    return bool(modifiers.get("ctrl") or modifiers.get("shift"))
+
+
+TABLE_SELECTION = {"selectable": True}  # Tabulator: a click selects one row, Ctrl/Shift-click more
 
 
 class SelectionLink:
@@ -14,7 +27,7 @@ class SelectionLink:
         self.state, self.table = state, table
         self._syncing = False
         table.param.watch(self._from_table, "selection")
-        state.param.watch(self._from_state, "selected_values")
+        watch_state(state, self._from_state, "selected_values", name="the table selection")
 
     def _from_table(self, event):
         if self._syncing:
@@ -23,6 +36,10 @@ class SelectionLink:
         if frame is None or frame.empty:
             return
         ids = [int(frame["id"].iloc[i]) for i in event.new if 0 <= i < len(frame)]
+        # Rows of other values (not in this table) stay selected only while the click extended
+        # the selection; a plain click on one row replaces it.
+        if len(ids) > 1:
+            ids = [*[v for v in self.state.selected_values if v in ids], *[i for i in ids if i not in self.state.selected_values]]
         if ids and ids != list(self.state.selected_values):
             self._syncing = True
             try:

@@ -21,7 +21,6 @@ as (the words of the loader's one-line message, docs/formats.md §6 "Only regula
 """
 from __future__ import annotations
 
-import copy
 import json
 import os
 import socket

@@ -1,0 +1,41 @@
+"""The page's URL and keyboard, in the browser (``app/static/page_controls.js``).
+
+``query`` is the URL's query string for the session's shareable state (``app.url_state``): the
+page sets it after each change and the browser pushes it onto its history; the back button sends
+the older query back (``on_restore``), and the page restores that state. Keys pressed while the
+focus is not in a text field reach ``on_key`` (``ArrowLeft``, ``ArrowRight``, ``Home``, ``End``, ``p``).
+Nothing is drawn.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import param
+from panel.custom import JSComponent
+
+from tilescope.app.assets import STATIC
+
+KEYS = ("ArrowLeft", "ArrowRight", "Home", "End", "p")
+
+
+class PageControls(JSComponent):
+    query = param.String(default="", doc="the URL's query (with its '?') for the current state")
+
+    _esm = STATIC / "page_controls.js"
+
+    def __init__(self, on_key: Callable[[str], None], on_restore: Callable[[str], None], **params):
+        params.setdefault("height", 0)
+        params.setdefault("width", 0)
+        params.setdefault("margin", 0)
+        super().__init__(**params)
+        self._on_key, self._on_restore = on_key, on_restore
+
+    def _handle_msg(self, msg) -> None:
+        if not isinstance(msg, dict):
+            return
+        key = msg.get("key")
+        if isinstance(key, str) and key in KEYS:
+            self._on_key(key)
+        restore = msg.get("restore")
+        if isinstance(restore, str):
+            self._on_restore(restore)
