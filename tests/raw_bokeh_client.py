@@ -3,7 +3,7 @@ as a script attacking the server would, so it can send what the browser widget n
 upload declared far over the cap, chunks that stop half-way).
 
 ``RawSession(url)`` opens a session (GET the page for its token, open ``/ws`` with it, pull the
-document), finds the page's upload box (Panel's ``FileDropper`` model) and sends ``upload_event``s
+document, send ``DocumentReady`` as the browser does), waits for the page's upload box (Panel's ``FileDropper`` model) and sends ``upload_event``s
 to it exactly as Panel's JavaScript does (``{chunk, data, name, total_chunks, type}``, the chunk's
 bytes as a binary buffer). Uses tornado's websocket client (a Bokeh dependency).
 """
@@ -18,6 +18,7 @@ import uuid
 from tornado.websocket import websocket_connect
 
 _TOKEN = re.compile(r'"token":"([^"]+)"')
+UPLOAD_BOX_WAIT_S = 60.0
 
 
 class RawSession:
@@ -41,9 +42,20 @@ class RawSession:
             if header["msgtype"] == "PULL-DOC-REPLY":
                 break
         self._index(content["doc"])
-        droppers = [m for m in self.models.values() if m.get("name", "").endswith("FileDropper")]
-        if not droppers:
-            raise RuntimeError("no FileDropper in the document")
+        # The upload box joins the page with the views, once the first file is shown. The file is
+        # loaded when the document is ready (Panel's onload, started by the browser's DocumentReady
+        # event): send it, then wait for the patch that adds the box.
+        ready = {"type": "event", "name": "document_ready", "values": {"type": "map"}}
+        await self._send("PATCH-DOC", {"events": [{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": ready}]})
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + UPLOAD_BOX_WAIT_S
+        while not (droppers := [m for m in self.models.values() if m.get("name", "").endswith("FileDropper")]):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise RuntimeError(f"no FileDropper in the document after {UPLOAD_BOX_WAIT_S:.0f} s")
+            header, content = await asyncio.wait_for(self._receive(), remaining)
+            self.received.append(json.dumps(content))
+            self._index(content)
         self.upload_model_id = droppers[0]["id"]
         return self
 

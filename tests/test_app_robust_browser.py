@@ -133,9 +133,16 @@ def test_huge_counts_open_and_edit_with_the_server_unaffected(served, browser, r
         peak = page.locator("[data-testid=ts-peak-total]")
         expect(peak).to_contain_text(f"→ {expected}")
         another_session_loads()
+        stops = json.loads(track.get_attribute("data-stops"))  # the track as the edit left it
         target = max(s for s in stops if s <= 1472 // 2)  # a stop the device's 1472 tiles allow
         drag_to_count(page, "0", target)
-        cost = edited_bytes(huge, {0: target})[2]
+        # Up to 4,097 stops share the side panel's track, a few to a pixel: the drag lands on a stop
+        # near the target, and the peak must be that stop's.
+        handle = page.locator(".ts-handle[data-axis='0']")
+        expect(handle).not_to_have_attribute("data-count", "1024")
+        landed = int(handle.get_attribute("data-count"))
+        assert landed in stops and abs(stops.index(landed) - stops.index(target)) <= len(stops) // 100, (landed, target)
+        cost = edited_bytes(huge, {0: landed})[2]
         expected = kib(raw.peaks_with({HUGE_ID: cost - huge["bytes"]})["total"])
         expect(peak).to_contain_text(f"→ {expected}")
         another_session_loads()
@@ -207,7 +214,8 @@ def test_a_broken_search_state_keeps_the_profile_its_edits_and_views(served, bro
             expect(peak).to_contain_text(f"{recorded} → {edited}")
             expect(page.locator(".ts-handle[data-axis='1']")).to_have_attribute("data-count", "5")
             expect(page.locator("[data-testid=ts-search-header]")).to_have_count(0)
-            assert page.locator("canvas").count() == canvases
+            # no view went away (a chart still drawing its first frame may add a canvas meanwhile)
+            assert page.locator("canvas").count() >= canvases
         page.locator("button", has_text="Undo").click()  # and they still work
         expect(peak).to_have_text(recorded)
 
