@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from async_support import run_on_own_loop
 from tilescope import cli
 from tilescope.app.load_pool import LoadPool, LoadTimedOut
 from tilescope.app.loading import (DEFAULT_LOAD_TIMEOUT_S, DEFAULT_LOAD_WORKERS, DEFAULT_MAX_FILE_BYTES, MAX_UPLOAD_BYTES,
@@ -138,8 +139,7 @@ def test_the_size_cap_holds_under_the_data_root_only(tmp_path, sample_path):
 # ----------------------------------------------------------------------------- the load pool
 
 
-def run(coroutine):
-    return asyncio.run(coroutine)
+run = run_on_own_loop
 
 
 def blocked_read(fd: int):
@@ -350,7 +350,7 @@ def test_an_abandoned_upload_is_dropped_after_its_timeout_and_at_the_sessions_en
         await asyncio.sleep(0.5)
         return held
 
-    assert asyncio.run(scenario()) == 10_000
+    assert run_on_own_loop(scenario()) == 10_000
     assert dropper.buffered_bytes == 0
     assert dropper.refusals == ["upload of up.json dropped: nothing arrived for 0.2 s after chunk 1 of 3"]
     dropper.idle_timeout = 0

@@ -8,7 +8,6 @@ text edited with regular expressions, figures recomputed by docs/formats.md §2 
 """
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
 import json
@@ -16,7 +15,6 @@ import os
 import re
 import shutil
 import zipfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -24,6 +22,7 @@ import numpy as np
 import pytest
 from bokeh.document import Document
 
+from async_support import run_on_own_loop
 from benchmarks.bench_app import edits_to_apply
 from compare_support import expected_comparison, lcs_length, peaks_of, with_edits, write
 from tilescope.app.compare_open import CompareOpener, data_root_files
@@ -67,10 +66,7 @@ async def direct(doc, change):  # outside a server: no document lock to take
     change()
 
 
-def run(coroutine):
-    """Run a coroutine on a loop of its own (Playwright's sync API may hold this thread's loop)."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
+run = run_on_own_loop
 
 
 @pytest.fixture(scope="module")
