@@ -47,9 +47,12 @@ class SharedProfiles:
         self._lock = threading.Lock()
         self.loads = 0  # files opened (not served from the entries)
 
-    def open_path(self, path: str | Path, progress: Progress | None = None, name: str | None = None) -> Opened:
+    def open_path(self, path: str | Path, progress: Progress | None = None, name: str | None = None, *, staged: bool = False) -> Opened:
         """``derived.opening.open_path``, served from a session's earlier load of the same unchanged
-        file. (A shared profile keeps the name it was first opened under; a session shows its own.)"""
+        file. (A shared profile keeps the name it was first opened under; a session shows its own.)
+        ``staged``: a cached profile may come back before its plan exists (its overview is there,
+        the rest is being built: ``OpenedProfile.ready``); another session asking meanwhile gets the
+        same one, and waits for the same build."""
         before = file_identity(path)
         with self._lock:
             entry = self._entries.get(before) if before is not None else None
@@ -57,7 +60,7 @@ class SharedProfiles:
             if progress is not None:
                 progress("done (already open in another session)", 1.0)
             return entry
-        opened = open_path(path, progress, name)
+        opened = open_path(path, progress, name, staged=staged)
         with self._lock:
             self.loads += 1
         if isinstance(opened, OpenedProfile) and before is not None and file_identity(path) == before:
