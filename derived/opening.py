@@ -213,7 +213,10 @@ def _from_cache(name: str, cached: CachedProfile, staged: bool) -> OpenedProfile
         stored = UsageOverview.from_table(table) if table is not None else None
 
     def build() -> _Built:
-        built = build_profile(cached.read())
+        try:
+            built = build_profile(cached.read())
+        except InputError as exc:  # (the entry was damaged and the file changed into a bad one since)
+            raise exc.naming(name) from None
         if stored is None or not stored.same_as(built.overview):  # (another planner's: replaced)
             cached.entry.write_table(OVERVIEW_TABLE, built.overview.to_table())
         return built
