@@ -89,7 +89,7 @@ class SessionState(param.Parameterized):
         if isinstance(opened, OpenedSearchState):
             self.param.update(**common, data=None, selected_step=0, status=f"opened {name} (search state)")
             return
-        self.param.update(**common, data=opened.base, selected_step=opened.plan.peaks.total_step, status=f"opened {name}")
+        self.param.update(**common, data=opened.base, selected_step=opened.total_peak_step, status=f"opened {name}")
 
     def open_path(self, path: str | Path, name: str | None = None) -> bool:
         """Open a file synchronously (notebooks, tests; the app opens in a worker thread). On

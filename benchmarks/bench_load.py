@@ -5,10 +5,17 @@
 Modes (each prints one JSON object: wall and CPU seconds, baseline and peak RSS):
 
 - ``json``: the baseline, a bare stdlib ``json.load`` of the file;
+- ``msgspec``: a second baseline, msgspec's generic decode of the file's bytes to Python objects
+  (``msgspec.json.decode``: what a fast parser does with no tables and no checks);
 - ``normalise``: what ``tilescope normalise`` does: load and validate the profile, then write its
   five tables as Parquet (into a temporary folder);
 - ``cache-fill``: ``load_profile_cached`` into CACHE_DIR (not timed as a goal; prepares ``cached``);
 - ``cached``: ``load_profile_cached`` again: hash the file, memory-map the cached tables.
+- ``first-chart``: what the app does to draw a file's timeline (``app.shared.SharedProfiles.open_path``
+  with CACHE_DIR as the cache, staged, then the whole-profile series the timeline sends,
+  downsampled per pixel column: ``first_chart_points``); run once to fill the cache, then timed
+  from the cache. CPU time and ``ready`` (when the arrays and plan built behind it exist) are of
+  the whole open.
 
 Before timing, every worker does the same operation once on the small sample, so one-off costs
 (imports, the Debug-text parser's tables, Arrow's first allocation, ~50 MB resident) are in the
@@ -55,11 +62,53 @@ def _json_load(path: Path) -> None:
         json.load(handle)
 
 
+def _msgspec_decode(path: Path) -> None:
+    import msgspec
+
+    with open(path, "rb") as handle:
+        msgspec.json.decode(handle.read())
+
+
+def first_chart_points(opened) -> dict:
+    """The whole-profile points of the timeline's first render (steps kept per pixel column and
+    the usage at them): the profile's ``derived.overview.UsageOverview``, which is what the
+    timeline sends for the whole profile (tests/test_overview.py checks they are the same)."""
+    overview = opened.overview
+    return {"step": overview.step, "std": overview.standard, "intl": overview.interleaved}
+
+
+def _first_chart(path: Path) -> float:
+    """Open as the app does, staged; the first points in hand. Returns when the rest (arrays,
+    plan) is built too, and how long after the start that was."""
+    from tilescope.app.shared import SharedProfiles
+
+    started = time.perf_counter()
+    opened = SharedProfiles().open_path(path, staged=True)
+    first_chart_points(opened)
+    global _FIRST_CHART_AT
+    _FIRST_CHART_AT = time.perf_counter()
+    opened.wait()
+    return time.perf_counter() - started
+
+
+_FIRST_CHART_AT = 0.0  # (set by the measured run: the worker reports it, then exits)
+
+
 def worker(mode: str, path: Path, cache_dir: Path | None) -> dict:
     if mode == "json":
         operation = _json_load
+    elif mode == "msgspec":
+        operation = _msgspec_decode
     elif mode == "normalise":
         operation = _normalise
+    elif mode == "first-chart":
+        from tilescope.loaders.cache import CACHE_ENV
+
+        warm_cache = Path(tempfile.mkdtemp(prefix="bench_warm_cache."))
+
+        def operation(p: Path) -> None:
+            os.environ[CACHE_ENV] = str(cache_dir if p == path else warm_cache)
+            behind["ready"] = _first_chart(p)
     elif mode in ("cache-fill", "cached"):
         from tilescope.loaders.cache import load_profile_cached
 
@@ -69,20 +118,20 @@ def worker(mode: str, path: Path, cache_dir: Path | None) -> dict:
             load_profile_cached(p, cache_dir if p == path else warm_cache)
     else:
         raise SystemExit(f"unknown mode {mode}")
+    behind: dict = {}
     operation(SAMPLE)  # warm-up: one-off costs go into the baseline
-    if mode == "cached":
+    if mode in ("cached", "first-chart"):
         operation(SAMPLE)  # (the second time from its cache, as the measured call will be)
     baseline = _current_rss()
     wall, cpu = time.perf_counter(), time.process_time()
     operation(path)
-    if mode in ("cache-fill", "cached"):
+    ended, cpu_ended = time.perf_counter(), time.process_time()
+    if mode in ("cache-fill", "cached", "first-chart"):
         shutil.rmtree(warm_cache, ignore_errors=True)
-    return {
-        "wall": time.perf_counter() - wall,
-        "cpu": time.process_time() - cpu,
-        "baseline_rss": baseline,
-        "peak_rss": _peak_rss(),
-    }
+    result = {"wall": ended - wall, "cpu": cpu_ended - cpu, "baseline_rss": baseline, "peak_rss": _peak_rss()}
+    if mode == "first-chart":  # the figure is the first points; the whole open is reported beside it
+        result.update(wall=_FIRST_CHART_AT - wall, ready=behind["ready"])
+    return result
 
 
 @dataclass(frozen=True)
@@ -91,6 +140,7 @@ class Measurement:
     cpu: float  # CPU seconds of that run
     baseline_rss: int  # bytes resident after imports and warm-up
     peak_rss: int  # bytes, highest over the repeats
+    ready: float | None = None  # first-chart: seconds until everything was built (the rest, behind the chart)
 
     @property
     def above_baseline(self) -> int:
@@ -109,7 +159,7 @@ def measure(mode: str, path: Path, repeat: int = 3, cache_dir: Path | None = Non
             raise RuntimeError(f"{mode} on {path.name} failed:\n{done.stderr}")
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
     best = min(runs, key=lambda r: r["wall"])
-    return Measurement(best["wall"], best["cpu"], best["baseline_rss"], max(r["peak_rss"] for r in runs))
+    return Measurement(best["wall"], best["cpu"], best["baseline_rss"], max(r["peak_rss"] for r in runs), best.get("ready"))
 
 
 def main(argv: list[str]) -> int:

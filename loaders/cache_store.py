@@ -7,7 +7,9 @@
 - **What**: one entry per normalised file content: ``KK/KEY.TABLE.arrow`` for each table plus
   ``KK/KEY.entry.json`` (the source file's name and size: what ``tilescope cache list`` shows),
   where ``KEY`` is ``SHA256-vN`` (the content's SHA-256, ``sha256sum`` of the file, and the schema
-  version) and ``KK`` its first two characters.
+  version) and ``KK`` its first two characters; ``KK/KEY.NAME.arrow`` for a table a layer above
+  keeps with the entry (``loaders.cache.CacheEntry.write_table``); ``files/*.json``: the key each
+  file path had when last hashed (``loaders.cache_files``).
 - **Cap**: ``$TILESCOPE_CACHE_MAX_BYTES`` (a number of bytes, or with a suffix: ``500M``, ``2G``,
   ``1.5GiB``; ``0`` keeps nothing), default ``DEFAULT_MAX_BYTES``. After an entry is written the
   least recently used entries are removed until the folder is under the cap; reading an entry
@@ -29,6 +31,8 @@ from pathlib import Path
 
 from tilescope.models.errors import TilescopeError
 from tilescope.models.files import write_atomically
+
+from .cache_files import forget_all
 
 CACHE_ENV = "TILESCOPE_CACHE_DIR"
 MAX_BYTES_ENV = "TILESCOPE_CACHE_MAX_BYTES"
@@ -203,9 +207,11 @@ def enforce_cap(cache_dir: Path, max_bytes: int, keep: str | None = None) -> lis
 
 
 def clear(cache_dir: Path | None = None) -> tuple[int, int]:
-    """Remove every entry (and stale temporary files); ``(entries removed, bytes freed)``."""
+    """Remove every entry (and stale temporary files, and the remembered keys of files:
+    ``loaders.cache_files``); ``(entries removed, bytes freed)``."""
     folder = cache_dir if cache_dir is not None else default_cache_dir()
     present = entries(folder)
     freed = sum(remove_entry(e) for e in present)
     _remove_stale_temporaries(folder, time.time())
+    forget_all(folder)
     return len(present), freed

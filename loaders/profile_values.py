@@ -106,18 +106,21 @@ class ValueColumns:
         columns = dict(zip(ValueRecord.__struct_fields__, zip(*map(msgspec.structs.astuple, values))))
         if not values:
             return
-        keys = zip(columns["layout"], columns["precision"], columns["memory_class"], map(tuple, columns["shape"]), columns["copies"])
-        kind_of, codes = self.kind_of, []
-        for i, key in enumerate(keys, first):
-            code = kind_of.get(key)
-            if code is None:
-                self._add_kind(i, values[i - first])
-                code = kind_of[key] = len(kind_of)
-            codes.append(code)
+        keys = list(zip(columns["layout"], columns["precision"], columns["memory_class"], map(tuple, columns["shape"]), columns["copies"]))
+        kind_of = self.kind_of
+        known = kind_of.get
+        codes = [known(key, -1) for key in keys]  # (one C-level pass; new kinds below, in file order)
+        if -1 in codes:
+            for i, code in enumerate(codes):
+                if code < 0:
+                    code = kind_of.get(keys[i])
+                    if code is None:  # the first value of its kind: checked, in file order
+                        self._add_kind(first + i, values[i])
+                        code = kind_of[keys[i]] = len(kind_of)
+                    codes[i] = code
         self.codes.append(np.array(codes, dtype=np.int64))
-        self.text_colons += sum(
-            "".join(text for text in columns[name] if text is not None).count(":") for name in ("name", "group", "layout_error")
-        )
+        # (filter drops None and empty texts, which hold no ':')
+        self.text_colons += sum("".join(filter(None, columns[name])).count(":") for name in ("name", "group", "layout_error"))
         for field in VALUES:
             if field.name not in self.kinds:
                 column = columns[field.name]

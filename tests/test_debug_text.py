@@ -62,3 +62,95 @@ def test_unknown_axis_kind_is_an_error_but_unknown_order_is_data():
     assert str(layout.order) == "Hilbert(Curve { depth: 3 })"
     with pytest.raises(InputError, match=r"\$\.x \(tiling\.axes\[0\]\.axis\).*axis kind"):
         layout_from_debug_text(base % ("RowMajor", "Diagonal(1)"), "$.x")
+
+
+# ----------------------------------------------------------------------------- the fast reader
+
+def _by_lark(text: str, start: str):
+    """lark's parse of ``text`` (the reference), or None when lark refuses it."""
+    from tilescope.loaders import debug_text
+
+    try:
+        debug_text._check_depth(text)
+        return ("parsed", debug_text._parser(start).parse(text))
+    except Exception:  # any refusal: the reader must refuse it too, or give what lark gives
+        return None
+
+
+def _by_reader(text: str, start: str):
+    from tilescope.loaders import debug_text
+
+    try:
+        debug_text._check_depth(text)
+        return ("parsed", debug_text._Reader(text).read(start))
+    except (debug_text._NotRead, debug_text.DebugSyntaxError, RecursionError):
+        return None
+
+
+def _texts_of(paths) -> list[tuple[str, str]]:
+    """The layout, precision and operation texts of memory profiles, with the rule each parses by."""
+    texts = []
+    for path in paths:
+        try:
+            timeline = json.loads(path.read_text())["timeline"]
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError, RecursionError):
+            continue
+        for v in timeline.get("values", []) if isinstance(timeline, dict) else []:
+            texts += [(v[k], "start") for k in ("layout", "precision") if isinstance(v, dict) and isinstance(v.get(k), str)]
+        for s in timeline.get("steps", []) if isinstance(timeline, dict) else []:
+            if isinstance(s, dict) and isinstance(s.get("operation"), str):
+                texts.append((s["operation"], "sequence"))
+    return list(dict.fromkeys(texts))
+
+
+EDGES = [
+    "A { true: 1 }", "{true: 1}", "A {1}", "A {x: 1}", "A (1)", "1A", "truex", "true {1}", "{1,}", "{1: 2,}",
+    "A(,)", "[1,]", "{}", "A {}", "A { }", "1.", "1e5", "-x", '"\\u{41}"', '"\\u{d800}"', "{1: 2, 3}", "{1, 2: 3}",
+    "A { x: 1 y: 2 }", "[1 2]", "", " ", "A B(1) C { d: [] }", "\u0663", "x\u00b2",
+]
+
+
+def test_the_reader_accepts_every_planner_text_and_gives_larks_parse(tmp_path):
+    from tilescope.synth import write_synthetic_profile
+
+    synthetic = write_synthetic_profile(tmp_path / "s.json", 4, 2)
+    texts = _texts_of([ROOT / "sample_data/vit_finalist5.memory_profile.json", synthetic])
+    assert len(texts) > 100
+    for text, start in texts:
+        assert _by_reader(text, start) == _by_lark(text, start) is not None, text
+
+
+def test_on_the_corpus_the_reader_gives_larks_parse_or_leaves_the_text_to_lark():
+    texts = _texts_of(sorted((ROOT / "tests/corpus").rglob("*.json")))
+    assert any(_by_lark(t, s) is None for t, s in texts)  # the corpus has bad ones
+    for text, start in texts:
+        read = _by_reader(text, start)
+        assert read is None or read == _by_lark(text, start), text
+
+
+@pytest.mark.parametrize("start", ["start", "sequence"])
+@pytest.mark.parametrize("text", EDGES)
+def test_the_reader_gives_larks_parse_or_leaves_the_text_to_lark(text, start):
+    read = _by_reader(text, start)
+    assert read is None or read == _by_lark(text, start)
+
+
+def test_the_reader_on_mutated_text_gives_larks_parse_or_leaves_it_to_lark():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    seeds = [t for t, _ in _texts_of([ROOT / "sample_data/vit_finalist5.memory_profile.json"])][:200] + EDGES
+    pieces = st.sampled_from(list('{}()[],: "\\-.eE019tfx_\t\n') + ["true", "false", "A", "{x: 1}", "\\u{41}", "1.5", "-2"])
+
+    @settings(max_examples=3000, deadline=None, database=None)
+    @given(st.sampled_from(seeds), st.lists(st.tuples(st.integers(0, 400), st.sampled_from(["insert", "delete"]), pieces), max_size=4),
+           st.sampled_from(["start", "sequence"]))
+    def check(seed, edits, start):
+        text = seed
+        for at, how, piece in edits:
+            at = at % (len(text) + 1)
+            text = text[:at] + piece + text[at:] if how == "insert" else text[:at] + text[at + len(piece):]
+        read = _by_reader(text, start)
+        assert read is None or read == _by_lark(text, start), (text, start)
+
+    check()

@@ -113,6 +113,39 @@ def test_serves_the_sample_on_loopback_and_refuses_foreign_pages():
         assert websocket_status(server.port, "http://127.0.0.1:1") == 403  # another local server's page
 
 
+def child_processes(pid: int) -> list[int]:
+    """The processes ``pid`` forked (Linux's /proc)."""
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads Linux's /proc/PID/task/PID/children")
+def test_num_procs_serves_from_that_many_processes():
+    """``--num-procs 2``: Panel forks two server processes sharing the port; both answer there."""
+    server = Served("--num-procs", "2")
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers) < 2 and time.monotonic() < deadline:  # the parent forks them before the first answer
+            workers = child_processes(server.process.pid)
+            time.sleep(0.2)
+        assert len(workers) == 2, server.output()
+        assert all(Path(f"/proc/{w}/cmdline").read_bytes() == Path(f"/proc/{server.process.pid}/cmdline").read_bytes() for w in workers)
+        for _ in range(4):  # pages and websockets keep being served, whichever process takes the connection
+            with urllib.request.urlopen(server.url, timeout=30) as response:
+                assert response.status == 200
+                assert b"bokeh" in response.read().lower()
+            assert websocket_status(server.port, f"http://127.0.0.1:{server.port}") == 101
+        assert listening_addresses(server.port) == {"127.0.0.1"}
+    finally:
+        server.stop()
+        for worker in workers:  # forked by the server, not by this test: they do not die with it
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker, 15)
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [

@@ -22,6 +22,7 @@ from bokeh.plotting import figure
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
+from tilescope.derived.overview import MOST_MARKS, PIXEL_COLUMNS  # (one definition: the cached overview draws the same points)
 from tilescope.derived.peak_labels import PeakMark, place_labels, y_end_for
 from tilescope.derived.series import minmax_indices, near_peak_runs, thinned, window_of
 from tilescope.models.format import shorten
@@ -29,8 +30,6 @@ from tilescope.models.glossary import GLOSSARY
 from tilescope.app.view_guard import watch_state
 
 TOOLTIP = static_text("timeline_tooltip.html")
-PIXEL_COLUMNS = 700  # columns per visible window; each keeps first, last and min/max of every series
-MOST_MARKS = 120  # loop regions / Repeat boundaries drawn per window at most (denser: left out until zoomed in)
 COLORS = {"standard": "#4C78A8", "interleaved": "#F58518", "exchange": "#9D9D9D", "budget": "#C62828", "effective": "#8E24AA"}
 INK = {False: "#111111", True: "#E8E8E8"}  # marks and the selected-step line, per theme (dark?)
 USAGE_FIELDS = ("step", "std", "intl", "exch", "si", "top", "total", "std_line", "eff", "mid", "operation", "source", "count", "ghost")

@@ -13,7 +13,12 @@ works the same from a checkout and from a plain ``pip install`` anywhere:
 - with no FILE and no ``--data-root`` it opens the bundled sample; FILE opens that file;
   ``--data-root DIR`` serves ``?file=NAME`` (and ``?dataset=NAME``) from DIR
   (``app.loading.parse_app_args``); ``--dataset DIR`` opens every session on the fleet view of a
-  dataset written by ``tilescope batch``.
+  dataset written by ``tilescope batch``;
+- ``--num-procs N`` is Panel's (Tornado forks N server processes sharing the port; the kernel hands
+  each new connection to one of them). It helps when many sessions are open at once: each process
+  builds its sessions on its own core. It costs memory: a process shares a loaded profile only
+  between its own sessions (``app.shared``), so a profile open in sessions of N processes is loaded
+  N times (memory × N, and each process's first open of it takes the full load time).
 """
 from __future__ import annotations
 
@@ -60,7 +65,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port to listen on (default {DEFAULT_PORT})")
     parser.add_argument("--address", default=LOOPBACK, help=f"address to listen on (default {LOOPBACK}: this machine only)")
     parser.add_argument("--show", action="store_true", help="open the app in a browser")
-    parser.add_argument("--num-procs", type=_positive, default=1, metavar="N", help="server processes (default 1)")
+    parser.add_argument(
+        "--num-procs", type=_positive, default=1, metavar="N",
+        help="server processes (default 1; Panel's --num-procs). More serve more sessions at once (one core each), "
+             "but each process loads its own copy of a profile: memory × N",
+    )
     parser.add_argument(
         "--allow-websocket-origin", action="append", default=[], metavar="HOST[:PORT]",
         help="also accept the app's websocket from pages of this host (repeatable)",
