@@ -371,11 +371,11 @@ def test_sessions_waiting_on_a_blocked_load_of_the_same_file_give_up_their_worke
     real_open = shared_module.open_path
     first = []
 
-    def open_blocking_once(path, progress=None, name=None):
+    def open_blocking_once(path, progress=None, name=None, **options):
         if not first:
             first.append(path)
             os.read(r, 1)  # the first load of the file blocks in a real read
-        return real_open(path, progress, name)
+        return real_open(path, progress, name, **options)
 
     monkeypatch.setattr(shared_module, "open_path", open_blocking_once)
     shared = SharedProfiles()
