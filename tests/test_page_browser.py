@@ -133,9 +133,15 @@ def test_the_url_restores_step_value_and_tab_and_follows_the_selection(page, app
 def test_dark_mode_changes_the_page_and_the_charts(page, app_server):
     from PIL import Image
 
-    page.goto(app_server)
+    page.goto(f"{app_server}?tab=editor&value=84")
     wait_for_app(page)
+    page.locator(".ts-row .ts-band").first.wait_for()
     page.wait_for_timeout(800)
+
+    def widget_luminance() -> float:
+        """The first band of the editor's tiling widget (data, padding and the space around a shard)."""
+        image = Image.open(io.BytesIO(page.locator(".ts-row .ts-band").first.screenshot())).convert("L")
+        return sum(image.tobytes()) / (image.width * image.height)
 
     def chart_luminance() -> float:
         box = page.evaluate(JS_FIGURE_BOX, "ts-timeline")
@@ -147,13 +153,14 @@ def test_dark_mode_changes_the_page_and_the_charts(page, app_server):
     def page_background() -> str:
         return page.evaluate("() => getComputedStyle(document.querySelector('main') || document.body).backgroundColor")
 
-    light_chart, light_page = chart_luminance(), page_background()
-    assert light_chart > 200
+    light_chart, light_page, light_widget = chart_luminance(), page_background(), widget_luminance()
+    assert light_chart > 200 and light_widget > 200, (light_chart, light_widget)
     page.locator("[aria-label*='theme' i]").first.click()
     page.wait_for_function(f"() => getComputedStyle(document.querySelector('main') || document.body).backgroundColor !== {light_page!r}")
     page.wait_for_timeout(800)
-    dark_chart = chart_luminance()
+    dark_chart, dark_widget = chart_luminance(), widget_luminance()
     assert dark_chart < 80, (light_chart, dark_chart)
+    assert dark_widget < 80, (light_widget, dark_widget)  # the tiling widget's bands follow the theme too
     assert page.console_errors == []
 
 
