@@ -17,6 +17,7 @@ from tilescope.app.state import SessionState
 from tilescope.app.views.values_table import TITLES, table_formatters
 from tilescope.app.views.glossary import term_html
 from tilescope.app.widgets.selection import TABLE_SELECTION, SelectionLink, adds
+from tilescope.app.one_message import one_message
 
 COLUMNS = ("id", "name", "region", "bytes", "share", "shard", "aligned", "storage_group", "root", "first_step", "last_step", "tiling")
 LANES = {"standard": 1, "interleaved": 0}
@@ -47,10 +48,10 @@ class AtStepView(pn.viewable.Viewer):
         )
         self._link = SelectionLink(self.state, self.table)
         self.step_input.param.watch(lambda e: self.state.select_step(e.new), "value")
-        self._buttons["previous"].on_click(lambda e: self.state.select_step(self.state.selected_step - 1))
-        self._buttons["next"].on_click(lambda e: self.state.select_step(self.state.selected_step + 1))
+        self._buttons["previous"].on_click(one_message(lambda e: self.state.select_step(self.state.selected_step - 1)))
+        self._buttons["next"].on_click(one_message(lambda e: self.state.select_step(self.state.selected_step + 1)))
         for kind in ("total", "standard", "interleaved"):
-            self._buttons[kind].on_click(lambda e, kind=kind: self._go_to_peak(kind))
+            self._buttons[kind].on_click(one_message(lambda e, kind=kind: self._go_to_peak(kind)))
         self.state.param.watch(self._on_plan, ["data"])
         self.state.param.watch(self._on_step, ["selected_step"])
         self._on_plan()
@@ -58,14 +59,16 @@ class AtStepView(pn.viewable.Viewer):
     def _build_bar(self):
         fig = figure(
             name="ts-step-bar", height=130, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,reset", toolbar_location="right",
-            y_range=Range1d(-0.6, 1.6), x_axis_label="bytes at this step (per tile)",
+            # Both ranges set by the server: an auto-ranging x range would send its computed end back
+            # after every step (one more round trip per click).
+            x_range=Range1d(0, 1), y_range=Range1d(-0.6, 1.6), x_axis_label="bytes at this step (per tile)",
         )
         fig.quad(left="left", right="right", bottom="bottom", top="top", source=self.segments, fill_color="color", line_color="white", line_width=0.5, name="segments")
         fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
         fig.yaxis.ticker = [0, 1]
         fig.yaxis.major_label_overrides = {0: "interleaved", 1: "standard"}
         fig.add_tools(HoverTool(tooltips=[("", "@label"), ("bytes", "@bytes{0,0} B")]))
-        fig.on_event(Tap, self._on_tap)
+        fig.on_event(Tap, one_message(self._on_tap))
         return fig
 
     # ------------------------------------------------------------------ data
@@ -92,8 +95,10 @@ class AtStepView(pn.viewable.Viewer):
         self._link.sync()
         scratch = {"standard": live_set.scratch_standard, "interleaved": live_set.scratch_interleaved}
         usage = {"standard": live_set.usage_standard, "interleaved": live_set.usage_interleaved}
-        self.segments.data = self._segments(live, scratch, data.arrays.exchange_rows)
-        self.bar.x_range.start = 0
+        segments = self._segments(live, scratch, data.arrays.exchange_rows)
+        self.segments.data = segments
+        end = max(segments["right"], default=0) * 1.02 or 1
+        self.bar.x_range.update(start=0, end=end, reset_start=0, reset_end=end)
         self._header.object = self._header_html(data, step, len(live), usage, scratch)
 
     def _segments(self, live: pd.DataFrame, scratch: dict, exchange_rows: int) -> dict:

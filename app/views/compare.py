@@ -26,6 +26,7 @@ from tilescope.app.views.compare_summary import CompareSummaryView
 from tilescope.app.views.compare_timeline import CompareTimelineView
 from tilescope.app.views.compare_values import CompareValuesView
 from tilescope.app.views.compare_waterfall import CompareWaterfallView
+from tilescope.app.one_message import one_message
 
 CSS = static_text("compare.css")
 NO_FILE = "(choose a file under the data root)"
@@ -52,7 +53,7 @@ class ComparePicker(pn.viewable.Viewer):
         self.stop_button = pn.widgets.Button(label="Stop comparing", width=130, margin=(23, 5, 5, 5), css_classes=["ts-compare-stop"])
         self.open_button.on_click(self._on_open)
         self.whatif_button.on_click(self._on_whatif)
-        self.stop_button.on_click(lambda _: self.state.stop_compare())
+        self.stop_button.on_click(one_message(lambda _: self.state.stop_compare()))
         self.upload.param.watch(self._on_upload, "value")
         self.state.param.watch(self._enable, ["edits", "compare", "data", "loading"])
         self._enable()

@@ -21,6 +21,7 @@ from bokeh.plotting import figure
 
 from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
+from tilescope.app.one_message import one_message
 from tilescope.derived.compare_data import REGIONS
 from tilescope.derived.series import minmax_indices, window_of
 from tilescope.models.format import shorten
@@ -114,8 +115,8 @@ class CompareTimelineView(pn.viewable.Viewer):
             fig.add_layout(Legend(items=[LegendItem(label="A", renderers=[line_a]), LegendItem(label="B", renderers=[line_b]),
                                          LegendItem(label="B above A", renderers=[more]), LegendItem(label="B below A", renderers=[less])],
                                   orientation="horizontal", label_text_font_size="11px", location="center"), "below")
-        fig.on_event(Tap, self._on_tap)
-        fig.on_event(RangesUpdate, self._on_ranges)
+        fig.on_event(Tap, one_message(self._on_tap))
+        fig.on_event(RangesUpdate, one_message(self._on_ranges))
         return fig
 
     # ------------------------------------------------------------------ data

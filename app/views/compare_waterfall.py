@@ -17,6 +17,7 @@ from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
+from tilescope.app.one_message import one_message
 from tilescope.derived.compare import FIGURES
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 from tilescope.report.compare_png import LESS, MORE, SIDE_COLOURS, WATERFALL_PARTS, waterfall_steps
@@ -84,7 +85,7 @@ class CompareWaterfallView(pn.viewable.Viewer):
         self._ticks = FixedTicker(ticks=[])  # one ticker, its ticks updated: a new model per refresh re-walks the whole document
         fig.yaxis.ticker = self._ticks
         fig.add_tools(HoverTool(renderers=[glyphs], tooltips=[("", "@label"), ("bytes", "@bytes{+0,0} B"), ("running", "@running{0,0} B")]))
-        fig.on_event(Tap, self._on_tap)
+        fig.on_event(Tap, one_message(self._on_tap))
         return fig
 
     @param.depends("figure_name", watch=True)

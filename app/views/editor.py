@@ -29,6 +29,7 @@ from tilescope.app.views.advisor import AdvisorView
 from tilescope.app.widgets.count_inputs import CountInputs
 from tilescope.app.widgets.tiling_widget import TilingWidget, committed_count
 from tilescope.app.widgets.value_picker import ValuePicker
+from tilescope.app.one_message import one_message
 from tilescope.derived.editing import figure_changes, value_editing, value_facts
 from tilescope.models.edits import TilingEdit, edit_set_json
 from tilescope.models.format import fmt_change
@@ -73,9 +74,9 @@ class EditorView(pn.viewable.Viewer):
         self.figures = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CSS], margin=(5, 10))
 
         self.undo_button = pn.widgets.Button(label="Undo", color="default", width=90)
-        self.undo_button.on_click(lambda _: self.state.undo())
+        self.undo_button.on_click(one_message(lambda _: self.state.undo()))
         self.reset_button = pn.widgets.Button(label="Reset", color="default", width=90)
-        self.reset_button.on_click(lambda _: self.state.reset())
+        self.reset_button.on_click(one_message(lambda _: self.state.reset()))
         self.save_button = pn.widgets.FileDownload(
             callback=self._edit_set_file, filename="edits.json", label="Save edits", color="default", width=120,
         )

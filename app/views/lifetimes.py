@@ -16,6 +16,7 @@ from tilescope.models.format import shorten
 from tilescope.derived.series import minmax_indices
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.selection import adds
+from tilescope.app.one_message import one_message
 
 REGION_COLORS = {0: "#4C78A8", 1: "#F58518"}
 REST_COLOR = "#9E9E9E"
@@ -69,7 +70,7 @@ class LifetimesView(pn.viewable.Viewer):
         )
         self.step_span = Span(location=0, dimension="height", line_color="#111", line_width=1.2, line_alpha=0.7)
         fig.add_layout(self.step_span)
-        fig.on_event(Tap, self._on_tap)
+        fig.on_event(Tap, one_message(self._on_tap))
         return fig
 
     @param.depends("largest", watch=True)

@@ -26,6 +26,7 @@ from bokeh.plotting import figure
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
+from tilescope.app.one_message import one_message
 from tilescope.derived.address_view import address_rects
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten, step_range
@@ -124,8 +125,8 @@ class AddressView(pn.viewable.Viewer):
         for annotation in (*spans.values(), *labels.values()):
             fig.add_layout(annotation)
         self.marks[region] = {"spans": spans, "labels": labels, "fragmentation": frag}
-        fig.on_event(Tap, lambda event, region=region: self._on_tap(region, event))
-        fig.on_event(RangesUpdate, lambda event, region=region: self._on_ranges(region, event))
+        fig.on_event(Tap, one_message(lambda event, region=region: self._on_tap(region, event)))
+        fig.on_event(RangesUpdate, one_message(lambda event, region=region: self._on_ranges(region, event)))
         return fig
 
     # ------------------------------------------------------------------ data

@@ -19,6 +19,7 @@ from bokeh.plotting import figure
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
+from tilescope.app.one_message import one_message
 from tilescope.derived.tile_view import TILE_REGIONS, TileMap
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten
@@ -44,7 +45,7 @@ class TileMapView(pn.viewable.Viewer):
         self._map: TileMap | None = None
         self._region = pn.widgets.RadioButtonGroup.from_param(self.param.region, label="")
         self._worst_button = pn.widgets.Button(label="worst tile", width=90)
-        self._worst_button.on_click(lambda event: setattr(self, "tile", None))
+        self._worst_button.on_click(one_message(lambda event: setattr(self, "tile", None)))
         self._head = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._holdings = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._pane = pn.pane.Bokeh(self.figure)
@@ -66,7 +67,7 @@ class TileMapView(pn.viewable.Viewer):
         fig.rect(x="x", y="y", width=1.0, height=1.0, source=self.marked, fill_alpha=0, line_color="color", line_width=2.5)
         fig.add_tools(HoverTool(renderers=[cells], tooltips=[("tile", "@tile"), ("bytes", "@bytes{0,0} B"), ("of the estimate", "@share{0.0 %}")]))
         fig.add_layout(ColorBar(color_mapper=self.mapper, width=10, formatter=NumeralTickFormatter(format="0,0"), title="bytes"), "right")
-        fig.on_event(Tap, self._on_tap)
+        fig.on_event(Tap, one_message(self._on_tap))
         return fig
 
     # ------------------------------------------------------------------ data

@@ -22,6 +22,7 @@ from bokeh.plotting import figure
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
+from tilescope.app.one_message import one_message
 from tilescope.derived.peak_labels import PeakMark, place_labels, y_end_for
 from tilescope.derived.series import minmax_indices, near_peak_runs, thinned, window_of
 from tilescope.models.format import shorten
@@ -144,8 +145,8 @@ class TimelineView(pn.viewable.Viewer):
         legend.items.append(self.ghost_legend)
         self.legend = legend
         fig.add_layout(legend, "below")
-        fig.on_event(Tap, self._on_tap)
-        fig.on_event(RangesUpdate, self._on_ranges)
+        fig.on_event(Tap, one_message(self._on_tap))
+        fig.on_event(RangesUpdate, one_message(self._on_ranges))
         return fig
 
     def set_dark(self, dark: bool) -> None:
