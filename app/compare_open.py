@@ -9,12 +9,12 @@ error and keeps everything that was open (the first file, its edits, any compari
 """
 from __future__ import annotations
 
-import asyncio
 import os
 from functools import partial
 from pathlib import Path
 from typing import Callable
 
+from tilescope.app.load_pool import load_pool
 from tilescope.app.loading import PathRefused, check_upload_size, resolve_in_root
 from tilescope.app.state import SessionState, error_text
 from tilescope.derived.compare_data import CompareData
@@ -99,7 +99,7 @@ class CompareOpener:
             return False
         await self._in_session(doc, state.begin_load)
         try:
-            compare = await asyncio.get_running_loop().run_in_executor(None, job, current, state.report_progress)
+            compare = await load_pool().run(job, current, progress=state.report_progress)  # the server's load workers
         except Exception as exc:  # bad input or anything else: say it, keep what is open
             await self._in_session(doc, partial(state.fail, _compare_error(exc)))
             return False

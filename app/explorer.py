@@ -19,10 +19,12 @@ from tilescope.app.assets import static_text
 from tilescope.app.compare_open import CompareOpener
 from tilescope.app.fleet_open import requested_dataset
 from tilescope.app.layout import DEFAULT_TAB, TAB_KEYS, SideTabs
-from tilescope.app.loading import AppOptions, PathRefused, check_upload_size, display_name, initial_file, parse_app_args, resolve_in_root
+from tilescope.app.load_pool import load_pool
+from tilescope.app.loading import AppOptions, check_upload_size, display_name, initial_file, parse_app_args, resolve_in_root
 from tilescope.app.shared import SharedProfiles, shared_profiles
 from tilescope.app.state import SessionState, error_text
 from tilescope.app.url_state import UrlState, parse_query
+from tilescope.app.view_guard import watch_state
 from tilescope.app.views.file_bar import FileBar
 from tilescope.app.views.fleet import FleetView
 from tilescope.app.views.glossary import glossary_html
@@ -64,7 +66,7 @@ class ExplorerApp(pn.viewable.Viewer):
         self.compare_opener = CompareOpener(self.state, self.shared, options.data_root, self._in_session, lambda: self._doc or pn.state.curdoc)
         self.fleet: FleetView | None = None  # the fleet view, when the session opened a dataset
         self.file_bar.upload.param.watch(self._on_upload, "value")
-        self.state.param.watch(self._push_query, ["selected_step", "selected_values", "edits", "source"])
+        watch_state(self.state, self._push_query, ["selected_step", "selected_values", "edits", "source"], name="the address bar")
         self.page = pmui.Page(
             title="tilescope", header=[self.file_bar.header, self.search], main=[self.controls, self.file_bar.error, self.body],
             theme_toggle=True, sidebar_width=0, busy_indicator=None, stylesheets=[CSS],
@@ -206,16 +208,13 @@ class ExplorerApp(pn.viewable.Viewer):
             if self.fleet is not None:
                 return
         if wanted.file:
-            try:
-                path = resolve_in_root(self.options.data_root, wanted.file)
-            except PathRefused as exc:
-                problem = str(exc)
-            else:
-                job = partial(self.shared.open_path, path, name=wanted.file)
-                if await self._load(job, wanted.file, requested=wanted.file, wanted=wanted):
-                    await self._compare_with(wanted.compare)
-                    return
-                problem = self.state.error
+            root, name = self.options.data_root, wanted.file
+            # Resolving the name touches the file system (symlinks): in the load worker too, never on the loop.
+            job = lambda progress: self.shared.open_path(resolve_in_root(root, name), progress, name=name)  # noqa: E731
+            if await self._load(job, name, requested=name, wanted=wanted):
+                await self._compare_with(wanted.compare)
+                return
+            problem = self.state.error
         path = initial_file(self.options)
         rest = None if problem else UrlState(None, wanted.step, wanted.value, wanted.tab, wanted.edits, wanted.problems)
         await self._load(partial(self.shared.open_path, path, name=display_name(path)), display_name(path), wanted=rest)
@@ -251,15 +250,16 @@ class ExplorerApp(pn.viewable.Viewer):
         return problem
 
     async def _load(self, job, name: str, requested: str | None = None, wanted: UrlState | None = None) -> bool:
-        """Run ``job(progress) -> Opened`` (``derived.opening``) in a worker thread; adopt the result
-        on this session's loop, shown as ``name`` and as ``wanted`` says."""
+        """Run ``job(progress) -> Opened`` (``derived.opening``) in one of the server's load workers
+        (``app.load_pool``: a few threads, a time limit per load); adopt the result on this
+        session's loop, shown as ``name`` and as ``wanted`` says."""
         state = self.state
         state.begin_load()
-        loop = asyncio.get_running_loop()
         doc = self._doc or pn.state.curdoc
+        pool = load_pool(self.options.load_workers, self.options.load_timeout)
         try:
-            opened: Opened = await loop.run_in_executor(None, job, state.report_progress)
-        except Exception as exc:  # bad input (InputError) or anything else: say it, keep what is open
+            opened: Opened = await pool.run(job, progress=state.report_progress, label=name)
+        except Exception as exc:  # bad input (InputError), a time limit, anything else: say it, keep what is open
             await self._in_session(doc, partial(state.fail, exc))
             return False
         await self._in_session(doc, partial(self._adopt, opened, name, requested, wanted))
@@ -327,5 +327,6 @@ class ExplorerApp(pn.viewable.Viewer):
 
 def build_app(argv: list[str]) -> ExplorerApp:
     options = parse_app_args(argv)
-    return ExplorerApp(options, state=SessionState(), shared=shared_profiles())
+    load_pool(options.load_workers, options.load_timeout)  # the process's load workers, made from the first session's --args
+    return ExplorerApp(options, state=SessionState(), shared=shared_profiles(options.data_root, options.max_file_bytes))
 

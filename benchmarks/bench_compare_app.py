@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +83,10 @@ class Session:
         self.opener.shared = SharedProfiles()  # B is opened and planned, not served from memory
         self.loop_seconds.clear()
         self.patches.take()
-        total, ok = _timed(lambda: asyncio.run(self.opener.open_name(name)))
+        # A thread of its own: the caller's thread may already run a loop (pytest's session-wide
+        # Playwright keeps one running in the main thread once a browser test has started).
+        with ThreadPoolExecutor(1) as worker:
+            total, ok = _timed(lambda: worker.submit(asyncio.run, self.opener.open_name(name)).result())
         if not ok:
             raise SystemExit(f"compare with {name} failed: {self.state.error}")
         loop = sum(self.loop_seconds)

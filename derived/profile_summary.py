@@ -1,12 +1,11 @@
 """The memory-profile half of ``tilescope summary``."""
 from __future__ import annotations
 
-from tilescope.models.profile import MemoryProfile
-from tilescope.planner.model import plan_profile
+from .opening import OpenedProfile
 
 
-def memory_profile_summary(profile: MemoryProfile) -> dict:
-    arrays, plan = plan_profile(profile)
+def memory_profile_summary(opened: OpenedProfile) -> dict:
+    profile, plan = opened.profile, opened.plan
     p, h = plan.peaks, profile.header
     return {
         "kind": "memory_profile",

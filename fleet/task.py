@@ -13,27 +13,18 @@ from __future__ import annotations
 import os
 import time
 from datetime import datetime, timezone
-from functools import cache
-from importlib import metadata
 
 from tilescope.loaders.cache import content_key, open_planner_output
 from tilescope.loaders.search_state import parse_search_state
 from tilescope.models.errors import InputError
 from tilescope.models.files import cannot_read
+from tilescope.models.version import __version__
 
 from .layout import Dataset, profile_key
 from .tables import memory_profile_rows
 from .writer import commit_profile
 
 LOADED, SKIPPED, FAILED = "loaded", "skipped", "failed"
-
-
-@cache
-def tilescope_version() -> str:
-    try:
-        return metadata.version("tilescope")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def located_error(exc: BaseException, path: str) -> str:
@@ -55,7 +46,7 @@ def empty_row(
         "content_hash": content_hash,
         "file_bytes": file_bytes,
         "error": error,
-        "tilescope_version": tilescope_version(),
+        "tilescope_version": __version__,
         "normalised_at": datetime.now(timezone.utc),
         "seconds": seconds,
     }

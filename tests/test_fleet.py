@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from importlib import metadata
 from types import SimpleNamespace
 
 import duckdb
@@ -24,6 +25,7 @@ from fleet_support import (
 )
 from tilescope.fleet.layout import Dataset, profile_key
 from tilescope.loaders.cache import content_key
+from tilescope.models.version import __version__
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.models.errors import InputError
 from tilescope.planner.check import check_plan
@@ -96,7 +98,7 @@ def test_profiles_rows_hold_the_recomputed_peaks(local_batch):
         assert row["content_hash"] == content_key(file)
         assert row["profile_key"] == profile_key(path, row["content_hash"], partitions=kind == "memory_profile")
         assert row["file_bytes"] == file.stat().st_size
-        assert row["tilescope_version"] == "0.1.0"
+        assert row["tilescope_version"] == __version__ == metadata.version("tilescope")
         if kind == "broken":
             assert row["error"] == broken_error(b.root) and row["kind"] is None and row["standard_peak"] is None
             continue

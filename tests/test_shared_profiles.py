@@ -136,3 +136,27 @@ def test_apps_of_one_process_share_through_panels_cache(sample_path):
         assert apps[1].state.base_plan.peaks.total == apps[0].state.base_plan.peaks.total > 0
     finally:
         pn.state.cache.pop(CACHE_KEY, None)
+
+
+def test_sessions_opening_a_file_together_load_it_once(profile_copy, tmp_path):
+    """Eight sessions asking at the same moment: one load, one shared profile; a bad file asked for
+    together is refused to each."""
+    import concurrent.futures
+    import threading
+
+    shared = SharedProfiles()
+    start = threading.Barrier(8)
+
+    def open_together(path, name):
+        start.wait()
+        return shared.open_path(path, name=name)
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        opened = list(pool.map(lambda k: open_together(profile_copy, f"s{k}.json"), range(8)))
+    assert shared.loads == 1 and all(o is opened[0] for o in opened)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 1, "timeline": 7}')
+    start.reset()
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        outcomes = [f.exception() for f in [pool.submit(open_together, bad, "bad.json") for _ in range(8)]]
+    assert all(isinstance(e, InputError) and str(e).startswith("bad.json: at $") for e in outcomes)

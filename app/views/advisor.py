@@ -9,6 +9,7 @@ import param
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.app.one_message import one_message
+from tilescope.app.view_guard import watch_state
 from tilescope.derived.editing import PEAK_KINDS
 from tilescope.models.format import fmt_bytes, shorten
 from tilescope.planner.advisor import advise
@@ -27,7 +28,7 @@ class AdvisorView(pn.viewable.Viewer):
         self.suggest_button = pn.widgets.Button(label="Suggest edits", color="primary", width=130)
         self.suggest_button.on_click(one_message(lambda _: self.refresh(force=True)))
         self.advice = pn.Column(sizing_mode="stretch_width")
-        self.state.param.watch(lambda _: self.refresh(force=False), ["data"])
+        watch_state(self.state, lambda _: self.refresh(force=False), ["data"])
         self._layout = pn.Column(
             pn.pane.HTML("<h4 style='margin:8px 0 0'>Advisor</h4>"),
             pn.FlexBox(pn.pane.HTML("lower the peak:", margin=(12, 5), width=110, sizing_mode="fixed"), self.peak_choice, self.suggest_button,

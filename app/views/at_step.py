@@ -18,6 +18,7 @@ from tilescope.app.views.values_table import TITLES, table_formatters
 from tilescope.app.views.glossary import term_html
 from tilescope.app.widgets.selection import TABLE_SELECTION, SelectionLink, adds
 from tilescope.app.one_message import one_message
+from tilescope.app.view_guard import watch_state
 
 COLUMNS = ("id", "name", "region", "bytes", "share", "shard", "aligned", "storage_group", "root", "first_step", "last_step", "tiling")
 LANES = {"standard": 1, "interleaved": 0}
@@ -52,8 +53,8 @@ class AtStepView(pn.viewable.Viewer):
         self._buttons["next"].on_click(one_message(lambda e: self.state.select_step(self.state.selected_step + 1)))
         for kind in ("total", "standard", "interleaved"):
             self._buttons[kind].on_click(one_message(lambda e, kind=kind: self._go_to_peak(kind)))
-        self.state.param.watch(self._on_plan, ["data"])
-        self.state.param.watch(self._on_step, ["selected_step"])
+        watch_state(self.state, self._on_plan, ["data"])
+        watch_state(self.state, self._on_step, ["selected_step"])
         self._on_plan()
 
     def _build_bar(self):

@@ -27,6 +27,8 @@ from tilescope.app.views.compare_timeline import CompareTimelineView
 from tilescope.app.views.compare_values import CompareValuesView
 from tilescope.app.views.compare_waterfall import CompareWaterfallView
 from tilescope.app.one_message import one_message
+from tilescope.app.widgets.upload import CappedFileDropper
+from tilescope.app.view_guard import watch_state
 
 CSS = static_text("compare.css")
 NO_FILE = "(choose a file under the data root)"
@@ -44,10 +46,11 @@ class ComparePicker(pn.viewable.Viewer):
                                       width=380, css_classes=["ts-compare-file"])
         self.open_button = pn.widgets.Button(label="Compare", color="primary", width=100, margin=(23, 5, 5, 5),
                                              css_classes=["ts-compare-open"])
-        self.upload = pn.widgets.FileDropper(
-            accepted_filetypes=[".json", "application/json"], max_file_size=f"{MAX_UPLOAD_BYTES // (1024 * 1024)}MB",
+        self.upload = CappedFileDropper(
+            accepted_filetypes=[".json", "application/json"], max_bytes=MAX_UPLOAD_BYTES,
             multiple=False, layout="compact", width=260, height=60, label="or upload B", css_classes=["ts-compare-upload"],
         )
+        self.upload.param.watch(lambda event: self.state.fail(f"compare: {event.new}") if event.new else None, "refused")
         self.whatif_button = pn.widgets.Button(label="Compare the what-if with the file", width=250, margin=(23, 5, 5, 5),
                                                css_classes=["ts-compare-whatif"])
         self.stop_button = pn.widgets.Button(label="Stop comparing", width=130, margin=(23, 5, 5, 5), css_classes=["ts-compare-stop"])
@@ -55,7 +58,7 @@ class ComparePicker(pn.viewable.Viewer):
         self.whatif_button.on_click(self._on_whatif)
         self.stop_button.on_click(one_message(lambda _: self.state.stop_compare()))
         self.upload.param.watch(self._on_upload, "value")
-        self.state.param.watch(self._enable, ["edits", "compare", "data", "loading"])
+        watch_state(self.state, self._enable, ["edits", "compare", "data", "loading"])
         self._enable()
 
     def _enable(self, *_):
@@ -100,7 +103,7 @@ class CompareView(pn.viewable.Viewer):
         self.export = CompareExportView(state=s)
         self._body = pn.Column(self.timeline, self.lifetimes, self.waterfall, self.values, self.export,
                                sizing_mode="stretch_width")
-        s.param.watch(self._show, ["compare"])
+        watch_state(s, self._show, ["compare"])
         self._show()
 
     @property

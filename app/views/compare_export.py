@@ -19,6 +19,7 @@ import param
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
+from tilescope.app.view_guard import watch_state
 from tilescope.derived.compare_data import WHATIF
 from tilescope.report.compare_png import compare_png
 from tilescope.report.compare_tables import (
@@ -68,7 +69,7 @@ class CompareExportView(pn.viewable.Viewer):
         self._files: dict[str, bytes] = {}
         self._note = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._buttons = {name: self._button(name) for name in (*COMPARE_NAMES, ZIP_NAME)}
-        self.state.param.watch(self._refresh, ["compare"])
+        watch_state(self.state, self._refresh, ["compare"])
         self._refresh()
 
     def _button(self, name: str) -> pn.widgets.FileDownload:

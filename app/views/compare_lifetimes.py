@@ -15,6 +15,7 @@ from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
+from tilescope.app.view_guard import watch_state
 from tilescope.derived.compare_values import changes_text
 from tilescope.derived.values import tiling_summary
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes, shorten, step_range
@@ -85,7 +86,7 @@ class CompareLifetimesView(pn.viewable.Viewer):
         self.bars = ColumnDataSource({k: [] for k in BAR_FIELDS}, name="ts-compare-lifetime-bars")
         self.figure = self._build_figure()
         self._text = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        self.state.param.watch(self._refresh, ["compare"])
+        watch_state(self.state, self._refresh, ["compare"])
         self.selection.param.watch(self._refresh, ["entry"])
         self._refresh()
 

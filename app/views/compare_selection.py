@@ -13,6 +13,7 @@ from __future__ import annotations
 import param
 
 from tilescope.app.state import SessionState
+from tilescope.app.view_guard import watch_state
 
 
 class CompareSelection(param.Parameterized):
@@ -23,8 +24,8 @@ class CompareSelection(param.Parameterized):
         self.state = state
         self._syncing = False
         self._compare = state.compare
-        state.param.watch(self._from_state, "selected_values")
-        state.param.watch(self._on_compare, "compare")
+        watch_state(state, self._from_state, "selected_values")
+        watch_state(state, self._on_compare, "compare")
         self._from_state()
 
     def select(self, entry: int) -> None:

@@ -15,6 +15,7 @@ import param
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
+from tilescope.app.view_guard import watch_state
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 
 CSS = static_text("compare.css")
@@ -87,7 +88,7 @@ class CompareSummaryView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._pane = pn.pane.HTML(compare_summary_html(self.state.compare), stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        self.state.param.watch(self._refresh, ["compare"])
+        watch_state(self.state, self._refresh, ["compare"])
 
     def _refresh(self, *_):
         self._pane.object = compare_summary_html(self.state.compare)

@@ -22,6 +22,7 @@ from bokeh.plotting import figure
 from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.app.one_message import one_message
+from tilescope.app.view_guard import watch_state
 from tilescope.derived.compare_data import REGIONS
 from tilescope.derived.series import minmax_indices, window_of
 from tilescope.models.format import shorten
@@ -78,8 +79,8 @@ class CompareTimelineView(pn.viewable.Viewer):
         self.step_spans: dict[str, Span] = {}
         self.figures = {r: self._build_figure(r) for r in REGIONS}
         self._info = pn.pane.HTML("", css_classes=["ts-compare-note"], styles={"font-size": "12px", "color": "#555"})
-        self.state.param.watch(self._on_compare, ["compare"])
-        self.state.param.watch(self._on_step, ["selected_step"])
+        watch_state(self.state, self._on_compare, ["compare"])
+        watch_state(self.state, self._on_step, ["selected_step"])
         self.selection.param.watch(self._on_entry, ["entry"])
         self._on_compare()
 

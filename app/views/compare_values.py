@@ -18,6 +18,7 @@ from bokeh.models.widgets.tables import NumberFormatter
 
 from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
+from tilescope.app.view_guard import watch_state
 from tilescope.derived.compare_data import CHANGED_COLUMNS
 
 TITLES = MappingProxyType({
@@ -54,7 +55,7 @@ class CompareValuesView(pn.viewable.Viewer):
         self._shown = None  # the CompareData whose values the table holds
         self.table.param.watch(self._from_table, "selection")
         self.selection.param.watch(self._from_selection, "entry")
-        self.state.param.watch(self._refresh, ["compare"])
+        watch_state(self.state, self._refresh, ["compare"])
         self._refresh()
 
     def _refresh(self, *_):

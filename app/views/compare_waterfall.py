@@ -18,6 +18,7 @@ from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.app.one_message import one_message
+from tilescope.app.view_guard import watch_state
 from tilescope.derived.compare import FIGURES
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 from tilescope.report.compare_png import LESS, MORE, SIDE_COLOURS, WATERFALL_PARTS, waterfall_steps
@@ -73,7 +74,7 @@ class CompareWaterfallView(pn.viewable.Viewer):
         self.figure = self._build_figure()
         self._choice = pn.widgets.RadioButtonGroup.from_param(self.param.figure_name, label="")
         self._figures = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        self.state.param.watch(self._refresh, ["compare"])
+        watch_state(self.state, self._refresh, ["compare"])
         self._refresh()
 
     def _build_figure(self):

@@ -30,6 +30,7 @@ from tilescope.app.widgets.count_inputs import CountInputs
 from tilescope.app.widgets.tiling_widget import TilingWidget, committed_count
 from tilescope.app.widgets.value_picker import ValuePicker
 from tilescope.app.one_message import one_message
+from tilescope.app.view_guard import watch_state
 from tilescope.derived.editing import figure_changes, value_editing, value_facts
 from tilescope.models.edits import TilingEdit, edit_set_json
 from tilescope.models.format import fmt_change
@@ -85,7 +86,7 @@ class EditorView(pn.viewable.Viewer):
         self.edit_list = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CSS])
         self.advisor = AdvisorView(state=self.state)
 
-        self.state.param.watch(self._on_state, ["data", "selected_values", "selected_step"])
+        watch_state(self.state, self._on_state, ["data", "selected_values", "selected_step"])
         self._layout = pn.Column(
             pn.pane.HTML("<h3 style='margin:0'>What-if editor</h3>"),
             self.value_picker,

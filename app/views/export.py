@@ -18,6 +18,7 @@ from tilescope.app.state import SessionState
 from tilescope.report.png import png_of
 from tilescope.report.tables import ALLOCATIONS_CSV, EDITS_CSV, EDITS_JSON, PNG_NAME, STEPS_CSV, VALUES_CSV, ReportInput, breakdown_name, report_input, tables_of
 from tilescope.app.assets import static_text
+from tilescope.app.view_guard import watch_state
 
 CSS = static_text("export.css")
 BREAKDOWN = "breakdown"  # key of the breakdown button (its file name follows the selected step)
@@ -48,7 +49,7 @@ class ExportView(pn.viewable.Viewer):
             stylesheets=[CSS],
             sizing_mode="stretch_width",
         )
-        self.state.param.watch(self._refresh, ["data", "selected_step"])
+        watch_state(self.state, self._refresh, ["data", "selected_step"])
         self._refresh()
 
     def _button(self, filename: str, label: str, callback, color: str = "default") -> pn.widgets.FileDownload:

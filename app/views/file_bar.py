@@ -9,6 +9,8 @@ from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.loading import MAX_UPLOAD_BYTES
 from tilescope.app.state import SessionState
+from tilescope.app.widgets.upload import CappedFileDropper
+from tilescope.app.view_guard import watch_state
 
 CSS = static_text("page.css")
 
@@ -23,8 +25,8 @@ class FileBar(pn.viewable.Viewer):
         self.source = pn.pane.HTML("", css_classes=["ts-source"], stylesheets=[CSS], margin=(4, 10), min_width=160)
         self.progress = pn.indicators.Progress(value=100, max=100, width=120, visible=False, margin=(14, 10))
         self.error = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", visible=False, margin=(4, 10))
-        self.upload = pn.widgets.FileDropper(
-            accepted_filetypes=[".json", "application/json"], max_file_size=f"{MAX_UPLOAD_BYTES // (1024 * 1024)}MB",
+        self.upload = CappedFileDropper(
+            accepted_filetypes=[".json", "application/json"], max_bytes=MAX_UPLOAD_BYTES,
             multiple=False, layout="compact", width=300, height=60, label="open another memory profile or search state",
         )
         self.header = pn.Row(self.source, self.progress, margin=0, sizing_mode="stretch_width")
@@ -33,7 +35,8 @@ class FileBar(pn.viewable.Viewer):
                          f"{MAX_UPLOAD_BYTES // (1024 * 1024)} MB; never written to disk)", stylesheets=[CSS], margin=(10, 10, 0, 10)),
             self.upload, sizing_mode="stretch_width", css_classes=["ts-upload"],
         )
-        self.state.param.watch(self._render, ["source", "status", "error", "loading", "progress", "kind"])
+        self.upload.param.watch(lambda event: self.state.fail(event.new) if event.new else None, "refused")
+        watch_state(self.state, self._render, ["source", "status", "error", "loading", "progress", "kind"])
         self._render()
 
     def _render(self, *_):

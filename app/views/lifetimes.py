@@ -17,6 +17,7 @@ from tilescope.derived.series import minmax_indices
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.selection import adds
 from tilescope.app.one_message import one_message
+from tilescope.app.view_guard import watch_state
 
 REGION_COLORS = {0: "#4C78A8", 1: "#F58518"}
 REST_COLOR = "#9E9E9E"
@@ -41,9 +42,9 @@ class LifetimesView(pn.viewable.Viewer):
         self._bar_rows = np.zeros(0, dtype=np.int64)
         self._profile_shown = None  # the profile the x range was fitted to
         self._band_bottom = 2.5
-        self.state.param.watch(self._on_plan, ["data"])
-        self.state.param.watch(self._on_selection, ["selected_values"])
-        self.state.param.watch(self._on_step, ["selected_step"])
+        watch_state(self.state, self._on_plan, ["data"])
+        watch_state(self.state, self._on_selection, ["selected_values"])
+        watch_state(self.state, self._on_step, ["selected_step"])
         self._on_plan()
 
     def _build_figure(self):

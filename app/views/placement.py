@@ -27,6 +27,7 @@ from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.app.one_message import one_message
+from tilescope.app.view_guard import watch_state
 from tilescope.derived.address_view import address_rects
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten, step_range
@@ -74,9 +75,9 @@ class AddressView(pn.viewable.Viewer):
         self._notes = {r: pn.pane.HTML("", css_classes=["ts-address-note"], stylesheets=[CSS], sizing_mode="stretch_width") for r in REGION_NAMES}
         self._header = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._picked = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        self.state.param.watch(self._on_plan, ["data"])
-        self.state.param.watch(self._on_selection, ["selected_values"])
-        self.state.param.watch(self._on_step, ["selected_step"])
+        watch_state(self.state, self._on_plan, ["data"])
+        watch_state(self.state, self._on_selection, ["selected_values"])
+        watch_state(self.state, self._on_step, ["selected_step"])
         self._on_plan()
 
     # ------------------------------------------------------------------ figures

@@ -16,6 +16,7 @@ from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.table_patch import patch_cells
+from tilescope.app.view_guard import watch_state
 from tilescope.derived.groups import TABLE_COLUMNS, GroupTable, hand_overs
 from tilescope.models.format import fmt_bytes, shorten, step_range
 
@@ -42,8 +43,8 @@ class StorageGroupsView(pn.viewable.Viewer):
         self.detail = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", min_height=200)
         self._single = pn.widgets.Checkbox.from_param(self.param.show_single, label="show groups of one value")
         self.table.param.watch(self._on_table_selection, "selection")
-        self.state.param.watch(self._on_plan, ["data"])
-        self.state.param.watch(self._on_values, ["selected_values"])
+        watch_state(self.state, self._on_plan, ["data"])
+        watch_state(self.state, self._on_values, ["selected_values"])
         self._on_plan()
 
     @param.depends("show_single", watch=True)

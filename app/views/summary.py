@@ -16,6 +16,7 @@ from tilescope.app.state import SessionState
 from tilescope.app.assets import static_text
 from tilescope.app.views.placement_summary import placement_summary_html
 from tilescope.models.glossary import GLOSSARY
+from tilescope.app.view_guard import watch_state
 
 CSS = static_text("summary.css")
 
@@ -113,7 +114,7 @@ class SummaryView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._pane = pn.pane.HTML(summary_html(self.state), stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        self.state.param.watch(self._refresh, ["data"])
+        watch_state(self.state, self._refresh, ["data"])
 
     def _refresh(self, *_):
         self._pane.object = summary_html(self.state)

@@ -20,6 +20,7 @@ from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.app.one_message import one_message
+from tilescope.app.view_guard import watch_state
 from tilescope.derived.tile_view import TILE_REGIONS, TileMap
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten
@@ -49,8 +50,8 @@ class TileMapView(pn.viewable.Viewer):
         self._head = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._holdings = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._pane = pn.pane.Bokeh(self.figure)
-        self.state.param.watch(self._on_plan, ["data"])
-        self.state.param.watch(self._refresh, ["selected_step"])
+        watch_state(self.state, self._on_plan, ["data"])
+        watch_state(self.state, self._refresh, ["selected_step"])
         self._on_plan()
 
     def _build_figure(self):

@@ -27,6 +27,7 @@ from tilescope.derived.peak_labels import PeakMark, place_labels, y_end_for
 from tilescope.derived.series import minmax_indices, near_peak_runs, thinned, window_of
 from tilescope.models.format import shorten
 from tilescope.models.glossary import GLOSSARY
+from tilescope.app.view_guard import watch_state
 
 TOOLTIP = static_text("timeline_tooltip.html")
 PIXEL_COLUMNS = 700  # columns per visible window; each keeps first, last and min/max of every series
@@ -70,8 +71,8 @@ class TimelineView(pn.viewable.Viewer):
         # the selected step, always in view (the side panel's step tab has the full header)
         self._step_line = pn.pane.HTML("", styles={"font-size": "12.5px"}, margin=(8, 10), sizing_mode="stretch_width")
         self._pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
-        self.state.param.watch(self._on_plan, ["data"])
-        self.state.param.watch(self._on_step, ["selected_step"])
+        watch_state(self.state, self._on_plan, ["data"])
+        watch_state(self.state, self._on_step, ["selected_step"])
         self._show_mode()
         self._on_plan()
 

@@ -15,6 +15,7 @@ from bokeh.models.widgets.tables import NumberFormatter
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.selection import TABLE_SELECTION, SelectionLink
 from tilescope.app.widgets.table_patch import patch_cells
+from tilescope.app.view_guard import watch_state
 from tilescope.derived.values import PLAN_COLUMNS
 
 TEXT_COLUMNS = ("name", "group", "shape", "precision", "region", "tiling", "alias_of")
@@ -55,7 +56,7 @@ class ValuesTableView(pn.viewable.Viewer):
         self._note = pn.pane.HTML("", styles={"font-size": "12px", "opacity": "0.8"})
         self._link = SelectionLink(self.state, self.table)
         self._shown_of = None  # the opened profile whose values the table holds
-        self.state.param.watch(self._refresh, ["data"])
+        watch_state(self.state, self._refresh, ["data"])
         self._refresh()
 
     def _refresh(self, *_):

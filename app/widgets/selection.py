@@ -8,6 +8,7 @@ import numpy as np
 import panel as pn
 
 from tilescope.app.state import SessionState
+from tilescope.app.view_guard import watch_state
 
 
 def adds(event) -> bool:
@@ -26,7 +27,7 @@ class SelectionLink:
         self.state, self.table = state, table
         self._syncing = False
         table.param.watch(self._from_table, "selection")
-        state.param.watch(self._from_state, "selected_values")
+        watch_state(state, self._from_state, "selected_values", name="the table selection")
 
     def _from_table(self, event):
         if self._syncing:

@@ -14,7 +14,6 @@ from tilescope.loaders.edit_sets import load_edit_set
 from tilescope.models.format import count_of, fmt_bytes, fmt_signed_bytes
 from tilescope.planner.advisor import PEAK_KINDS, Suggestion, advise, peak_step, peak_value
 from tilescope.planner.edits import apply_edits
-from tilescope.planner.model import plan_profile
 
 
 def add_arguments(parser) -> None:
@@ -38,8 +37,8 @@ def suggestion_json(s: Suggestion) -> dict:
 
 
 def run(args) -> int:
-    profile = open_profile(args.file, quiet=args.quiet)
-    arrays, base = plan_profile(profile)
+    opened = open_profile(args.file, quiet=args.quiet)
+    arrays, base = opened.arrays, opened.plan
     whatif = None
     if args.edits:
         whatif = apply_edits(arrays, base, load_edit_set(args.edits), whole_storage_group=args.storage_group)

@@ -14,7 +14,6 @@ import sys
 from tilescope.cli.inputs import open_profile
 from tilescope.models.format import count_of, fmt_bytes
 from tilescope.planner.check import Mismatch, Violation, check_plan
-from tilescope.planner.model import plan_profile
 
 # Mismatch fields that are not byte figures (everything else is: shard/aligned bytes, usage, peaks)
 _NOT_BYTES = {"standard_peak_step", "interleaved_peak_step", "total_peak_step", "fits_budget", "layout memory_class"}
@@ -41,8 +40,8 @@ def mismatch_text(m: Mismatch) -> str:
 
 
 def run(args) -> int:
-    profile = open_profile(args.file, quiet=args.quiet)
-    arrays, plan = plan_profile(profile)
+    opened = open_profile(args.file, quiet=args.quiet)
+    profile, arrays, plan = opened.profile, opened.arrays, opened.plan
     problems = check_plan(profile, arrays, plan)
     mismatches = [p for p in problems if isinstance(p, Mismatch)]
     violations = [p for p in problems if isinstance(p, Violation)]

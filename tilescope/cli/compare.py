@@ -58,19 +58,18 @@ def _side(profile, arrays, plan, edits_path: str | None, flag: str):
 def comparison_of(args):
     """The two sides the arguments name (module doc), compared."""
     from tilescope.derived.compare import compare_plans
-    from tilescope.planner.model import plan_profile
 
     if args.b is None and not args.edits_b:
         raise TilescopeError("compare: give B, or --edits-b EDITS.json to compare A with A edited")
     if args.top < 0:
         raise TilescopeError(f"--top: expected a count ≥ 0, found {args.top}")
-    profile_a = open_profile(args.a)
-    arrays_a, plan_a = plan_profile(profile_a)
+    opened_a = open_profile(args.a, quiet=getattr(args, "quiet", False))
+    profile_a, arrays_a, plan_a = opened_a.profile, opened_a.arrays, opened_a.plan
     if args.b is None:
         profile_b, arrays_b, plan_b = profile_a, arrays_a, plan_a
     else:
-        profile_b = open_profile(args.b)
-        arrays_b, plan_b = plan_profile(profile_b)
+        opened_b = open_profile(args.b, quiet=getattr(args, "quiet", False))
+        profile_b, arrays_b, plan_b = opened_b.profile, opened_b.arrays, opened_b.plan
     side_a = _side(profile_a, arrays_a, plan_a, args.edits_a, "--edits-a")
     side_b = _side(profile_b, arrays_b, plan_b, args.edits_b, "--edits-b")
     return compare_plans(side_a, side_b)

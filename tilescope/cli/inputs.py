@@ -1,5 +1,7 @@
-"""How every command opens its input: through the normalised-profile cache (reopening skips the
-JSON entirely) with a progress line on long loads. ``TILESCOPE_NO_CACHE=1`` bypasses the cache.
+"""How every command opens its input: ``tilescope.derived.opening.open_path``, the app's open path
+too (the normalised-profile cache, so reopening skips the JSON entirely; a memory profile planned,
+a search state parsed), with a progress line on long loads. ``TILESCOPE_NO_CACHE=1`` bypasses the
+cache. ``normalise`` only needs the loaded tables: ``load_output``.
 
 Only regular files are read (``loaders.json_input.open_input``): a FIFO, ``/dev/zero``, a directory
 or a socket is refused with one line before anything is read. When a load fails, its unfinished
@@ -10,26 +12,37 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tilescope.cli.progress import loading_progress
+from tilescope.derived.opening import Opened, OpenedProfile, open_path, opened_profile
 from tilescope.loaders.cache import load_profile_cached, open_planner_output
 from tilescope.loaders.json_input import check_input
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.models.profile import MemoryProfile
-from tilescope.cli.progress import loading_progress
 
 
-def open_profile(path: str | Path, *, quiet: bool = False) -> MemoryProfile:
+def _use_cache() -> bool:
+    return not os.environ.get("TILESCOPE_NO_CACHE")
+
+
+def open_any(path: str | Path, *, quiet: bool = False) -> Opened:
+    """A memory profile (planned) or a search state (parsed)."""
     with loading_progress(path, quiet) as progress:
-        if os.environ.get("TILESCOPE_NO_CACHE"):
-            return load_memory_profile(path, progress)
-        return load_profile_cached(path, progress=progress)
+        return open_path(path, progress, use_cache=_use_cache())
 
 
-def open_output(path: str | Path, *, quiet: bool = False) -> tuple[str, MemoryProfile | bytes]:
-    """``("memory_profile", MemoryProfile)`` or ``("search_state", the file's bytes)``; a cached
-    profile's JSON is not read at all, not even to tell its kind."""
-    use_cache = not os.environ.get("TILESCOPE_NO_CACHE")
+def open_profile(path: str | Path, *, quiet: bool = False) -> OpenedProfile:
+    """A memory profile, planned (``derived.opening.opened_profile``). Read as a memory profile
+    only, so a bad one gets the profile loader's own located error (a search state included)."""
     with loading_progress(path, quiet) as progress:
-        return open_planner_output(path, progress=progress, use_cache=use_cache)
+        profile = load_profile_cached(path, progress=progress) if _use_cache() else load_memory_profile(path, progress)
+    return opened_profile(str(path), profile)
+
+
+def load_output(path: str | Path, *, quiet: bool = False) -> tuple[str, MemoryProfile | bytes]:
+    """The loaded tables only (``normalise``): ``("memory_profile", MemoryProfile)`` or
+    ``("search_state", the file's bytes)``; a cached profile's JSON is not read at all."""
+    with loading_progress(path, quiet) as progress:
+        return open_planner_output(path, progress=progress, use_cache=_use_cache())
 
 
 def check_regular(path: str | Path | None) -> None:

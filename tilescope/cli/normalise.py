@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from tilescope.cli.inputs import open_output
+from tilescope.cli.inputs import load_output
 from tilescope.loaders.parquet import Source, write_parquet_tables
 
 
@@ -21,7 +21,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    kind, opened = open_output(args.file, quiet=args.quiet)
+    kind, opened = load_output(args.file, quiet=args.quiet)
     if kind == "search_state":
         from tilescope.loaders.search_state import parse_search_state
         from tilescope.loaders.search_tables import search_state_tables

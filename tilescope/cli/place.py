@@ -21,7 +21,6 @@ from tilescope.cli.inputs import open_profile
 from tilescope.cli.plan import applied_edit_json, edits_of, parse_edit_argument
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 from tilescope.planner.edits import apply_edits
-from tilescope.planner.model import plan_profile
 from tilescope.planner.placement import KIND_NAMES, REGION_NAMES, Placement, place
 
 
@@ -79,8 +78,8 @@ def placement_text(placement: Placement) -> str:
 
 def run(args) -> int:
     edits = edits_of(args)
-    profile = open_profile(args.file)
-    arrays, plan = plan_profile(profile)
+    opened = open_profile(args.file, quiet=args.quiet)
+    arrays, plan = opened.arrays, opened.plan
     whatif = apply_edits(arrays, plan, edits, whole_storage_group=args.storage_group) if edits else None
     placement = place(arrays, whatif.plan if whatif is not None else plan)
     if args.json:

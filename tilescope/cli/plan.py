@@ -41,7 +41,7 @@ from tilescope.models.files import cannot_read, write_atomically
 from tilescope.models.format import count_of, fmt_bytes, fmt_signed_bytes
 from tilescope.models.limits import MAX_COUNT
 from tilescope.planner.edits import AppliedEdit, WhatIf, apply_edits, extend_edits
-from tilescope.planner.model import Plan, ProfileArrays, plan_profile
+from tilescope.planner.model import Plan, ProfileArrays
 
 _EDIT_ARGUMENT = re.compile(r"^(?P<value>\d+):(?:(?P<axis>\d+)|(?P<replicas>replicas))=(?P<count>-?\d+)$")
 _MAX_DIGITS = 16  # more than any id or count accepted (models.limits); never converted beyond
@@ -188,8 +188,8 @@ def run(args) -> int:
     if args.each and not edits:
         raise TilescopeError("--each needs edits (--edits FILE or --edit V:K=N)")
     target = _profile_target(args)
-    profile = open_profile(args.file, quiet=args.quiet)
-    arrays, plan = plan_profile(profile)
+    opened = open_profile(args.file, quiet=args.quiet)
+    profile, arrays, plan = opened.profile, opened.arrays, opened.plan
     if args.each:
         whatif = apply_edits(arrays, plan, [], whole_storage_group=args.storage_group)
         for index, edit in enumerate(edits):

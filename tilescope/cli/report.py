@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 
 from tilescope.cli.inputs import open_profile
-from tilescope.derived.opening import opened_profile
 from tilescope.derived.plan_data import PlanData
 from tilescope.loaders.edit_sets import load_edit_set
 
@@ -57,7 +56,7 @@ def run(args) -> int:
     from tilescope.report.files import check_targets, report_names, report_of, write_report
     from tilescope.report.tables import report_input
 
-    opened = opened_profile(args.file, open_profile(args.file, quiet=args.quiet))
+    opened = open_profile(args.file, quiet=args.quiet)
     whatif = None
     if args.edits:
         edits = load_edit_set(args.edits)

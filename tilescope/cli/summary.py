@@ -30,19 +30,18 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     # Loaders are imported here: the CLI imports every subcommand module at start-up.
-    from tilescope.loaders.search_state import parse_search_state
-    from tilescope.cli.inputs import open_output
+    from tilescope.cli.inputs import open_any
+    from tilescope.derived.opening import OpenedProfile
 
-    kind, opened = open_output(args.file, quiet=args.quiet)
-    if kind == "memory_profile":
+    opened = open_any(args.file, quiet=args.quiet)
+    if isinstance(opened, OpenedProfile):
         from tilescope.derived.profile_summary import memory_profile_summary
 
         summary = memory_profile_summary(opened)
         text = _generic_text(args.file, "memory profile", summary)
     else:
-        state = parse_search_state(opened, str(args.file))
-        summary = search_state_summary(state)
-        text = search_state_text(state)
+        summary = search_state_summary(opened.search_state)
+        text = search_state_text(opened.search_state)
     print(json.dumps(summary) if args.json else text)
     return 0
 

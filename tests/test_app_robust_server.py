@@ -1,0 +1,225 @@
+"""The served app under hostile loads: one ``panel serve app`` per test, driven by Chromium (and, for
+uploads, by a raw Bokeh websocket client, ``tests/raw_bokeh_client.py``).
+
+- 10 sessions at a FIFO and 1 at a character device (``/dev/zero``'s numbers, made by ``mknod``
+  under a temporary data root; ``tests/corpus/make_app_corpus.py``) while another session opens
+  the sample: each hostile session shows the CLI's one-line refusal over the default profile, and
+  the sample opens in about its usual time (both measured in the same run, printed).
+- A load past its time limit (``--args --load-timeout``) is reported to its session as failed,
+  the default profile stays, and the server stops spending CPU on it.
+- Uploads from a client that is not the browser: an upload declaring 1,000 chunks is refused at
+  its first and costs the server nothing that stays; one abandoned after 15 of 20 chunks is
+  dropped after its timeout; the server's RSS goes back near its baseline (figures printed).
+
+Server memory is the server process's RSS (``/proc/PID/status``); bounds are stated in the tests.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from browser_support import SAMPLE, AppServer, kib
+from raw_bokeh_client import RawSession
+from tilescope import cli
+from tilescope.synth import write_synthetic_profile
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
+from make_app_corpus import SPECIAL_FILES, make_special_files  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+
+def proc_status(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise KeyError(field)
+
+
+def rss_mb(pid: int) -> float:
+    return proc_status(pid, "VmRSS") / 1024
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def report(request, capsys, line: str) -> None:
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        with capsys.disabled():
+            reporter.write_line("")
+            reporter.write_line(line)
+
+
+def open_and_time(page, url: str, expected_total: str) -> float:
+    started = time.perf_counter()
+    page.goto(url, wait_until="commit")
+    return wait_for_total(page, expected_total, started)
+
+
+def wait_for_total(page, expected_total: str, started: float) -> float:
+    from playwright.sync_api import expect
+
+    figure = page.locator("[data-testid=ts-peak-total]")
+    expect(figure).to_have_text(expected_total, timeout=90_000)
+    return time.perf_counter() - started
+
+
+@pytest.fixture
+def sample_total(raw) -> str:
+    return kib(raw["peak"]["total"])
+
+
+@pytest.fixture
+def context(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    yield context
+    context.close()
+
+
+def test_fifos_and_a_device_under_the_root_never_hold_up_another_session(tmp_path, context, sample_total, request, capsys):
+    from playwright.sync_api import expect
+
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copyfile(SAMPLE, root / "vit.json")
+    made = make_special_files(root)
+    device = "zero.json" if "zero.json" in made else None
+    server = AppServer(["--data-root", str(root)])
+    try:
+        pid = server.process.pid
+        probe = context.new_page()
+        open_and_time(probe, f"{server.url}?file=vit.json", sample_total)  # warm: the first session's imports
+        usual = min(open_and_time(probe, f"{server.url}?file=vit.json", sample_total) for _ in range(2))
+        # A refused ?file= falls back to the served default: keep it open in a session, so that every
+        # hostile session shares it (app.shared) as the ordinary ones share vit.json.
+        default = context.new_page()
+        open_and_time(default, server.url, sample_total)
+        threads_before = proc_status(pid, "Threads")
+
+        hostile = ["fifo.json"] * 10 + [device or "socket.json"]
+
+        def beside(names: list[str]) -> tuple[float, list]:
+            """Open ``names`` in as many new sessions, and the sample in one more: its seconds to the summary."""
+            pages = [context.new_page() for _ in names]
+            for page, name in zip(pages, names):
+                page.goto(f"{server.url}?file={name}", wait_until="commit")
+            other = context.new_page()
+            seconds = open_and_time(other, f"{server.url}?file=vit.json", sample_total)
+            return seconds, [*pages, other]
+
+        # The usual time of a session among 12 arriving together: 11 others opening the sample too.
+        # (Their pages stay open: sessions closing during the next run would cost it their cleanup.)
+        crowded, ordinary = beside(["vit.json"] * len(hostile))
+        for page in ordinary:
+            wait_for_total(page, sample_total, time.perf_counter())
+        during, pages = beside(hostile)
+        for page, name in zip(pages, hostile):
+            error = page.locator("[data-testid=ts-error]")
+            expect(error).to_be_visible(timeout=60_000)
+            assert cli.main(["check", str(root / name)]) == 2  # the CLI's line for the same file, by its path
+            cli_line = capsys.readouterr().err.strip()
+            expected = cli_line.removeprefix(f"tilescope: {root / name}")
+            assert error.inner_text().strip() == f"{name}{expected}"
+            assert all(word in expected for word in SPECIAL_FILES[name][1])
+            expect(page.locator("[data-testid=ts-peak-total]")).to_have_text(sample_total)  # the default profile opened
+        threads_after = proc_status(pid, "Threads")
+        log = server.output()
+    finally:
+        server.stop()
+    assert "Traceback" not in log
+    # a thread stuck per hostile session would add 11; Panel and Bokeh start a few of their own for new sessions
+    assert threads_after < threads_before + len(hostile), (threads_before, threads_after)
+    report(request, capsys, f"special files: the sample opened in {usual:.2f} s alone, {crowded:.2f} s beside 11 sessions opening "
+                            f"the sample, {during:.2f} s beside 10 FIFO sessions and 1 {'device' if device else 'socket'} session "
+                            f"({during / crowded:.2f}× the crowded figure); server threads {threads_before} → {threads_after}")
+    assert during < 1.5 * crowded + 2  # its usual time among as many sessions, give or take this shared machine's noise
+    if device is None:
+        pytest.skip("no right to mknod here: the device case ran as a socket")
+
+
+def test_a_load_past_its_time_limit_fails_alone_and_stops(tmp_path, context, sample_total, request, capsys):
+    from playwright.sync_api import expect
+
+    root = tmp_path / "root"
+    root.mkdir()
+    write_synthetic_profile(root / "big.json", blocks=200, layers=24)  # 92 MB: seconds to open, past a 1 s limit
+    shutil.copyfile(SAMPLE, root / "vit.json")
+    server = AppServer(["--data-root", str(root), "--load-timeout", "1"])
+    try:
+        pid = server.process.pid
+        page = context.new_page()
+        usual = open_and_time(page, f"{server.url}?file=vit.json", sample_total)
+        slow = context.new_page()
+        slow.goto(f"{server.url}?file=big.json", wait_until="commit")
+        other = context.new_page()
+        beside = open_and_time(other, f"{server.url}?file=vit.json", sample_total)
+        error = slow.locator("[data-testid=ts-error]")
+        expect(error).to_have_text(
+            "big.json: the load took longer than the 1 s limit per load and was given up (the limit is --args --load-timeout SECONDS)",
+            timeout=60_000)
+        expect(slow.locator("[data-testid=ts-peak-total]")).to_have_text(sample_total)  # the default profile instead
+        time.sleep(1.5)  # the parse reaches its next progress report and stops
+        cpu = cpu_seconds(pid)
+        time.sleep(3)
+        spent = cpu_seconds(pid) - cpu
+        log = server.output()
+    finally:
+        server.stop()
+    assert "Traceback" not in log
+    report(request, capsys, f"time limit: the 92 MB load given up at 1 s; the sample opened in {usual:.2f} s before, {beside:.2f} s "
+                            f"beside it; server CPU in the 3 s after: {spent:.2f} s")
+    assert spent < 0.5  # nothing is still parsing the given-up file
+
+
+def test_uploads_from_a_raw_client_are_capped_and_dropped(monkeypatch, request, capsys):
+    monkeypatch.setenv("TILESCOPE_UPLOAD_TIMEOUT", "3")
+    server = AppServer()
+    figures = {}
+    try:
+        pid = server.process.pid
+
+        async def scenario():
+            session = await RawSession(server.url).open()
+            await session.drain(3)
+            figures["baseline"] = rss_mb(pid)
+            chunk = b"x" * 10_000_000
+            for k in range(1, 41):  # declares 1,000 chunks (10 GB), sends 40 (400 MB)
+                await session.send_chunk(k, 1000, chunk, name="huge.json")
+            await session.drain(2)
+            figures["declared 1,000 chunks, 40 sent"] = rss_mb(pid)
+            refused = [m for m in session.received if "refused upload of huge.json: 1,000 chunks" in m]
+            for k in range(1, 16):  # within the cap, abandoned after 15 of 20 chunks
+                await session.send_chunk(k, 20, chunk, name="abandoned.json")
+            await session.drain(1)
+            figures["15 of 20 chunks held"] = rss_mb(pid)
+            await session.drain(5)  # past its 3 s timeout
+            figures["after the timeout"] = rss_mb(pid)
+            dropped = [m for m in session.received if "upload of abandoned.json dropped: nothing arrived for 3 s after chunk 15 of 20" in m]
+            session.close()
+            await asyncio.sleep(3)
+            figures["after the session closed"] = rss_mb(pid)
+            return refused, dropped
+
+        with ThreadPoolExecutor(max_workers=1) as pool:  # (the browser fixtures hold this thread's event loop)
+            refused, dropped = pool.submit(asyncio.run, scenario()).result(timeout=180)
+        log = server.output()
+    finally:
+        server.stop()
+    report(request, capsys, "raw uploads, server RSS: " + "; ".join(f"{k} {v:.0f} MB" for k, v in figures.items()))
+    assert refused and dropped  # both refusals reached the session's error line
+    assert "Traceback" not in log
+    base = figures["baseline"]
+    assert figures["declared 1,000 chunks, 40 sent"] < base + 50  # refused at the first chunk: nothing of 400 MB stays
+    assert figures["15 of 20 chunks held"] > base + 100  # (an upload within the cap is held while it arrives)
+    assert figures["after the timeout"] < base + 50
+    assert figures["after the session closed"] < base + 50
