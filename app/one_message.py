@@ -4,9 +4,11 @@ A click changes several views; each view changes a few Bokeh models. Outside a h
 every change to the websocket as it happens (one PATCH-DOC per change: a step click was ~10
 messages), and the browser re-lays out and redraws after each. ``one_message`` runs a handler of
 a browser event with the session's document held, so everything it changes leaves as one
-message, applied and drawn by the browser at once. Panel already holds the document around
-changes of its widgets' values coming from the browser; Bokeh events (a tap, a range change) and
-custom components' messages (keys) reach their handlers without one, so those are wrapped here.
+message, applied and drawn by the browser at once. Panel (1.9) holds nothing itself in a server
+session: Bokeh events (a tap, a range change), custom components' messages (keys) and the
+watchers of widget values set in the browser (a drag's release, a tab shown, a table's selection)
+all reach their handlers without a hold, so each of those handlers is wrapped here (a drag's
+release was 14 messages over 200 ms before).
 """
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ class AdvisorView(pn.viewable.Viewer):
         super().__init__(**params)
         self._wanted = False  # the user asked for suggestions (then they follow the plan)
         self.peak_choice = pn.widgets.RadioButtonGroup(options=list(PEAK_KINDS), value="total", color="default", width=300, sizing_mode="fixed")
-        self.peak_choice.param.watch(lambda _: self.refresh(force=True), "value")
+        self.peak_choice.param.watch(one_message(lambda _: self.refresh(force=True)), "value")
         self.suggest_button = pn.widgets.Button(label="Suggest edits", color="primary", width=130)
         self.suggest_button.on_click(one_message(lambda _: self.refresh(force=True)))
         self.advice = pn.Column(sizing_mode="stretch_width")

@@ -18,7 +18,7 @@ from tilescope.app.views.values_table import TITLES, table_formatters
 from tilescope.app.views.glossary import term_html
 from tilescope.app.widgets.selection import TABLE_SELECTION, SelectionLink, adds
 from tilescope.app.one_message import one_message
-from tilescope.app.view_guard import watch_state
+from tilescope.app.shown_gate import ShownGate
 
 COLUMNS = ("id", "name", "region", "bytes", "share", "shard", "aligned", "storage_group", "root", "first_step", "last_step", "tiling")
 LANES = {"standard": 1, "interleaved": 0}
@@ -30,6 +30,7 @@ class AtStepView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
+        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self.step_input = pn.widgets.IntInput(label="step", value=0, start=0, end=0, width=100, css_classes=["ts-step-input"])
         self._buttons = {
             "previous": pn.widgets.Button(label="◀", width=40, description="previous step (← key)"),
@@ -47,14 +48,14 @@ class AtStepView(pn.viewable.Viewer):
             formatters={**table_formatters(COLUMNS), "share": {"type": "plaintext"}}, sizing_mode="stretch_width",
             css_classes=["ts-step-values"], layout="fit_data_table",
         )
-        self._link = SelectionLink(self.state, self.table)
-        self.step_input.param.watch(lambda e: self.state.select_step(e.new), "value")
+        self._link = SelectionLink(self.state, self.table, watch=self._gate.watch)
+        self.step_input.param.watch(one_message(lambda e: self.state.select_step(e.new)), "value")
         self._buttons["previous"].on_click(one_message(lambda e: self.state.select_step(self.state.selected_step - 1)))
         self._buttons["next"].on_click(one_message(lambda e: self.state.select_step(self.state.selected_step + 1)))
         for kind in ("total", "standard", "interleaved"):
             self._buttons[kind].on_click(one_message(lambda e, kind=kind: self._go_to_peak(kind)))
-        watch_state(self.state, self._on_plan, ["data"])
-        watch_state(self.state, self._on_step, ["selected_step"])
+        self._gate.watch(self._on_plan, ["data"])
+        self._gate.watch(self._on_step, ["selected_step"])
         self._on_plan()
 
     def _build_bar(self):
@@ -162,6 +163,10 @@ class AtStepView(pn.viewable.Viewer):
             if seg_lane == lane and left <= event.x < right and value_id >= 0:
                 self.state.click_value(value_id, add=adds(event))
                 return
+
+    def set_shown(self, shown: bool) -> None:
+        """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
+        self._gate.set_shown(shown)
 
     def __panel__(self):
         b = self._buttons

@@ -22,6 +22,7 @@ from bokeh.plotting import figure
 from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.app.one_message import one_message
+from tilescope.app.ranges_update import settle_quickly
 from tilescope.app.view_guard import watch_state
 from tilescope.derived.compare_data import REGIONS
 from tilescope.derived.series import minmax_indices, window_of
@@ -118,6 +119,7 @@ class CompareTimelineView(pn.viewable.Viewer):
                                   orientation="horizontal", label_text_font_size="11px", location="center"), "below")
         fig.on_event(Tap, one_message(self._on_tap))
         fig.on_event(RangesUpdate, one_message(self._on_ranges))
+        settle_quickly(fig)
         return fig
 
     # ------------------------------------------------------------------ data

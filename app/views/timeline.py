@@ -23,6 +23,7 @@ from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.app.one_message import one_message
+from tilescope.app.ranges_update import settle_quickly
 from tilescope.derived.peak_labels import PeakMark, place_labels, y_end_for
 from tilescope.derived.series import minmax_indices, near_peak_runs, thinned, window_of
 from tilescope.models.format import shorten
@@ -148,6 +149,7 @@ class TimelineView(pn.viewable.Viewer):
         fig.add_layout(legend, "below")
         fig.on_event(Tap, one_message(self._on_tap))
         fig.on_event(RangesUpdate, one_message(self._on_ranges))
+        settle_quickly(fig)
         return fig
 
     def set_dark(self, dark: bool) -> None:
