@@ -29,6 +29,7 @@ from tilescope.derived.series import minmax_indices, near_peak_runs, thinned, wi
 from tilescope.models.format import shorten
 from tilescope.models.glossary import GLOSSARY
 from tilescope.app.view_guard import watch_state
+from tilescope.app.widgets.source_update import update_columns
 
 TOOLTIP = static_text("timeline_tooltip.html")
 PIXEL_COLUMNS = 700  # columns per visible window; each keeps first, last and min/max of every series
@@ -248,14 +249,17 @@ class TimelineView(pn.viewable.Viewer):
         keep = minmax_indices([s["total"], s["std_line"], s["intl"], s["ghost"]] if edited else [s["total"], s["std_line"], s["intl"]], start, stop, PIXEL_COLUMNS)
         ex = self.state.data.arrays.exchange_rows
         std, intl = s["std"][keep], s["intl"][keep]
-        operations = s["operation"].take(keep).to_pylist()
-        self.usage_source.data = {
+        current = self.usage_source.data.get("step")
+        same_steps = isinstance(current, np.ndarray) and np.array_equal(current, keep)
+        # the same points (an edit that keeps each pixel column's extremes): their operations are sent already
+        operations = self.usage_source.data["operation"] if same_steps else [shorten(op, 90) for op in s["operation"].take(keep).to_pylist()]
+        update_columns(self.usage_source, {
             "step": keep, "std": std, "intl": intl, "exch": np.full(keep.size, ex), "si": std + intl,
             "top": std + intl + ex, "total": std + intl + ex, "std_line": std + ex, "eff": std + intl + s["support"],
             "mid": np.full(keep.size, self._y_end * 0.45),
-            "operation": [shorten(op, 90) for op in operations], "source": s["source"][keep], "count": s["count"][keep],
+            "operation": operations, "source": s["source"][keep], "count": s["count"][keep],
             "ghost": s["ghost"][keep],
-        }
+        })
         self._refresh_marks(start, stop)
         shown = stop - start
         self._info.object = (
