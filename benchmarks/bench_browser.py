@@ -45,89 +45,22 @@ from tests.browser_support import JS_DATA_TO_PAGE, SAMPLE, AppServer, launch_chr
 VIEWPORT = {"width": 1440, "height": 900}
 TIMEOUT_MS = 60_000
 
-# Stamps the time of every input event (capturing, before any handler), and counts the changes of
-# the named data sources (a new ``data``, a stream or a patch).
-JS_SETUP = """(names) => {
-  const b = window.__tsb = window.__tsb || {t0: null, counts: {}, roots: {}};
-  if (!b.listening) {
-    for (const type of ["pointerup", "keydown", "wheel"]) window.addEventListener(type, () => { b.t0 = performance.now(); }, true);
-    b.listening = true;
-  }
-  for (const doc of Bokeh.documents) for (const m of doc._all_models.values()) {
-    if (!names.includes(m.name) || m.__tsb) continue;
-    m.__tsb = true;
-    const bump = () => { b.counts[m.name] = (b.counts[m.name] || 0) + 1; };
-    m.change.connect(bump); m.streaming.connect(bump); m.patching.connect(bump);
-  }
-  return true;
-}"""
+# The page's half of the benchmark (stamping input events, polling for the answer): its own file,
+# installed in every page before the page's scripts (``_new_page``).
+PAGE_SCRIPT = (Path(__file__).resolve().parent / "bench_browser.js").read_text()
+JS_SETUP = "(names) => window.__tsBench.setup(names)"
+JS_TEXT = "(selector) => window.__tsBench.text(selector)"
+JS_FLOOR_DONE = "(want) => window.__tsBench.floorDone(want)"
+JS_STEP_DONE = "(arg) => window.__tsBench.stepDone(arg)"
+JS_DRAG_DONE = "(arg) => window.__tsBench.dragDone(arg)"
+JS_ZOOM_DONE = "(arg) => window.__tsBench.zoomDone(arg)"
+JS_COUNT = "(name) => window.__tsBench.count(name)"
 
-# The text of the first element matching ``selector`` anywhere in the page, shadow roots included;
-# the root it was found in is remembered (a pane's HTML is replaced, its shadow root is not).
-JS_FIND = """
-const __tsFind = (selector) => {
-  const b = window.__tsb;
-  const cached = b.roots[selector];
-  if (cached) { const hit = cached.querySelector(selector); if (hit) return hit; }
-  const stack = [document];
-  while (stack.length) {
-    const root = stack.pop();
-    const hit = root.querySelector(selector);
-    if (hit) { b.roots[selector] = root; return hit; }
-    for (const el of root.querySelectorAll("*")) if (el.shadowRoot) stack.push(el.shadowRoot);
-  }
-  return null;
-};
-const __tsText = (selector) => { const el = __tsFind(selector); return el ? el.textContent.trim() : null; };
-const __tsSource = (name) => {
-  for (const doc of Bokeh.documents) for (const m of doc._all_models.values()) if (m.name === name) return m;
-  return null;
-};
-"""
 
-JS_TEXT = "(selector) => {" + JS_FIND + "return __tsText(selector); }"
-
-# Until the floor's text reads ``want``: ms since the click.
-JS_FLOOR_DONE = "(want) => {" + JS_FIND + """
-  const b = window.__tsb;
-  return __tsText("[data-testid=floor-text]") === String(want) && b.t0 !== null ? performance.now() - b.t0 : false;
-}"""
-
-# Until the step header names ``step`` and the step's table holds ``live`` rows.
-JS_STEP_DONE = "([step, live]) => {" + JS_FIND + """
-  const b = window.__tsb;
-  if (__tsText("[data-testid=ts-step-index]") !== String(step)) return false;
-  if (__tsText("[data-testid=ts-step-live-count]") !== String(live)) return false;
-  let rows = null;
-  for (const doc of Bokeh.documents) for (const m of doc._all_models.values())
-    if (m.source && m.source.data && m.source.data.share !== undefined) rows = m.source.get_length();
-  return rows === live ? performance.now() - b.t0 : false;
-}"""
-
-# Until the summary's peaks differ from ``before`` and the timeline's series changed since ``count``.
-JS_DRAG_DONE = "([before, count]) => {" + JS_FIND + """
-  const b = window.__tsb;
-  const now = __tsText("[data-testid=ts-summary] table");
-  if (now === null || now === before) return false;
-  return (b.counts["ts-timeline-usage"] || 0) > count ? performance.now() - b.t0 : false;
-}"""
-
-# Until the timeline's series changed since ``count`` and covers the visible window (re-sampled for it).
-JS_ZOOM_DONE = "([count, n_steps]) => {" + JS_FIND + """
-  const b = window.__tsb;
-  if ((b.counts["ts-timeline-usage"] || 0) <= count) return false;
-  const src = __tsSource("ts-timeline-usage"), fig = __tsSource("ts-timeline");
-  const steps = src.data.step, n = src.get_length();
-  if (!n) return false;
-  const start = fig.x_range.start, end = fig.x_range.end;
-  // the points reach both edges of the window (or the profile's ends) and nothing far outside it
-  const span = Math.max(end - start, 1);
-  if (steps[0] > Math.max(start, 0) + 1 || steps[n - 1] < Math.min(end, n_steps - 1) - 1) return false;
-  if (steps[0] < start - span || steps[n - 1] > end + span) return false;
-  return performance.now() - b.t0;
-}"""
-
-JS_COUNT = "(name) => (window.__tsb.counts[name] || 0)"
+def _new_page(browser):
+    page = browser.new_page(viewport=VIEWPORT)
+    page.add_init_script(PAGE_SCRIPT)
+    return page
 
 
 @dataclass
@@ -156,7 +89,7 @@ def measure_floor(browser, tries: int) -> Figure:
     server = AppServer(app="benchmarks/floor_page.py")
     figure = Figure("floor: click → text set")
     try:
-        page = browser.new_page(viewport=VIEWPORT)
+        page = _new_page(browser)
         page.goto(server.url)
         page.locator(".floor-button button, button").first.wait_for()
         page.evaluate(JS_SETUP, [])
@@ -235,7 +168,7 @@ def _drag(page, axis: str, count: int) -> None:
 def measure_profile(browser, server: AppServer, profile: Profile, tries: int) -> dict[str, Figure]:
     figures = {k: Figure(k) for k in ("step click", "step key", "drag → summary", "wheel zoom")}
     query = f"?file={profile.path.name}"
-    page = browser.new_page(viewport=VIEWPORT)
+    page = _new_page(browser)
     page.goto(server.url + query)
     page.locator("[data-testid=ts-peak-total]").first.wait_for(timeout=240_000)
     page.locator("[data-testid=ts-step-index]").first.wait_for(timeout=240_000)
@@ -288,7 +221,7 @@ def measure_profile(browser, server: AppServer, profile: Profile, tries: int) ->
 
     # drag → summary: the editor on a value whose partitions change the total peak
     value, axis, before, after = drag_target(profile.path)
-    page = browser.new_page(viewport=VIEWPORT)
+    page = _new_page(browser)
     page.goto(server.url + f"{query}&value={value}&tab=editor")
     page.locator(f".ts-handle[data-axis='{axis}']").wait_for(state="visible", timeout=240_000)
     page.wait_for_function(JS_SETUP, arg=["ts-timeline-usage"], timeout=TIMEOUT_MS)
@@ -358,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
                 results = []
                 try:
                     for profile, scale in profiles:
-                        warm = browser.new_page(viewport=VIEWPORT)  # fills the cache and the shared profile
+                        warm = _new_page(browser)  # fills the cache and the shared profile
                         started = time.monotonic()
                         warm.goto(server.url + f"?file={profile.path.name}")
                         warm.locator("[data-testid=ts-peak-total]").first.wait_for(timeout=300_000)
