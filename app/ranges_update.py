@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bokeh.models import Plot
 
-SETTLE_MS = 40  # after the last wheel notch, before RangesUpdate is sent (Bokeh: 500)
+SETTLE_MS = 20  # after the last wheel notch, before RangesUpdate is sent (Bokeh: 500)
 
 
 def settle_quickly(fig: Plot) -> Plot:
