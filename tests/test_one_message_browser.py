@@ -130,3 +130,30 @@ def test_a_hidden_step_tab_waits_and_catches_up_when_shown(counted_page, app_ser
     page.locator("[data-testid=ts-step-index]").filter(has_text=str(step)).first.wait_for()
     wait_for_step_table(page, set(steps[step]["live"]))
     assert page.evaluate(JS_COUNT_STEP_TABLE) >= 1
+
+
+# Where the timeline's selected-step line is when the server's first PATCH-DOC after the click
+# arrives (before the page applies it): noted by tests/ws_messages.js's hook.
+JS_NOTE_LINE_AT_REPLY = """() => {
+  let line = null;
+  for (const doc of Bokeh.documents) for (const m of doc._all_models.values()) if (m.name === "ts-selected-step-line") line = m;
+  window.__tsLineAtReply = undefined;
+  window.__tsOnMessage = (kind) => {
+    if (kind === "PATCH-DOC" && window.__tsLineAtReply === undefined) window.__tsLineAtReply = line.location;
+  };
+  return line.location;
+}"""
+
+
+def test_the_selected_step_line_moves_before_the_server_answers(counted_page, app_server, raw):
+    page = counted_page
+    steps = raw["timeline"]["steps"]
+    page.goto(app_server)
+    wait_for_app(page)
+    wait_for_step_table(page, set(steps[raw["total_peak_step"]]["live"]))
+    page.wait_for_timeout(SETTLE_MS)
+    assert page.evaluate(JS_NOTE_LINE_AT_REPLY) == raw["total_peak_step"]
+    step = 20
+    click_step(page, raw, step)
+    page.locator("[data-testid=ts-step-index]").filter(has_text=str(step)).first.wait_for()
+    assert page.evaluate("window.__tsLineAtReply") == step

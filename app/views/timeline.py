@@ -15,7 +15,7 @@ import panel as pn
 import param
 from bokeh.events import RangesUpdate, Tap
 from bokeh.models import (
-    BoxAnnotation, ColumnDataSource, HoverTool, Label, LabelSet, Legend, LegendItem, NumeralTickFormatter, Range1d, Span,
+    BoxAnnotation, ColumnDataSource, CustomJS, HoverTool, Label, LabelSet, Legend, LegendItem, NumeralTickFormatter, Range1d, Span,
 )
 from bokeh.plotting import figure
 
@@ -32,6 +32,7 @@ from tilescope.app.view_guard import watch_state
 from tilescope.app.widgets.source_update import update_columns
 
 TOOLTIP = static_text("timeline_tooltip.html")
+SELECT_JS = static_text("timeline_select.js")
 PIXEL_COLUMNS = 700  # columns per visible window; each keeps first, last and min/max of every series
 MOST_MARKS = 120  # loop regions / Repeat boundaries drawn per window at most (denser: left out until zoomed in)
 COLORS = {"standard": "#4C78A8", "interleaved": "#F58518", "exchange": "#9D9D9D", "budget": "#C62828", "effective": "#8E24AA"}
@@ -118,7 +119,7 @@ class TimelineView(pn.viewable.Viewer):
         self.budget_span = Span(location=0, dimension="width", line_color=COLORS["budget"], line_dash="dashed", line_width=1.5)
         self.interleaved_budget_span = Span(location=0, dimension="width", line_color=COLORS["interleaved"], line_dash="dashed", line_width=1.5)
         self.support_band = BoxAnnotation(bottom=0, top=0, fill_color=COLORS["budget"], fill_alpha=0.10, hatch_pattern="x", hatch_alpha=0.18, hatch_color=COLORS["budget"])
-        self.selected_span = Span(location=0, dimension="height", line_color=INK[False], line_width=1.5, line_alpha=0.8)
+        self.selected_span = Span(location=0, dimension="height", line_color=INK[False], line_width=1.5, line_alpha=0.8, name="ts-selected-step-line")
         self.budget_label = Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["budget"], y_offset=3)
         self.support_label = Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["budget"], y_offset=-14)
         self.ibudget_label = Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["interleaved"], y_offset=3)
@@ -148,6 +149,7 @@ class TimelineView(pn.viewable.Viewer):
         legend.items.append(self.ghost_legend)
         self.legend = legend
         fig.add_layout(legend, "below")
+        fig.js_on_event(Tap, CustomJS(args={"span": self.selected_span}, code=SELECT_JS))  # the line moves at once
         fig.on_event(Tap, one_message(self._on_tap))
         fig.on_event(RangesUpdate, one_message(self._on_ranges))
         settle_quickly(fig)
