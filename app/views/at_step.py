@@ -23,6 +23,11 @@ from tilescope.app.shown_gate import ShownGate
 COLUMNS = ("id", "name", "region", "bytes", "share", "shard", "aligned", "storage_group", "root", "first_step", "last_step", "tiling")
 LANES = {"standard": 1, "interleaved": 0}
 SEGMENT_FIELDS = ("left", "right", "bottom", "top", "lane", "label", "value_id", "bytes", "color")
+PAGE_ROWS = 15
+# A fixed height (the header, PAGE_ROWS rows of 36 px, the paginator, room for a horizontal
+# scrollbar): sized by its rows, the table was drawn twice per step click (Panel redraws a
+# Tabulator whose element resized), which was half of the click's time in the browser.
+TABLE_HEIGHT = 660
 
 
 class AtStepView(pn.viewable.Viewer):
@@ -44,9 +49,9 @@ class AtStepView(pn.viewable.Viewer):
         self.bar = self._build_bar()
         self.table = pn.widgets.Tabulator(
             pd.DataFrame({c: [] for c in COLUMNS}), show_index=False, disabled=True,
-            **TABLE_SELECTION, pagination="local", page_size=15, titles={**TITLES, "share": "share of step"},
+            **TABLE_SELECTION, pagination="local", page_size=PAGE_ROWS, titles={**TITLES, "share": "share of step"},
             formatters={**table_formatters(COLUMNS), "share": {"type": "plaintext"}}, sizing_mode="stretch_width",
-            css_classes=["ts-step-values"], layout="fit_data_table",
+            css_classes=["ts-step-values"], layout="fit_data_table", height=TABLE_HEIGHT,
         )
         self._link = SelectionLink(self.state, self.table, watch=self._gate.watch)
         self.step_input.param.watch(one_message(lambda e: self.state.select_step(e.new)), "value")
