@@ -304,7 +304,8 @@ class ExplorerApp(pn.viewable.Viewer):
 
         def run():
             try:
-                change()
+                with pn.io.hold(doc):  # everything the change does leaves as one message (app.one_message)
+                    change()
             except BaseException as exc:  # hand it to the awaiting coroutine
                 done.set_exception(exc)
             else:
