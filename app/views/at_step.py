@@ -85,6 +85,12 @@ class AtStepView(pn.viewable.Viewer):
         if data is None:
             return
         self.step_input.end = max(data.arrays.n_steps - 1, 0)
+        # One scale for every step of the plan (its fuller lane at its peak): a step click then
+        # leaves the axis alone (a range per step re-laid the chart out on every click), and steps
+        # compare at a glance.
+        series = data.series
+        end = max(int(series.standard_line.max(initial=0)), int(series.interleaved.max(initial=0))) * 1.02 or 1
+        self.bar.x_range.update(start=0, end=end, reset_start=0, reset_end=end)
         self._on_step()
 
     def _on_step(self, *_):
@@ -102,10 +108,7 @@ class AtStepView(pn.viewable.Viewer):
         self._link.sync()
         scratch = {"standard": live_set.scratch_standard, "interleaved": live_set.scratch_interleaved}
         usage = {"standard": live_set.usage_standard, "interleaved": live_set.usage_interleaved}
-        segments = self._segments(live, scratch, data.arrays.exchange_rows)
-        self.segments.data = segments
-        end = max(segments["right"], default=0) * 1.02 or 1
-        self.bar.x_range.update(start=0, end=end, reset_start=0, reset_end=end)
+        self.segments.data = self._segments(live, scratch, data.arrays.exchange_rows)
         self._header.object = self._header_html(data, step, len(live), usage, scratch)
 
     def _segments(self, live: pd.DataFrame, scratch: dict, exchange_rows: int) -> dict:
