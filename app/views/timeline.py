@@ -127,7 +127,9 @@ class TimelineView(pn.viewable.Viewer):
         self.budget_span = Span(location=0, dimension="width", line_color=COLORS["budget"], line_dash="dashed", line_width=1.5)
         self.interleaved_budget_span = Span(location=0, dimension="width", line_color=COLORS["interleaved"], line_dash="dashed", line_width=1.5)
         self.support_band = BoxAnnotation(bottom=0, top=0, fill_color=COLORS["budget"], fill_alpha=0.10, hatch_pattern="x", hatch_alpha=0.18, hatch_color=COLORS["budget"])
-        self.selected_span = Span(location=0, dimension="height", line_color=INK[False], line_width=1.5, line_alpha=0.8, name="ts-selected-step-line")
+        # On the overlay layer: moving it repaints that layer alone, not every series of the chart.
+        self.selected_span = Span(location=0, dimension="height", line_color=INK[False], line_width=1.5, line_alpha=0.8,
+                                  name="ts-selected-step-line", level="overlay")
         self.budget_label = Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["budget"], y_offset=3)
         self.support_label = Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["budget"], y_offset=-14)
         self.ibudget_label = Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["interleaved"], y_offset=3)
