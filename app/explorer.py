@@ -14,12 +14,14 @@ from pathlib import Path
 import panel as pn
 import panel_material_ui as pmui
 import param
+from panel.util import edit_readonly
 
 from tilescope.app.assets import static_text
 from tilescope.app.compare_open import CompareOpener
 from tilescope.app.fleet_open import requested_dataset
 from tilescope.app.layout import DEFAULT_TAB, TAB_KEYS, SideTabs
 from tilescope.app.load_pool import load_pool
+from tilescope.app.one_message import one_message
 from tilescope.app.loading import AppOptions, check_upload_size, display_name, initial_file, parse_app_args, resolve_in_root
 from tilescope.app.shared import SharedProfiles, shared_profiles
 from tilescope.app.state import SessionState, error_text
@@ -57,7 +59,7 @@ class ExplorerApp(pn.viewable.Viewer):
             placeholder="search values: #id or name…", case_sensitive=False, search_strategy="includes",
             min_characters=1, restrict=True, width=300, css_classes=["ts-value-search"], margin=(8, 10),
         )
-        self.search.param.watch(self._on_search, "value")
+        self.search.param.watch(one_message(self._on_search), "value")
         self.controls = PageControls(on_key=self.on_key, on_restore=self.restore_query)
         self.body = pn.Column(pn.pane.HTML("<i>loading…</i>", margin=20), sizing_mode="stretch_both")
         self.side: SideTabs | None = None
@@ -72,6 +74,10 @@ class ExplorerApp(pn.viewable.Viewer):
             theme_toggle=True, sidebar_width=0, busy_indicator=None, stylesheets=[CSS],
         )
         self.page.param.watch(self._on_theme, "dark_theme")
+        # The page shows no busy indicator (busy_indicator=None), so it need not follow ``pn.state.busy``:
+        # following it sent two more messages around every action (busy, then not busy).
+        with edit_readonly(self.page):
+            self.page.busy = False
 
     # ------------------------------------------------------------------ layout
 
@@ -298,7 +304,8 @@ class ExplorerApp(pn.viewable.Viewer):
 
         def run():
             try:
-                change()
+                with pn.io.hold(doc):  # everything the change does leaves as one message (app.one_message)
+                    change()
             except BaseException as exc:  # hand it to the awaiting coroutine
                 done.set_exception(exc)
             else:

@@ -11,7 +11,9 @@ screen:
 ``pn.viewable.Viewer`` constructed as ``View(state=session_state)`` that watches ``state.data``
 (and the selection), then add one ``SideTab(key, label, View)`` to ``SIDE_TABS``. The key is what
 the URL's ``tab=`` names (``app.url_state``); tabs are built when first shown (``pn.Tabs(dynamic=True)``),
-so a view costs nothing until then. Nothing else needs to change.
+so a view costs nothing until then, and a view that watches the state through an
+``app.shown_gate.ShownGate`` (with a ``set_shown``) stops following it while its tab is hidden.
+Nothing else needs to change.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from typing import Callable
 
 import panel as pn
 
+from tilescope.app.one_message import one_message
 from tilescope.app.state import SessionState
 from tilescope.app.views.at_step import AtStepView
 from tilescope.app.views.compare import CompareView
@@ -39,9 +42,19 @@ class SideTab:
     view: Callable[..., pn.viewable.Viewable]  # ``view(state=SessionState)``
 
 
-def placement_tab(state: SessionState) -> pn.viewable.Viewable:
+class PlacementTab(pn.viewable.Viewer):
     """Every allocation at its address per region, and the tile map of the selected step."""
-    return pn.Column(AddressView(state=state), TileMapView(state=state), sizing_mode="stretch_width")
+
+    def __init__(self, state: SessionState):
+        super().__init__()
+        self.addresses, self.tile_map = AddressView(state=state), TileMapView(state=state)
+
+    def set_shown(self, shown: bool) -> None:
+        self.addresses.set_shown(shown)
+        self.tile_map.set_shown(shown)
+
+    def __panel__(self):
+        return pn.Column(self.addresses, self.tile_map, sizing_mode="stretch_width")
 
 
 SIDE_TABS: tuple[SideTab, ...] = (
@@ -50,7 +63,7 @@ SIDE_TABS: tuple[SideTab, ...] = (
     SideTab("editor", "What-if editor", EditorView),
     SideTab("values", "Values", ValuesTableView),
     SideTab("groups", "Storage groups", StorageGroupsView),
-    SideTab("placement", "Placement", placement_tab),
+    SideTab("placement", "Placement", PlacementTab),
     SideTab("compare", "Compare", CompareView),  # needs the session's ``opener`` (``SideTabs(view_args=...)``)
     SideTab("export", "Export", ExportView),
 )
@@ -72,7 +85,7 @@ class SideTabs:
             sizing_mode="stretch_width", css_classes=["ts-side-tabs"], margin=0,
             active=keys.index(active) if active in keys else 0,
         )
-        self.tabs.param.watch(lambda e: self._on_active(e.new), "active")
+        self.tabs.param.watch(one_message(lambda e: self._on_active(e.new)), "active")
         self._build(self.tabs.active)
 
     @property
@@ -90,16 +103,23 @@ class SideTabs:
         return self.views[key]
 
     def _on_active(self, index: int) -> None:
-        """Build the tab's view if needed, and tell every view whether it is on show (a view with
-        ``set_shown`` may skip work while hidden: the editor does not follow the steps then)."""
+        """Build the tab's view if needed, and tell every view whether it is on show: a view with
+        ``set_shown`` (``app.shown_gate``) does not follow the state while hidden, and catches up
+        when shown. The hidden views are closed first, so the one shown catches up alone."""
         self._build(index)
-        for key, view in self.views.items():
-            set_shown = getattr(view, "set_shown", None)
-            if set_shown is not None:
-                set_shown(key == self.entries[index].key)
+        shown = self.entries[index].key
+        for key, view in sorted(self.views.items(), key=lambda item: item[0] == shown):
+            self._set_shown(view, key == shown)
 
     def _build(self, index: int) -> None:
         tab = self.entries[index]
         if tab.key not in self.views:
             view = self.views[tab.key] = tab.view(state=self.state, **self.view_args.get(tab.key, {}))
             self.tabs[index].objects = [view]
+            self._set_shown(view, index == self.tabs.active)  # built for ``view(key)`` behind another tab: wait
+
+    @staticmethod
+    def _set_shown(view, shown: bool) -> None:
+        set_shown = getattr(view, "set_shown", None)
+        if set_shown is not None:
+            set_shown(shown)

@@ -51,19 +51,22 @@ def _die_with_parent() -> None:
 class AppServer:
     """A ``panel serve app`` subprocess bound to 127.0.0.1 on a free port; stopped by ``stop()``."""
 
-    def __init__(self, app_args: list[str] | None = None, startup_timeout: float = 90.0):
+    def __init__(self, app_args: list[str] | None = None, startup_timeout: float = 90.0, app: str = "app",
+                 serve_args: list[str] | None = None, env: dict[str, str] | None = None):
+        """``app``: what ``panel serve`` serves (a folder or a script, relative to the repository);
+        ``serve_args``: more ``panel serve`` options (``--num-procs 2``); ``env``: more variables."""
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
-        self.url = f"{self.base_url}/app"
+        self.url = f"{self.base_url}/{Path(app).stem}"
         self.log = tempfile.NamedTemporaryFile(prefix="tilescope-panel-", suffix=".log", delete=False)
         command = [
-            *panel_command(), "serve", "app", "--port", str(self.port), "--address", "127.0.0.1",
-            f"--allow-websocket-origin=127.0.0.1:{self.port}",
+            *panel_command(), "serve", app, "--port", str(self.port), "--address", "127.0.0.1",
+            f"--allow-websocket-origin=127.0.0.1:{self.port}", *(serve_args or []),
         ]
         if app_args:
             command += ["--args", *app_args]
         # Resources from this server only, as ``make run`` serves them (app/resources.py: RESOURCES_ENV).
-        env = dict(os.environ, PYTHONUNBUFFERED="1", BOKEH_RESOURCES="server")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", BOKEH_RESOURCES="server", **(env or {}))
         self.process = subprocess.Popen(
             command, cwd=REPO_ROOT, stdout=self.log, stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent,
         )

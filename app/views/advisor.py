@@ -8,6 +8,7 @@ import param
 
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
+from tilescope.app.one_message import one_message
 from tilescope.app.view_guard import watch_state
 from tilescope.derived.editing import PEAK_KINDS
 from tilescope.models.format import fmt_bytes, shorten
@@ -23,9 +24,9 @@ class AdvisorView(pn.viewable.Viewer):
         super().__init__(**params)
         self._wanted = False  # the user asked for suggestions (then they follow the plan)
         self.peak_choice = pn.widgets.RadioButtonGroup(options=list(PEAK_KINDS), value="total", color="default", width=300, sizing_mode="fixed")
-        self.peak_choice.param.watch(lambda _: self.refresh(force=True), "value")
+        self.peak_choice.param.watch(one_message(lambda _: self.refresh(force=True)), "value")
         self.suggest_button = pn.widgets.Button(label="Suggest edits", color="primary", width=130)
-        self.suggest_button.on_click(lambda _: self.refresh(force=True))
+        self.suggest_button.on_click(one_message(lambda _: self.refresh(force=True)))
         self.advice = pn.Column(sizing_mode="stretch_width")
         watch_state(self.state, lambda _: self.refresh(force=False), ["data"])
         self._layout = pn.Column(
@@ -57,7 +58,7 @@ class AdvisorView(pn.viewable.Viewer):
         rows = []
         for rank, suggestion in enumerate(suggestions):
             button = pn.widgets.Button(label="Apply", color="success", width=80, css_classes=[f"ts-apply-{rank}"])
-            button.on_click(lambda _, s=suggestion: self.apply(s))
+            button.on_click(one_message(lambda _, s=suggestion: self.apply(s)))
             row = data.arrays.row_of_id.get(int(suggestion.edits[0].value))
             name = "" if row is None else names[row]
             text = pn.pane.HTML(

@@ -17,11 +17,17 @@ from tilescope.app.state import SessionState
 from tilescope.app.views.values_table import TITLES, table_formatters
 from tilescope.app.views.glossary import term_html
 from tilescope.app.widgets.selection import TABLE_SELECTION, SelectionLink, adds
-from tilescope.app.view_guard import watch_state
+from tilescope.app.one_message import one_message
+from tilescope.app.shown_gate import ShownGate
 
 COLUMNS = ("id", "name", "region", "bytes", "share", "shard", "aligned", "storage_group", "root", "first_step", "last_step", "tiling")
 LANES = {"standard": 1, "interleaved": 0}
 SEGMENT_FIELDS = ("left", "right", "bottom", "top", "lane", "label", "value_id", "bytes", "color")
+PAGE_ROWS = 15
+# A fixed height (the header, PAGE_ROWS rows of 36 px, the paginator, room for a horizontal
+# scrollbar): sized by its rows, the table was drawn twice per step click (Panel redraws a
+# Tabulator whose element resized), which was half of the click's time in the browser.
+TABLE_HEIGHT = 660
 
 
 class AtStepView(pn.viewable.Viewer):
@@ -29,6 +35,7 @@ class AtStepView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
+        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self.step_input = pn.widgets.IntInput(label="step", value=0, start=0, end=0, width=100, css_classes=["ts-step-input"])
         self._buttons = {
             "previous": pn.widgets.Button(label="◀", width=40, description="previous step (← key)"),
@@ -42,31 +49,33 @@ class AtStepView(pn.viewable.Viewer):
         self.bar = self._build_bar()
         self.table = pn.widgets.Tabulator(
             pd.DataFrame({c: [] for c in COLUMNS}), show_index=False, disabled=True,
-            **TABLE_SELECTION, pagination="local", page_size=15, titles={**TITLES, "share": "share of step"},
+            **TABLE_SELECTION, pagination="local", page_size=PAGE_ROWS, titles={**TITLES, "share": "share of step"},
             formatters={**table_formatters(COLUMNS), "share": {"type": "plaintext"}}, sizing_mode="stretch_width",
-            css_classes=["ts-step-values"], layout="fit_data_table",
+            css_classes=["ts-step-values"], layout="fit_data_table", height=TABLE_HEIGHT,
         )
-        self._link = SelectionLink(self.state, self.table)
-        self.step_input.param.watch(lambda e: self.state.select_step(e.new), "value")
-        self._buttons["previous"].on_click(lambda e: self.state.select_step(self.state.selected_step - 1))
-        self._buttons["next"].on_click(lambda e: self.state.select_step(self.state.selected_step + 1))
+        self._link = SelectionLink(self.state, self.table, watch=self._gate.watch)
+        self.step_input.param.watch(one_message(lambda e: self.state.select_step(e.new)), "value")
+        self._buttons["previous"].on_click(one_message(lambda e: self.state.select_step(self.state.selected_step - 1)))
+        self._buttons["next"].on_click(one_message(lambda e: self.state.select_step(self.state.selected_step + 1)))
         for kind in ("total", "standard", "interleaved"):
-            self._buttons[kind].on_click(lambda e, kind=kind: self._go_to_peak(kind))
-        watch_state(self.state, self._on_plan, ["data"])
-        watch_state(self.state, self._on_step, ["selected_step"])
+            self._buttons[kind].on_click(one_message(lambda e, kind=kind: self._go_to_peak(kind)))
+        self._gate.watch(self._on_plan, ["data"])
+        self._gate.watch(self._on_step, ["selected_step"])
         self._on_plan()
 
     def _build_bar(self):
         fig = figure(
             name="ts-step-bar", height=130, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,reset", toolbar_location="right",
-            y_range=Range1d(-0.6, 1.6), x_axis_label="bytes at this step (per tile)",
+            # Both ranges set by the server: an auto-ranging x range would send its computed end back
+            # after every step (one more round trip per click).
+            x_range=Range1d(0, 1), y_range=Range1d(-0.6, 1.6), x_axis_label="bytes at this step (per tile)",
         )
         fig.quad(left="left", right="right", bottom="bottom", top="top", source=self.segments, fill_color="color", line_color="white", line_width=0.5, name="segments")
         fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
         fig.yaxis.ticker = [0, 1]
         fig.yaxis.major_label_overrides = {0: "interleaved", 1: "standard"}
         fig.add_tools(HoverTool(tooltips=[("", "@label"), ("bytes", "@bytes{0,0} B")]))
-        fig.on_event(Tap, self._on_tap)
+        fig.on_event(Tap, one_message(self._on_tap))
         return fig
 
     # ------------------------------------------------------------------ data
@@ -76,6 +85,12 @@ class AtStepView(pn.viewable.Viewer):
         if data is None:
             return
         self.step_input.end = max(data.arrays.n_steps - 1, 0)
+        # One scale for every step of the plan (its fuller lane at its peak): a step click then
+        # leaves the axis alone (a range per step re-laid the chart out on every click), and steps
+        # compare at a glance.
+        series = data.series
+        end = max(int(series.standard_line.max(initial=0)), int(series.interleaved.max(initial=0))) * 1.02 or 1
+        self.bar.x_range.update(start=0, end=end, reset_start=0, reset_end=end)
         self._on_step()
 
     def _on_step(self, *_):
@@ -94,7 +109,6 @@ class AtStepView(pn.viewable.Viewer):
         scratch = {"standard": live_set.scratch_standard, "interleaved": live_set.scratch_interleaved}
         usage = {"standard": live_set.usage_standard, "interleaved": live_set.usage_interleaved}
         self.segments.data = self._segments(live, scratch, data.arrays.exchange_rows)
-        self.bar.x_range.start = 0
         self._header.object = self._header_html(data, step, len(live), usage, scratch)
 
     def _segments(self, live: pd.DataFrame, scratch: dict, exchange_rows: int) -> dict:
@@ -157,6 +171,10 @@ class AtStepView(pn.viewable.Viewer):
             if seg_lane == lane and left <= event.x < right and value_id >= 0:
                 self.state.click_value(value_id, add=adds(event))
                 return
+
+    def set_shown(self, shown: bool) -> None:
+        """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
+        self._gate.set_shown(shown)
 
     def __panel__(self):
         b = self._buttons

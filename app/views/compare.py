@@ -26,8 +26,10 @@ from tilescope.app.views.compare_summary import CompareSummaryView
 from tilescope.app.views.compare_timeline import CompareTimelineView
 from tilescope.app.views.compare_values import CompareValuesView
 from tilescope.app.views.compare_waterfall import CompareWaterfallView
+from tilescope.app.one_message import one_message
 from tilescope.app.widgets.upload import CappedFileDropper
 from tilescope.app.view_guard import watch_state
+from tilescope.app.shown_gate import ShownGate
 
 CSS = static_text("compare.css")
 NO_FILE = "(choose a file under the data root)"
@@ -55,7 +57,7 @@ class ComparePicker(pn.viewable.Viewer):
         self.stop_button = pn.widgets.Button(label="Stop comparing", width=130, margin=(23, 5, 5, 5), css_classes=["ts-compare-stop"])
         self.open_button.on_click(self._on_open)
         self.whatif_button.on_click(self._on_whatif)
-        self.stop_button.on_click(lambda _: self.state.stop_compare())
+        self.stop_button.on_click(one_message(lambda _: self.state.stop_compare()))
         self.upload.param.watch(self._on_upload, "value")
         watch_state(self.state, self._enable, ["edits", "compare", "data", "loading"])
         self._enable()
@@ -92,14 +94,15 @@ class CompareView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         s = self.state
-        self.selection = CompareSelection(s)
+        self._gate = gate = ShownGate(s)  # the tab may be hidden: its parts wait (app.shown_gate)
+        self.selection = CompareSelection(s, gate=gate)
         self.picker = ComparePicker(state=s, opener=self.opener)
-        self.summary = CompareSummaryView(state=s)
-        self.timeline = CompareTimelineView(state=s, selection=self.selection)
-        self.waterfall = CompareWaterfallView(state=s, selection=self.selection)
-        self.values = CompareValuesView(state=s, selection=self.selection)
-        self.lifetimes = CompareLifetimesView(state=s, selection=self.selection, x_range=self.timeline.x_range)
-        self.export = CompareExportView(state=s)
+        self.summary = CompareSummaryView(state=s, gate=gate)
+        self.timeline = CompareTimelineView(state=s, selection=self.selection, gate=gate)
+        self.waterfall = CompareWaterfallView(state=s, selection=self.selection, gate=gate)
+        self.values = CompareValuesView(state=s, selection=self.selection, gate=gate)
+        self.lifetimes = CompareLifetimesView(state=s, selection=self.selection, x_range=self.timeline.x_range, gate=gate)
+        self.export = CompareExportView(state=s, gate=gate)
         self._body = pn.Column(self.timeline, self.lifetimes, self.waterfall, self.values, self.export,
                                sizing_mode="stretch_width")
         watch_state(s, self._show, ["compare"])
@@ -113,6 +116,10 @@ class CompareView(pn.viewable.Viewer):
 
     def _show(self, *_):
         self._body.visible = self.state.compare is not None
+
+    def set_shown(self, shown: bool) -> None:
+        """Hidden, the comparison's parts wait; shown again, they catch up (``app.shown_gate``)."""
+        self._gate.set_shown(shown)
 
     def __panel__(self):
         return pn.Column(self.picker, pn.pane.HTML(

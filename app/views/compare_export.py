@@ -19,7 +19,7 @@ import param
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
-from tilescope.app.view_guard import watch_state
+from tilescope.app.shown_gate import ShownGate
 from tilescope.derived.compare_data import WHATIF
 from tilescope.report.compare_png import compare_png
 from tilescope.report.compare_tables import (
@@ -62,14 +62,16 @@ def _command(compare) -> str:
 
 class CompareExportView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SessionState)
+    gate = param.ClassSelector(class_=ShownGate, default=None, doc="the Compare tab's gate (app.shown_gate); None: always follows")
 
     def __init__(self, **params):
         super().__init__(**params)
+        self.gate = self.gate or ShownGate(self.state)
         self._built_for = None  # the CompareData the kept files are of
         self._files: dict[str, bytes] = {}
         self._note = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._buttons = {name: self._button(name) for name in (*COMPARE_NAMES, ZIP_NAME)}
-        watch_state(self.state, self._refresh, ["compare"])
+        self.gate.watch(self._refresh, ["compare"])
         self._refresh()
 
     def _button(self, name: str) -> pn.widgets.FileDownload:

@@ -15,7 +15,7 @@ from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
-from tilescope.app.view_guard import watch_state
+from tilescope.app.shown_gate import ShownGate
 from tilescope.derived.compare_values import changes_text
 from tilescope.derived.values import tiling_summary
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes, shorten, step_range
@@ -78,15 +78,17 @@ def life_bars(view) -> dict:
 
 class CompareLifetimesView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SessionState)
+    gate = param.ClassSelector(class_=ShownGate, default=None, doc="the Compare tab's gate (app.shown_gate); None: always follows")
     selection = param.ClassSelector(class_=CompareSelection)
     x_range = param.ClassSelector(class_=Range1d, default=None, doc="shared with the overlaid timelines")
 
     def __init__(self, **params):
         super().__init__(**params)
+        self.gate = self.gate or ShownGate(self.state)
         self.bars = ColumnDataSource({k: [] for k in BAR_FIELDS}, name="ts-compare-lifetime-bars")
         self.figure = self._build_figure()
         self._text = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        watch_state(self.state, self._refresh, ["compare"])
+        self.gate.watch(self._refresh, ["compare"])
         self.selection.param.watch(self._refresh, ["entry"])
         self._refresh()
 

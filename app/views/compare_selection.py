@@ -13,19 +13,21 @@ from __future__ import annotations
 import param
 
 from tilescope.app.state import SessionState
-from tilescope.app.view_guard import watch_state
+from tilescope.app.shown_gate import ShownGate
 
 
 class CompareSelection(param.Parameterized):
     entry = param.Integer(default=-1, doc="the selected entry of state.compare's value match (-1: none)")
 
-    def __init__(self, state: SessionState, **params):
+    def __init__(self, state: SessionState, gate: ShownGate | None = None, **params):
+        """``gate``: the Compare tab's (``app.shown_gate``); None: always follows the session."""
         super().__init__(**params)
         self.state = state
         self._syncing = False
         self._compare = state.compare
-        watch_state(state, self._from_state, "selected_values")
-        watch_state(state, self._on_compare, "compare")
+        gate = gate or ShownGate(state)
+        gate.watch(self._from_state, "selected_values")
+        gate.watch(self._on_compare, "compare")
         self._from_state()
 
     def select(self, entry: int) -> None:
@@ -53,8 +55,11 @@ class CompareSelection(param.Parameterized):
         elif self.entry >= 0 and compare.a_id_of(self.entry) is not None:
             self.entry = -1  # the session's selection was cleared (a B-only entry stays: it has no A value)
 
-    def _on_compare(self, event):
-        old, new = event.old, event.new
+    def _on_compare(self, *_):
+        # against the comparison last seen here, not the event's old value: behind a closed gate
+        # several changes arrive as the last one
+        old, new = self._compare, self.state.compare
+        self._compare = new
         same_pair = old is not None and new is not None and old.a.opened is new.a.opened and old.b.opened is new.b.opened
         if not same_pair:  # another pair of profiles: entries mean other values
             self.entry = -1

@@ -15,7 +15,7 @@ import param
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
-from tilescope.app.view_guard import watch_state
+from tilescope.app.shown_gate import ShownGate
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 
 CSS = static_text("compare.css")
@@ -84,11 +84,13 @@ def compare_summary_html(compare) -> str:
 
 class CompareSummaryView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SessionState)
+    gate = param.ClassSelector(class_=ShownGate, default=None, doc="the Compare tab's gate (app.shown_gate); None: always follows")
 
     def __init__(self, **params):
         super().__init__(**params)
+        self.gate = self.gate or ShownGate(self.state)
         self._pane = pn.pane.HTML(compare_summary_html(self.state.compare), stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        watch_state(self.state, self._refresh, ["compare"])
+        self.gate.watch(self._refresh, ["compare"])
 
     def _refresh(self, *_):
         self._pane.object = compare_summary_html(self.state.compare)

@@ -21,7 +21,9 @@ from bokeh.plotting import figure
 
 from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
-from tilescope.app.view_guard import watch_state
+from tilescope.app.one_message import one_message
+from tilescope.app.ranges_update import settle_quickly
+from tilescope.app.shown_gate import ShownGate
 from tilescope.derived.compare_data import REGIONS
 from tilescope.derived.series import minmax_indices, window_of
 from tilescope.models.format import shorten
@@ -63,10 +65,12 @@ def overlay_points(compare, region: str, keep: np.ndarray, with_operation: bool 
 
 class CompareTimelineView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SessionState)
+    gate = param.ClassSelector(class_=ShownGate, default=None, doc="the Compare tab's gate (app.shown_gate); None: always follows")
     selection = param.ClassSelector(class_=CompareSelection)
 
     def __init__(self, **params):
         super().__init__(**params)
+        self.gate = self.gate or ShownGate(self.state)
         self._window: tuple[float | None, float | None] = (None, None)
         self._shown_window: tuple | None = None
         self._axis_of = None  # the CompareData whose aligned axis the x range was fitted to
@@ -78,8 +82,8 @@ class CompareTimelineView(pn.viewable.Viewer):
         self.step_spans: dict[str, Span] = {}
         self.figures = {r: self._build_figure(r) for r in REGIONS}
         self._info = pn.pane.HTML("", css_classes=["ts-compare-note"], styles={"font-size": "12px", "color": "#555"})
-        watch_state(self.state, self._on_compare, ["compare"])
-        watch_state(self.state, self._on_step, ["selected_step"])
+        self.gate.watch(self._on_compare, ["compare"])
+        self.gate.watch(self._on_step, ["selected_step"])
         self.selection.param.watch(self._on_entry, ["entry"])
         self._on_compare()
 
@@ -115,8 +119,9 @@ class CompareTimelineView(pn.viewable.Viewer):
             fig.add_layout(Legend(items=[LegendItem(label="A", renderers=[line_a]), LegendItem(label="B", renderers=[line_b]),
                                          LegendItem(label="B above A", renderers=[more]), LegendItem(label="B below A", renderers=[less])],
                                   orientation="horizontal", label_text_font_size="11px", location="center"), "below")
-        fig.on_event(Tap, self._on_tap)
-        fig.on_event(RangesUpdate, self._on_ranges)
+        fig.on_event(Tap, one_message(self._on_tap))
+        fig.on_event(RangesUpdate, one_message(self._on_ranges))
+        settle_quickly(fig)
         return fig
 
     # ------------------------------------------------------------------ data

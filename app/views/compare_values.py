@@ -18,7 +18,7 @@ from bokeh.models.widgets.tables import NumberFormatter
 
 from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
-from tilescope.app.view_guard import watch_state
+from tilescope.app.shown_gate import ShownGate
 from tilescope.derived.compare_data import CHANGED_COLUMNS
 
 TITLES = MappingProxyType({
@@ -41,10 +41,12 @@ def _empty_frame() -> pd.DataFrame:
 
 class CompareValuesView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SessionState)
+    gate = param.ClassSelector(class_=ShownGate, default=None, doc="the Compare tab's gate (app.shown_gate); None: always follows")
     selection = param.ClassSelector(class_=CompareSelection)
 
     def __init__(self, **params):
         super().__init__(**params)
+        self.gate = self.gate or ShownGate(self.state)
         self.table = pn.widgets.Tabulator(
             _empty_frame(), show_index=False, disabled=True, selectable="checkbox-single",
             pagination="remote", page_size=20, header_filters=True, hidden_columns=["entry"], titles=dict(TITLES), formatters=table_formatters(),
@@ -55,7 +57,7 @@ class CompareValuesView(pn.viewable.Viewer):
         self._shown = None  # the CompareData whose values the table holds
         self.table.param.watch(self._from_table, "selection")
         self.selection.param.watch(self._from_selection, "entry")
-        watch_state(self.state, self._refresh, ["compare"])
+        self.gate.watch(self._refresh, ["compare"])
         self._refresh()
 
     def _refresh(self, *_):

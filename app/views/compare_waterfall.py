@@ -17,7 +17,8 @@ from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
-from tilescope.app.view_guard import watch_state
+from tilescope.app.one_message import one_message
+from tilescope.app.shown_gate import ShownGate
 from tilescope.derived.compare import FIGURES
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 from tilescope.report.compare_png import LESS, MORE, SIDE_COLOURS, WATERFALL_PARTS, waterfall_steps
@@ -64,16 +65,18 @@ def waterfall_html(attribution, bars: list[tuple[str, int]], figure_name: str) -
 
 class CompareWaterfallView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SessionState)
+    gate = param.ClassSelector(class_=ShownGate, default=None, doc="the Compare tab's gate (app.shown_gate); None: always follows")
     selection = param.ClassSelector(class_=CompareSelection)
     figure_name = param.Selector(default="total", objects=list(FIGURES), doc="the peak whose change is shown")
 
     def __init__(self, **params):
         super().__init__(**params)
+        self.gate = self.gate or ShownGate(self.state)
         self.bars = ColumnDataSource({k: [] for k in BAR_FIELDS}, name="ts-compare-waterfall-bars")
         self.figure = self._build_figure()
         self._choice = pn.widgets.RadioButtonGroup.from_param(self.param.figure_name, label="")
         self._figures = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        watch_state(self.state, self._refresh, ["compare"])
+        self.gate.watch(self._refresh, ["compare"])
         self._refresh()
 
     def _build_figure(self):
@@ -85,7 +88,7 @@ class CompareWaterfallView(pn.viewable.Viewer):
         self._ticks = FixedTicker(ticks=[])  # one ticker, its ticks updated: a new model per refresh re-walks the whole document
         fig.yaxis.ticker = self._ticks
         fig.add_tools(HoverTool(renderers=[glyphs], tooltips=[("", "@label"), ("bytes", "@bytes{+0,0} B"), ("running", "@running{0,0} B")]))
-        fig.on_event(Tap, self._on_tap)
+        fig.on_event(Tap, one_message(self._on_tap))
         return fig
 
     @param.depends("figure_name", watch=True)

@@ -29,7 +29,8 @@ from tilescope.app.views.advisor import AdvisorView
 from tilescope.app.widgets.count_inputs import CountInputs
 from tilescope.app.widgets.tiling_widget import TilingWidget, committed_count
 from tilescope.app.widgets.value_picker import ValuePicker
-from tilescope.app.view_guard import watch_state
+from tilescope.app.one_message import one_message
+from tilescope.app.shown_gate import ShownGate
 from tilescope.derived.editing import figure_changes, value_editing, value_facts
 from tilescope.models.edits import TilingEdit, edit_set_json
 from tilescope.models.format import fmt_change
@@ -53,30 +54,29 @@ class EditorView(pn.viewable.Viewer):
         self._shown: tuple | None = None  # (row, data) last drawn, compared by identity
 
         self._picking = False  # the picker is being set to the shown value (not a user's pick)
-        self._shown_on_page = True  # its tab is on show (app.layout.SideTabs says when it is not)
-        self._stale = False  # the state changed while hidden: refresh when shown
+        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self._refused_on = None  # the PlanData the shown refusal was made against
         self.widget = TilingWidget(sizing_mode="stretch_width", min_height=120)
-        self.widget.param.watch(self._on_committed, "committed")
+        self.widget.param.watch(one_message(self._on_committed), "committed")
         self.count_inputs = CountInputs(self.widget, self.commit)
 
         self.value_picker = ValuePicker(
             label="Value to edit", placeholder="type an id or part of a name…", case_sensitive=False,
             search_strategy="includes", min_characters=1, restrict=True, sizing_mode="stretch_width", min_width=220,
         )
-        self.value_picker.param.watch(self._on_picked, "value")
+        self.value_picker.param.watch(one_message(self._on_picked), "value")
         self.group_toggle = pn.widgets.Checkbox.from_param(self.state.param.whole_storage_group, label="apply to whole storage group")
         self.keep_tiles = pn.widgets.Checkbox(
             label="keep the tile count (replicas drop to fit when an axis grows)", value=False, css_classes=["ts-keep-tiles"],
         )
-        self.keep_tiles.param.watch(lambda _: self._refresh(), "value")
+        self.keep_tiles.param.watch(one_message(lambda _: self._refresh()), "value")
         self.heading = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CSS])
         self.figures = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CSS], margin=(5, 10))
 
         self.undo_button = pn.widgets.Button(label="Undo", color="default", width=90)
-        self.undo_button.on_click(lambda _: self.state.undo())
+        self.undo_button.on_click(one_message(lambda _: self.state.undo()))
         self.reset_button = pn.widgets.Button(label="Reset", color="default", width=90)
-        self.reset_button.on_click(lambda _: self.state.reset())
+        self.reset_button.on_click(one_message(lambda _: self.state.reset()))
         self.save_button = pn.widgets.FileDownload(
             callback=self._edit_set_file, filename="edits.json", label="Save edits", color="default", width=120,
         )
@@ -85,7 +85,7 @@ class EditorView(pn.viewable.Viewer):
         self.edit_list = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CSS])
         self.advisor = AdvisorView(state=self.state)
 
-        watch_state(self.state, self._on_state, ["data", "selected_values", "selected_step"])
+        self._gate.watch(self._on_state, ["data", "selected_values", "selected_step"])
         self._layout = pn.Column(
             pn.pane.HTML("<h3 style='margin:0'>What-if editor</h3>"),
             self.value_picker,
@@ -124,15 +124,9 @@ class EditorView(pn.viewable.Viewer):
 
     def set_shown(self, shown: bool) -> None:
         """Hidden, the editor skips the refreshes a step change would cost; shown again, it catches up."""
-        self._shown_on_page = bool(shown)
-        if self._shown_on_page and self._stale:
-            self._stale = False
-            self._refresh()
+        self._gate.set_shown(shown)
 
     def _on_state(self, *events) -> None:
-        if not self._shown_on_page:
-            self._stale = True
-            return
         shown = (self._value_row(), self.state.data)
         if self._shown is not None and shown[0] == self._shown[0] and shown[1] is self._shown[1]:
             return  # a step or selection change that leaves the same value and plan on screen

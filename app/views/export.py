@@ -18,7 +18,7 @@ from tilescope.app.state import SessionState
 from tilescope.report.png import png_of
 from tilescope.report.tables import ALLOCATIONS_CSV, EDITS_CSV, EDITS_JSON, PNG_NAME, STEPS_CSV, VALUES_CSV, ReportInput, breakdown_name, report_input, tables_of
 from tilescope.app.assets import static_text
-from tilescope.app.view_guard import watch_state
+from tilescope.app.shown_gate import ShownGate
 
 CSS = static_text("export.css")
 BREAKDOWN = "breakdown"  # key of the breakdown button (its file name follows the selected step)
@@ -29,6 +29,7 @@ class ExportView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
+        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self._tables_key: tuple = ()  # (PlanData, step) the cached tables were built from
         self._tables: dict[str, bytes] = {}
         self._note = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
@@ -49,7 +50,7 @@ class ExportView(pn.viewable.Viewer):
             stylesheets=[CSS],
             sizing_mode="stretch_width",
         )
-        watch_state(self.state, self._refresh, ["data", "selected_step"])
+        self._gate.watch(self._refresh, ["data", "selected_step"])
         self._refresh()
 
     def _button(self, filename: str, label: str, callback, color: str = "default") -> pn.widgets.FileDownload:
@@ -118,6 +119,10 @@ class ExportView(pn.viewable.Viewer):
             f'<div class="note" data-testid="ts-export-note">Current plan of {esc(s.source)} ({edits}); '
             f"breakdown of step {step:,}. CSV cells that a spreadsheet would run as a formula start with an apostrophe.</div>"
         )
+
+    def set_shown(self, shown: bool) -> None:
+        """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
+        self._gate.set_shown(shown)
 
     def __panel__(self):
         return self._layout

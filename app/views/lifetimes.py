@@ -16,7 +16,8 @@ from tilescope.models.format import shorten
 from tilescope.derived.series import minmax_indices
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.selection import adds
-from tilescope.app.view_guard import watch_state
+from tilescope.app.one_message import one_message
+from tilescope.app.shown_gate import ShownGate
 
 REGION_COLORS = {0: "#4C78A8", 1: "#F58518"}
 REST_COLOR = "#9E9E9E"
@@ -31,6 +32,7 @@ class LifetimesView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
+        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self.bars = ColumnDataSource({k: [] for k in BAR_FIELDS}, name="ts-lifetime-bars")
         self.rest = ColumnDataSource({"step": [], "y1": [], "y2": [], "bytes": [], "live": []}, name="ts-lifetime-rest")
         self.figure = self._build_figure()
@@ -41,9 +43,9 @@ class LifetimesView(pn.viewable.Viewer):
         self._bar_rows = np.zeros(0, dtype=np.int64)
         self._profile_shown = None  # the profile the x range was fitted to
         self._band_bottom = 2.5
-        watch_state(self.state, self._on_plan, ["data"])
-        watch_state(self.state, self._on_selection, ["selected_values"])
-        watch_state(self.state, self._on_step, ["selected_step"])
+        self._gate.watch(self._on_plan, ["data"])
+        self._gate.watch(self._on_selection, ["selected_values"])
+        self._gate.watch(self._on_step, ["selected_step"])
         self._on_plan()
 
     def _build_figure(self):
@@ -70,7 +72,7 @@ class LifetimesView(pn.viewable.Viewer):
         )
         self.step_span = Span(location=0, dimension="height", line_color="#111", line_width=1.2, line_alpha=0.7)
         fig.add_layout(self.step_span)
-        fig.on_event(Tap, self._on_tap)
+        fig.on_event(Tap, one_message(self._on_tap))
         return fig
 
     @param.depends("largest", watch=True)
@@ -150,6 +152,10 @@ class LifetimesView(pn.viewable.Viewer):
         hits = np.flatnonzero(hit)
         if hits.size:
             self.state.click_value(int(d["value_id"][hits[0]]), add=adds(event))
+
+    def set_shown(self, shown: bool) -> None:
+        """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
+        self._gate.set_shown(shown)
 
     def __panel__(self):
         return pn.Column(

@@ -26,7 +26,9 @@ from bokeh.plotting import figure
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
-from tilescope.app.view_guard import watch_state
+from tilescope.app.one_message import one_message
+from tilescope.app.ranges_update import settle_quickly
+from tilescope.app.shown_gate import ShownGate
 from tilescope.derived.address_view import address_rects
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten, step_range
@@ -59,6 +61,7 @@ class AddressView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
+        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self.x_range = Range1d(-0.5, 0.5)  # shared: both regions over the same steps
         # per region: the allocations drawn alone, and the cells aggregating the small ones (numbers
         # only: a per-rectangle text column would be most of every update at scale)
@@ -74,9 +77,9 @@ class AddressView(pn.viewable.Viewer):
         self._notes = {r: pn.pane.HTML("", css_classes=["ts-address-note"], stylesheets=[CSS], sizing_mode="stretch_width") for r in REGION_NAMES}
         self._header = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._picked = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        watch_state(self.state, self._on_plan, ["data"])
-        watch_state(self.state, self._on_selection, ["selected_values"])
-        watch_state(self.state, self._on_step, ["selected_step"])
+        self._gate.watch(self._on_plan, ["data"])
+        self._gate.watch(self._on_selection, ["selected_values"])
+        self._gate.watch(self._on_step, ["selected_step"])
         self._on_plan()
 
     # ------------------------------------------------------------------ figures
@@ -125,8 +128,9 @@ class AddressView(pn.viewable.Viewer):
         for annotation in (*spans.values(), *labels.values()):
             fig.add_layout(annotation)
         self.marks[region] = {"spans": spans, "labels": labels, "fragmentation": frag}
-        fig.on_event(Tap, lambda event, region=region: self._on_tap(region, event))
-        fig.on_event(RangesUpdate, lambda event, region=region: self._on_ranges(region, event))
+        fig.on_event(Tap, one_message(lambda event, region=region: self._on_tap(region, event)))
+        fig.on_event(RangesUpdate, one_message(lambda event, region=region: self._on_ranges(region, event)))
+        settle_quickly(fig)
         return fig
 
     # ------------------------------------------------------------------ data
@@ -322,6 +326,10 @@ class AddressView(pn.viewable.Viewer):
         else:
             what = "scratch" if p.kind_names()[k] == "scratch" else "exchange rows"
             self._picked.object = f'<div class="ts-address-picked" data-testid="ts-address-picked">{what} ({region}): {where}</div>'
+
+    def set_shown(self, shown: bool) -> None:
+        """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
+        self._gate.set_shown(shown)
 
     def __panel__(self):
         return pn.Column(

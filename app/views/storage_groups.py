@@ -16,7 +16,7 @@ from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.table_patch import patch_cells
-from tilescope.app.view_guard import watch_state
+from tilescope.app.shown_gate import ShownGate
 from tilescope.derived.groups import TABLE_COLUMNS, GroupTable, hand_overs
 from tilescope.models.format import fmt_bytes, shorten, step_range
 
@@ -28,6 +28,7 @@ class StorageGroupsView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
+        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self._members: dict[int, np.ndarray] = {}
         self._groups: GroupTable | None = None  # the open profile's (derived.groups.GroupTable)
         self._shown_single: bool | None = None  # show_single of the table's current rows
@@ -43,8 +44,8 @@ class StorageGroupsView(pn.viewable.Viewer):
         self.detail = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", min_height=200)
         self._single = pn.widgets.Checkbox.from_param(self.param.show_single, label="show groups of one value")
         self.table.param.watch(self._on_table_selection, "selection")
-        watch_state(self.state, self._on_plan, ["data"])
-        watch_state(self.state, self._on_values, ["selected_values"])
+        self._gate.watch(self._on_plan, ["data"])
+        self._gate.watch(self._on_values, ["selected_values"])
         self._on_plan()
 
     @param.depends("show_single", watch=True)
@@ -99,6 +100,10 @@ class StorageGroupsView(pn.viewable.Viewer):
     def _show(self, group: int | None):
         self.group = group
         self.detail.object = group_html(self.state, group, self._members.get(group)) if group is not None else ""
+
+    def set_shown(self, shown: bool) -> None:
+        """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
+        self._gate.set_shown(shown)
 
     def __panel__(self):
         return pn.Column(

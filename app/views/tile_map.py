@@ -19,7 +19,8 @@ from bokeh.plotting import figure
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
-from tilescope.app.view_guard import watch_state
+from tilescope.app.one_message import one_message
+from tilescope.app.shown_gate import ShownGate
 from tilescope.derived.tile_view import TILE_REGIONS, TileMap
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten
@@ -38,6 +39,7 @@ class TileMapView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
+        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self.source = ColumnDataSource({k: [] for k in TILE_FIELDS}, name="ts-tile-map-tiles")
         self.marked = ColumnDataSource({k: [] for k in MARK_FIELDS}, name="ts-tile-map-marked")
         self.mapper = LinearColorMapper(palette=Viridis256, low=0, high=1)
@@ -45,12 +47,12 @@ class TileMapView(pn.viewable.Viewer):
         self._map: TileMap | None = None
         self._region = pn.widgets.RadioButtonGroup.from_param(self.param.region, label="")
         self._worst_button = pn.widgets.Button(label="worst tile", width=90)
-        self._worst_button.on_click(lambda event: setattr(self, "tile", None))
+        self._worst_button.on_click(one_message(lambda event: setattr(self, "tile", None)))
         self._head = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._holdings = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._pane = pn.pane.Bokeh(self.figure)
-        watch_state(self.state, self._on_plan, ["data"])
-        watch_state(self.state, self._refresh, ["selected_step"])
+        self._gate.watch(self._on_plan, ["data"])
+        self._gate.watch(self._refresh, ["selected_step"])
         self._on_plan()
 
     def _build_figure(self):
@@ -67,7 +69,7 @@ class TileMapView(pn.viewable.Viewer):
         fig.rect(x="x", y="y", width=1.0, height=1.0, source=self.marked, fill_alpha=0, line_color="color", line_width=2.5)
         fig.add_tools(HoverTool(renderers=[cells], tooltips=[("tile", "@tile"), ("bytes", "@bytes{0,0} B"), ("of the estimate", "@share{0.0 %}")]))
         fig.add_layout(ColorBar(color_mapper=self.mapper, width=10, formatter=NumeralTickFormatter(format="0,0"), title="bytes"), "right")
-        fig.on_event(Tap, self._on_tap)
+        fig.on_event(Tap, one_message(self._on_tap))
         return fig
 
     # ------------------------------------------------------------------ data
@@ -163,6 +165,10 @@ class TileMapView(pn.viewable.Viewer):
         tile = self._map.tile_at(event.x, event.y)
         if tile is not None:
             self.tile = tile
+
+    def set_shown(self, shown: bool) -> None:
+        """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
+        self._gate.set_shown(shown)
 
     def __panel__(self):
         return pn.Column(

@@ -11,28 +11,38 @@ Clicking the plot selects the nearest step.
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import panel as pn
 import param
 from bokeh.events import RangesUpdate, Tap
 from bokeh.models import (
-    BoxAnnotation, ColumnDataSource, HoverTool, Label, LabelSet, Legend, LegendItem, NumeralTickFormatter, Range1d, Span,
+    BoxAnnotation, ColumnDataSource, CustomJS, CustomJSHover, HoverTool, Label, LabelSet, Legend, LegendItem, NumeralTickFormatter, Range1d, Span,
 )
 from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
+from tilescope.app.one_message import one_message
+from tilescope.app.ranges_update import settle_quickly
 from tilescope.derived.overview import MOST_MARKS, PIXEL_COLUMNS  # (one definition: the cached overview draws the same points)
 from tilescope.derived.peak_labels import PeakMark, place_labels, y_end_for
 from tilescope.derived.series import minmax_indices, near_peak_runs, thinned, window_of
 from tilescope.models.format import shorten
 from tilescope.models.glossary import GLOSSARY
 from tilescope.app.view_guard import watch_state
+from tilescope.app.widgets.source_update import update_columns
 
 TOOLTIP = static_text("timeline_tooltip.html")
+SELECT_JS = static_text("timeline_select.js")
+OPERATION_JS = static_text("timeline_operation.js")
+# Up to this many distinct operation texts, the profile's table of them is sent once and each point
+# carries a code (a 23,200-step synthetic profile has 32: its zoom messages were mostly this text).
+MOST_OPERATION_NAMES = 4096
 COLORS = {"standard": "#4C78A8", "interleaved": "#F58518", "exchange": "#9D9D9D", "budget": "#C62828", "effective": "#8E24AA"}
 INK = {False: "#111111", True: "#E8E8E8"}  # marks and the selected-step line, per theme (dark?)
-USAGE_FIELDS = ("step", "std", "intl", "exch", "si", "top", "total", "std_line", "eff", "mid", "operation", "source", "count", "ghost")
+USAGE_FIELDS = ("step", "std", "intl", "exch", "si", "total", "std_line", "eff", "mid", "op", "source", "count", "ghost")
 PEAK_FIELDS = ("x", "y", "label", "label_y", "align", "offset", "definition")
 
 
@@ -58,6 +68,8 @@ class TimelineView(pn.viewable.Viewer):
         self._dark = False
         self._y_end = 1.0  # the y range's end (lanes for the peak labels above the data)
         self.usage_source = ColumnDataSource(_empty(USAGE_FIELDS), name="ts-timeline-usage")
+        self.operation_names = ColumnDataSource({"text": []}, name="ts-timeline-operations")  # what ``op`` codes name
+        self._op_codes = None  # per step, the code of its operation in operation_names (None: many distinct texts)
         self.loop_source = ColumnDataSource({"left": [], "right": []}, name="ts-timeline-loops")
         self.repeat_source = ColumnDataSource({"x": []}, name="ts-timeline-repeats")
         self.near_peak_source = ColumnDataSource({"left": [], "right": []}, name="ts-timeline-near-peak")
@@ -92,7 +104,7 @@ class TimelineView(pn.viewable.Viewer):
         self.stacked = [
             fig.varea(x="step", y1=0, y2="std", source=src, fill_color=COLORS["standard"], fill_alpha=0.75),
             fig.varea(x="step", y1="std", y2="si", source=src, fill_color=COLORS["interleaved"], fill_alpha=0.75),
-            fig.varea(x="step", y1="si", y2="top", source=src, fill_color=COLORS["exchange"], fill_alpha=0.35, hatch_pattern="/", hatch_alpha=0.3),
+            fig.varea(x="step", y1="si", y2="total", source=src, fill_color=COLORS["exchange"], fill_alpha=0.35, hatch_pattern="/", hatch_alpha=0.3),
         ]
         self.separate = [
             fig.line(x="step", y="std_line", source=src, line_color=COLORS["standard"], line_width=1.6),
@@ -108,13 +120,15 @@ class TimelineView(pn.viewable.Viewer):
                 renderers=[self.hover_line], mode="vline", attachment="horizontal",
                 # app/static/timeline_tooltip.html: Bokeh escapes every @field it fills in (none uses
                 # {safe}), so operation text from the file stays text; the template caps the width.
-                tooltips=TOOLTIP,
+                tooltips=TOOLTIP, formatters={"@op": CustomJSHover(args={"names": self.operation_names}, code=OPERATION_JS)},
             )
         )
         self.budget_span = Span(location=0, dimension="width", line_color=COLORS["budget"], line_dash="dashed", line_width=1.5)
         self.interleaved_budget_span = Span(location=0, dimension="width", line_color=COLORS["interleaved"], line_dash="dashed", line_width=1.5)
         self.support_band = BoxAnnotation(bottom=0, top=0, fill_color=COLORS["budget"], fill_alpha=0.10, hatch_pattern="x", hatch_alpha=0.18, hatch_color=COLORS["budget"])
-        self.selected_span = Span(location=0, dimension="height", line_color=INK[False], line_width=1.5, line_alpha=0.8)
+        # On the overlay layer: moving it repaints that layer alone, not every series of the chart.
+        self.selected_span = Span(location=0, dimension="height", line_color=INK[False], line_width=1.5, line_alpha=0.8,
+                                  name="ts-selected-step-line", level="overlay")
         self.budget_label = Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["budget"], y_offset=3)
         self.support_label = Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["budget"], y_offset=-14)
         self.ibudget_label = Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["interleaved"], y_offset=3)
@@ -144,8 +158,10 @@ class TimelineView(pn.viewable.Viewer):
         legend.items.append(self.ghost_legend)
         self.legend = legend
         fig.add_layout(legend, "below")
-        fig.on_event(Tap, self._on_tap)
-        fig.on_event(RangesUpdate, self._on_ranges)
+        fig.js_on_event(Tap, CustomJS(args={"span": self.selected_span}, code=SELECT_JS))  # the line moves at once
+        fig.on_event(Tap, one_message(self._on_tap))
+        fig.on_event(RangesUpdate, one_message(self._on_ranges))
+        settle_quickly(fig)
         return fig
 
     def set_dark(self, dark: bool) -> None:
@@ -178,6 +194,7 @@ class TimelineView(pn.viewable.Viewer):
         if self._series_of is not data.opened:
             self._series_of = data.opened
             self._window = (None, None)
+            self._encode_operations(steps.operation)
             self.figure.x_range.update(start=-0.5, end=max(n - 0.5, 0.5))
         column = max(n / PIXEL_COLUMNS, 1.0)  # steps per pixel column of the whole profile
         first, last = near_peak_runs(series.total, 0.95, merge_gap=int(column))
@@ -199,6 +216,15 @@ class TimelineView(pn.viewable.Viewer):
         self.ghost.visible = self.ghost_legend.visible = data.edited
         self._on_step()
         self._refresh_points()
+
+    def _encode_operations(self, operations) -> None:
+        """The profile's distinct operation texts, sent once, and each step's code among them."""
+        encoded = pc.dictionary_encode(operations.combine_chunks() if isinstance(operations, pa.ChunkedArray) else operations)
+        if len(encoded.dictionary) > MOST_OPERATION_NAMES:
+            self._op_codes = None
+            return
+        self._op_codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+        self.operation_names.data = {"text": [shorten(text, 90) for text in encoded.dictionary.to_pylist()]}
 
     def _label_budgets(self, arrays) -> None:
         budget, ibudget, support = arrays.budget_bytes, arrays.interleaved_budget_bytes, arrays.support_reserve_bytes
@@ -244,14 +270,19 @@ class TimelineView(pn.viewable.Viewer):
         keep = minmax_indices([s["total"], s["std_line"], s["intl"], s["ghost"]] if edited else [s["total"], s["std_line"], s["intl"]], start, stop, PIXEL_COLUMNS)
         ex = self.state.data.arrays.exchange_rows
         std, intl = s["std"][keep], s["intl"][keep]
-        operations = s["operation"].take(keep).to_pylist()
-        self.usage_source.data = {
+        if self._op_codes is not None:
+            op = self._op_codes[keep]
+        else:  # many distinct texts: the points' own, sent with them (an edit that keeps the points: already there)
+            op = np.arange(keep.size, dtype=np.int32)
+            current = self.usage_source.data.get("step")
+            if not (isinstance(current, np.ndarray) and np.array_equal(current, keep)):
+                self.operation_names.data = {"text": [shorten(text, 90) for text in s["operation"].take(keep).to_pylist()]}
+        columns = {
             "step": keep, "std": std, "intl": intl, "exch": np.full(keep.size, ex), "si": std + intl,
-            "top": std + intl + ex, "total": std + intl + ex, "std_line": std + ex, "eff": std + intl + s["support"],
-            "mid": np.full(keep.size, self._y_end * 0.45),
-            "operation": [shorten(op, 90) for op in operations], "source": s["source"][keep], "count": s["count"][keep],
-            "ghost": s["ghost"][keep],
+            "total": std + intl + ex, "std_line": std + ex, "eff": std + intl + s["support"],
+            "source": s["source"][keep], "count": s["count"][keep], "ghost": s["ghost"][keep],
         }
+        update_columns(self.usage_source, {**columns, "mid": np.full(keep.size, self._y_end * 0.45), "op": op})
         self._refresh_marks(start, stop)
         shown = stop - start
         self._info.object = (

@@ -15,7 +15,7 @@ from bokeh.models.widgets.tables import NumberFormatter
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.selection import TABLE_SELECTION, SelectionLink
 from tilescope.app.widgets.table_patch import patch_cells
-from tilescope.app.view_guard import watch_state
+from tilescope.app.shown_gate import ShownGate
 from tilescope.derived.values import PLAN_COLUMNS
 
 TEXT_COLUMNS = ("name", "group", "shape", "precision", "region", "tiling", "alias_of")
@@ -47,6 +47,7 @@ class ValuesTableView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
+        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self.table = pn.widgets.Tabulator(
             pd.DataFrame({c: [] for c in self.COLUMNS}), show_index=False, disabled=True,
             **TABLE_SELECTION, pagination="remote", page_size=25, header_filters=True,
@@ -54,9 +55,9 @@ class ValuesTableView(pn.viewable.Viewer):
             css_classes=["ts-values-table"], layout="fit_data_table",
         )
         self._note = pn.pane.HTML("", styles={"font-size": "12px", "opacity": "0.8"})
-        self._link = SelectionLink(self.state, self.table)
+        self._link = SelectionLink(self.state, self.table, watch=self._gate.watch)
         self._shown_of = None  # the opened profile whose values the table holds
-        watch_state(self.state, self._refresh, ["data"])
+        self._gate.watch(self._refresh, ["data"])
         self._refresh()
 
     def _refresh(self, *_):
@@ -87,6 +88,10 @@ class ValuesTableView(pn.viewable.Viewer):
             if changed.size:
                 patch[column] = list(zip(shown.index[changed].tolist(), frame[column].iloc[changed].tolist()))
         patch_cells(self.table, patch)
+
+    def set_shown(self, shown: bool) -> None:
+        """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
+        self._gate.set_shown(shown)
 
     def __panel__(self):
         return pn.Column(self._note, self.table, sizing_mode="stretch_width")

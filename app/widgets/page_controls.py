@@ -14,6 +14,7 @@ import param
 from panel.custom import JSComponent
 
 from tilescope.app.assets import STATIC
+from tilescope.app.one_message import one_message
 
 KEYS = ("ArrowLeft", "ArrowRight", "Home", "End", "p")
 
@@ -30,6 +31,7 @@ class PageControls(JSComponent):
         super().__init__(**params)
         self._on_key, self._on_restore = on_key, on_restore
 
+    @one_message
     def _handle_msg(self, msg) -> None:
         if not isinstance(msg, dict):
             return

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 
+from tilescope.app.one_message import one_message
 from tilescope.app.state import SessionState
 from tilescope.app.view_guard import watch_state
 
@@ -23,11 +24,16 @@ TABLE_SELECTION = {"selectable": True}  # Tabulator: a click selects one row, Ct
 class SelectionLink:
     """Keeps a Tabulator's selected rows and ``state.selected_values`` in step, both ways."""
 
-    def __init__(self, state: SessionState, table: pn.widgets.Tabulator):
+    def __init__(self, state: SessionState, table: pn.widgets.Tabulator, watch=None):
+        """``watch(fn, names, name=)``: how the link watches the state (default ``view_guard.watch_state``;
+        a view in a side tab passes its ``ShownGate.watch``, so a hidden table is not re-selected)."""
         self.state, self.table = state, table
         self._syncing = False
-        table.param.watch(self._from_table, "selection")
-        watch_state(state, self._from_state, "selected_values", name="the table selection")
+        table.param.watch(one_message(self._from_table), "selection")
+        if watch is None:
+            watch_state(state, self._from_state, "selected_values", name="the table selection")
+        else:
+            watch(self._from_state, "selected_values", name="the table selection")
 
     def _from_table(self, event):
         if self._syncing:

@@ -40,6 +40,8 @@ class TilingWidget(JSComponent):
     _esm = STATIC / "tiling_widget.js"
     _stylesheets = [static_text("tiling_widget.css")]
     _render_policy = "manual"  # the ESM re-slots the inputs itself (model.on("inputs")), no full re-render
+    # A release is one event, not a stream of keystrokes: handled at once, not after Panel's 50 ms debounce.
+    _priority_changes = ["committed"]
 
 
 def committed_count(committed: dict | None) -> tuple[str, int] | None:
