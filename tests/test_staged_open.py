@@ -216,3 +216,37 @@ def test_a_failed_build_keeps_what_was_open(tmp_path, monkeypatch):
     assert s.source == "other" and s.opened.name == "other" and not s.loading
     assert list(app.body.objects) == page
     assert list(app.timeline.usage_source.data["step"]) == sample_points
+
+
+@pytest.mark.parametrize("mode", ["stacked", "separate"])
+def test_the_overview_draws_what_the_plan_then_draws(tmp_path, monkeypatch, mode):
+    """Every source and mark the timeline fills from the overview alone is what it then fills
+    from the plan for the whole profile (in either layout mode)."""
+    from tilescope.app.state import SessionState
+    from tilescope.app.views.timeline import TimelineView
+    from tilescope.derived.opening import open_path
+
+    monkeypatch.setenv("TILESCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    path = write_synthetic_profile(tmp_path / "big.memory_profile.json", 50, 24)
+    open_path(path)
+    staged = open_path(path, staged=True, build_behind=False)
+    assert not staged.ready
+    state = SessionState()
+    timeline = TimelineView(state=state, layout_mode=mode)
+
+    def picture() -> dict:
+        sources = {name: {k: list(v) for k, v in getattr(timeline, name).data.items()}
+                   for name in ("usage_source", "near_peak_source", "loop_source", "repeat_source", "peak_source")}
+        return {**sources, "y_end": timeline.figure.y_range.end, "x": (timeline.figure.x_range.start, timeline.figure.x_range.end),
+                "budgets": (timeline.budget_span.location, timeline.interleaved_budget_span.location, timeline.support_band.bottom),
+                "labels": (timeline.budget_label.text, timeline.support_label.text, timeline.ibudget_label.text),
+                "selected": timeline.selected_span.location}
+
+    timeline.show_overview(staged)
+    assert not staged.ready  # drawn without the plan
+    from_overview = picture()
+    state.adopt(staged.wait())
+    from_plan = picture()
+    assert len(from_overview["usage_source"]["step"]) == staged.overview.step.size > 0
+    for key in from_plan:
+        assert from_overview[key] == from_plan[key], key
