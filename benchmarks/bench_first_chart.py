@@ -13,7 +13,7 @@ Each measurement is a fresh ``panel serve app`` (``tests/browser_support.AppServ
 profile is already open in the server), warmed up by one session of the served default, then a
 new Chromium page navigates to ``?file=NAME``. "First points": the page's Bokeh document has the
 timeline's usage source (``ts-timeline-usage``) with points, checked every animation frame.
-"Summary": ``[data-testid=ts-summary]`` is in the page. Printed: the median of ``--repeat`` runs,
+"Summary": ``[data-testid=ts-summary]`` is in the page. Printed: the median of ``--repeat`` rounds (each round measures every profile once),
 and ratios of figures of this run: first points ÷ summary (what the staged open saves: before it,
 the timeline came with the summary), and each profile's first points ÷ the sample's (the issue's
 "the first chart does not grow with the file": 1 GB ÷ 92.5 MB).
@@ -98,10 +98,13 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.copyfile(path, linked)
         prime(linked, cache_dir)
         names.append((linked.name, linked.stat().st_size))
-    results = {}
+    results, measured = {}, {name: [] for name, _ in names}
     with sync_playwright() as playwright:
+        for _ in range(args.repeat):  # round after round, so a burst of the shared machine's load hits every profile alike
+            for name, _size in names:
+                measured[name].append(measure_once(playwright, root, cache_dir, name))
         for name, size in names:
-            runs = [measure_once(playwright, root, cache_dir, name) for _ in range(args.repeat)]
+            runs = measured[name]
             first, summary = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
             results[name] = (size, first, summary, runs[0][2])
             print(f"{name} ({size / 1e6:,.1f} MB): first points {first:.2f} s ({runs[0][2]:,} points), summary {summary:.2f} s; "
