@@ -237,6 +237,9 @@ def test_the_overview_draws_what_the_plan_then_draws(tmp_path, monkeypatch, mode
     def picture() -> dict:
         sources = {name: {k: list(v) for k, v in getattr(timeline, name).data.items()}
                    for name in ("usage_source", "near_peak_source", "loop_source", "repeat_source", "peak_source")}
+        if "op" in sources["usage_source"]:  # (operation texts sent as codes into a table of names: compare the texts)
+            names = list(timeline.operation_names.data["text"])
+            sources["usage_source"]["op"] = [names[code] for code in sources["usage_source"]["op"]]
         return {**sources, "y_end": timeline.figure.y_range.end, "x": (timeline.figure.x_range.start, timeline.figure.x_range.end),
                 "budgets": (timeline.budget_span.location, timeline.interleaved_budget_span.location, timeline.support_band.bottom),
                 "labels": (timeline.budget_label.text, timeline.support_label.text, timeline.ibudget_label.text),
