@@ -35,9 +35,10 @@ from tilescope.app.views.summary import SummaryView
 from tilescope.app.views.timeline import TimelineView
 from tilescope.app.widgets.page_controls import PageControls
 from tilescope.app.widgets.value_picker import ValuePicker
-from tilescope.derived.opening import Opened, open_bytes
+from tilescope.derived.opening import Opened, OpenedProfile, open_bytes
 
 CSS = static_text("page.css")
+BUILDING = "building the rest of the page…"  # the status while a staged profile's plan is built behind its timeline
 LABEL_ID = re.compile(r"#(-?\d+) ")  # a picker label starts with the value's id (derived.values.ValueText)
 
 
@@ -84,7 +85,8 @@ class ExplorerApp(pn.viewable.Viewer):
     def _profile_layout(self, tab: str | None = None):
         if self._profile_views is None:
             s = self.state
-            self.timeline = TimelineView(state=s)
+            if self.timeline is None:  # (else drawn already: a staged open showed its overview)
+                self.timeline = TimelineView(state=s)
             self.side = SideTabs(s, active=tab or DEFAULT_TAB, view_args={"compare": {"opener": self.compare_opener}})
             self.side.tabs.param.watch(self._push_query, "active")
             main = pn.Column(
@@ -216,14 +218,14 @@ class ExplorerApp(pn.viewable.Viewer):
         if wanted.file:
             root, name = self.options.data_root, wanted.file
             # Resolving the name touches the file system (symlinks): in the load worker too, never on the loop.
-            job = lambda progress: self.shared.open_path(resolve_in_root(root, name), progress, name=name)  # noqa: E731
+            job = lambda progress: self.shared.open_path(resolve_in_root(root, name), progress, name=name, **STAGED)  # noqa: E731
             if await self._load(job, name, requested=name, wanted=wanted):
                 await self._compare_with(wanted.compare)
                 return
             problem = self.state.error
         path = initial_file(self.options)
         rest = None if problem else UrlState(None, wanted.step, wanted.value, wanted.tab, wanted.edits, wanted.problems)
-        await self._load(partial(self.shared.open_path, path, name=display_name(path)), display_name(path), wanted=rest)
+        await self._load(partial(self.shared.open_path, path, name=display_name(path), **STAGED), display_name(path), wanted=rest)
         if not problem:
             await self._compare_with(wanted.compare)
         if problem:
@@ -258,18 +260,44 @@ class ExplorerApp(pn.viewable.Viewer):
     async def _load(self, job, name: str, requested: str | None = None, wanted: UrlState | None = None) -> bool:
         """Run ``job(progress) -> Opened`` (``derived.opening``) in one of the server's load workers
         (``app.load_pool``: a few threads, a time limit per load); adopt the result on this
-        session's loop, shown as ``name`` and as ``wanted`` says."""
+        session's loop, shown as ``name`` and as ``wanted`` says.
+
+        A staged open (``STAGED``) may return a cached profile whose plan is not built yet: its
+        timeline is drawn from the overview at once (``_show_overview``), then the plan is built in
+        a load worker (a load of its own, with the same time limit) and adopted. If that build
+        fails, the page goes back to what was open before, with the error."""
         state = self.state
         state.begin_load()
         doc = self._doc or pn.state.curdoc
         pool = load_pool(self.options.load_workers, self.options.load_timeout)
+        before = None
         try:
             opened: Opened = await pool.run(job, progress=state.report_progress, label=name)
+            if isinstance(opened, OpenedProfile) and not opened.ready:
+                before = list(self.body.objects)
+                await self._in_session(doc, partial(self._show_overview, opened, name))
+                opened = await pool.run(_build_rest, opened, progress=state.report_progress, label=name)
         except Exception as exc:  # bad input (InputError), a time limit, anything else: say it, keep what is open
-            await self._in_session(doc, partial(state.fail, exc))
+            await self._in_session(doc, partial(self._load_failed, exc, before))
             return False
         await self._in_session(doc, partial(self._adopt, opened, name, requested, wanted))
         return True
+
+    def _show_overview(self, opened: OpenedProfile, name: str) -> None:
+        """The timeline alone, drawn from the profile's overview, while its plan is built."""
+        if self.timeline is None:
+            self.timeline = TimelineView(state=self.state)
+            self._on_theme()
+        self.timeline.show_overview(opened)
+        self.state.param.update(status=f"{name}: {BUILDING}", progress=0.95)
+        self.body.objects = [pn.Column(self.timeline, sizing_mode="stretch_width", css_classes=["ts-main-column"], stylesheets=[CSS])]
+
+    def _load_failed(self, exc: BaseException, before: list | None) -> None:
+        """Say why; what was open stays (the page as it was before an overview was drawn)."""
+        self.state.fail(exc)
+        if before is not None:
+            self.body.objects = before
+            self.timeline.redraw()
 
     def adopt(self, opened: Opened, name: str) -> None:
         """Show an already opened file (a notebook opens it synchronously: ``app.notebook``)."""
@@ -330,6 +358,18 @@ class ExplorerApp(pn.viewable.Viewer):
 
     def __panel__(self):
         return self.page
+
+
+STAGED = {"staged": True, "build_behind": False}  # files opened by path: a cached one's timeline first (README "Big profiles")
+
+
+def _build_rest(opened: OpenedProfile, _progress) -> OpenedProfile:
+    """In a load worker: build the staged profile's arrays and plan (in this thread, so the pool
+    sees its CPU use; the build reports no progress), and what adopting it draws first, so the
+    session's loop does not."""
+    opened.wait()
+    opened.base.series, opened.steps, opened.value_search  # noqa: B018 (computed once, kept on the shared profile)
+    return opened
 
 
 def build_app(argv: list[str]) -> ExplorerApp:

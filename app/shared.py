@@ -65,13 +65,15 @@ class SharedProfiles:
             return self.max_file_bytes
         return None
 
-    def open_path(self, path: str | Path, progress: Progress | None = None, name: str | None = None, *, staged: bool = False) -> Opened:
+    def open_path(self, path: str | Path, progress: Progress | None = None, name: str | None = None, *, staged: bool = False,
+                  build_behind: bool = True) -> Opened:
         """``derived.opening.open_path``, served from a session's earlier load of the same unchanged
         file. (A shared profile keeps the name it was first opened under; a session shows its own.)
         A file that is not regular, or over its cap, is refused (InputError) before it is read.
         ``staged``: a cached profile may come back before its plan exists (its overview is there,
         the rest is being built: ``OpenedProfile.ready``); another session asking meanwhile gets the
-        same one, and waits for the same build."""
+        same one, and waits for the same build. ``build_behind=False``: that build starts when
+        someone first waits for it (``OpenedProfile.wait``), in the waiter's thread."""
         check_file(path, name or str(path), self.cap_for(path))
         before = file_identity(path)
         while True:
@@ -90,7 +92,7 @@ class SharedProfiles:
                 if progress is not None:
                     progress("waiting for another session's load of the same file", 0.0)
         try:
-            opened = open_path(path, progress, name, staged=staged)
+            opened = open_path(path, progress, name, staged=staged, build_behind=build_behind)
             with self._lock:
                 self.loads += 1
             if isinstance(opened, OpenedProfile) and before is not None and file_identity(path) == before:

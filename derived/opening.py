@@ -203,10 +203,11 @@ def opened_profile(name: str, profile: MemoryProfile) -> OpenedProfile:
     return OpenedProfile(name, build=lambda: build_profile(profile)).wait()
 
 
-def _from_cache(name: str, cached: CachedProfile, staged: bool) -> OpenedProfile:
+def _from_cache(name: str, cached: CachedProfile, staged: bool, build_behind: bool = True) -> OpenedProfile:
     """A profile opened through the cache. When the entry has the overview (written the first
-    time this content was planned), a staged open returns at once and builds the rest behind it;
-    otherwise it is built here, and the overview written to the entry for the next open."""
+    time this content was planned), a staged open returns at once and builds the rest behind it
+    (``build_behind``; else the first reader builds it); otherwise it is built here, and the
+    overview written to the entry for the next open."""
     stored = None
     if cached.profile is None:  # a cache hit: the overview may be there
         table = cached.entry.read_table(OVERVIEW_TABLE)
@@ -222,7 +223,9 @@ def _from_cache(name: str, cached: CachedProfile, staged: bool) -> OpenedProfile
         return built
 
     opened = OpenedProfile(name, build=build, overview=stored)
-    return opened.build_behind() if staged and stored is not None else opened.wait()
+    if not (staged and stored is not None):
+        return opened.wait()
+    return opened.build_behind() if build_behind else opened
 
 
 def _opened(name: str, kind: str, payload: MemoryProfile | bytes) -> Opened:
@@ -232,7 +235,7 @@ def _opened(name: str, kind: str, payload: MemoryProfile | bytes) -> Opened:
 
 
 def open_path(path: str | Path, progress: Progress | None = None, name: str | None = None, *, use_cache: bool = True,
-              staged: bool = False) -> Opened:
+              staged: bool = False, build_behind: bool = True) -> Opened:
     """Open a file (``name``: how errors and the page name it; default the path).
 
     ``staged``: a profile whose cache entry has its overview comes back as soon as that is read,
@@ -240,14 +243,16 @@ def open_path(path: str | Path, progress: Progress | None = None, name: str | No
     built before this returns. Raises ``InputError`` naming the file as the user named it (a
     ``?file=`` name, not the server's absolute path); with ``staged``, a failure of the build
     behind (the file changed into a bad one since it was cached) is raised by the first reader of
-    the plan.
+    the plan. ``build_behind=False`` (with ``staged``): no thread is started; the first reader of
+    the plan (or ``wait()``) builds it in its own thread (the app: in its load worker, which then
+    keeps its time limit and shows its CPU use, ``app.load_pool``).
     """
     label = name or str(path)
     try:
         if use_cache:
             kind, payload = open_cached_output(path, progress=progress)
             if kind == "memory_profile":
-                opened = _from_cache(label, payload, staged)
+                opened = _from_cache(label, payload, staged, build_behind)
                 if progress is not None:
                     progress("done", 1.0)
                 return opened

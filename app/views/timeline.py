@@ -7,6 +7,10 @@ At scale the browser never gets every step: ``tilescope.derived.series.minmax_in
 column of the visible window, the first/last step and the steps holding each series' minimum and
 maximum, so peaks survive any zoom; the window is recomputed on every zoom/pan (RangesUpdate).
 Clicking the plot selects the nearest step.
+
+A cached big profile is first drawn from its overview alone (``show_overview``:
+``derived.overview.UsageOverview``, the same whole-profile points), before its plan exists; a zoom
+then shows the overview's points, and the plan's data takes over once the session adopts it.
 """
 from __future__ import annotations
 
@@ -65,6 +69,7 @@ class TimelineView(pn.viewable.Viewer):
         self._window: tuple[float | None, float | None] = (None, None)
         self._series_of = None  # the opened profile the loop/repeat marks were built for
         self._series = None  # full-resolution per-step arrays of the current plan (dict of numpy)
+        self._overview_of = None  # the profile whose overview is drawn while its plan is built (show_overview)
         self._dark = False
         self._y_end = 1.0  # the y range's end (lanes for the peak labels above the data)
         self.usage_source = ColumnDataSource(_empty(USAGE_FIELDS), name="ts-timeline-usage")
@@ -177,7 +182,62 @@ class TimelineView(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ data
 
+    def show_overview(self, opened) -> None:
+        """Draw ``opened.overview`` (an ``OpenedProfile`` whose plan is still being built): the
+        usage, near-peak runs, loop and Repeat marks, peaks and budgets the plan would draw for the
+        whole profile, from the overview's rows. Until the session adopts the plan (``_on_plan``), a
+        zoom keeps these points."""
+        o = opened.overview
+        n, ex, support, peaks = o.n_steps, o.exchange_rows, o.support_reserve_bytes, o.peaks
+        if self._series_of is not opened:  # (a mode change redraws it: the zoom stays)
+            self._series_of, self._window = opened, (None, None)
+            self.figure.x_range.update(start=-0.5, end=max(n - 0.5, 0.5))
+        self._series, self._overview_of = None, opened
+        std, intl = o.standard, o.interleaved
+        top = max(peaks.total, o.budget_bytes, peaks.total - ex + support)  # (as _on_plan: the kept steps hold every maximum)
+        stacked = self.layout_mode == "stacked"
+        at = {int(step): row for row, step in enumerate(o.step)}  # each peak's step is one of the kept steps
+        marks = [
+            PeakMark("total peak", peaks.total_step, peaks.total, f"total peak {peaks.total:,} B at step {peaks.total_step}"),
+            PeakMark("standard peak", peaks.standard_step, peaks.standard - ex if stacked else peaks.standard,
+                     f"standard peak {peaks.standard:,} B at step {peaks.standard_step}"),
+            PeakMark("interleaved peak", peaks.interleaved_step,
+                     int(std[at[peaks.interleaved_step]]) + peaks.interleaved if stacked else peaks.interleaved,
+                     f"interleaved peak {peaks.interleaved:,} B at step {peaks.interleaved_step}"),
+        ]
+        self._y_end = y_end_for(top, len(marks))
+        self.figure.y_range.update(start=0, end=self._y_end)
+        self.budget_span.location, self.interleaved_budget_span.location = o.budget_bytes, o.interleaved_budget_bytes
+        self.support_band.update(bottom=o.budget_bytes - support, top=o.budget_bytes)
+        self._label_budgets(o)  # (the overview has the arrays' budget fields)
+        self.peak_source.data = self._peak_data(marks, n, self._y_end)
+        column = max(n / PIXEL_COLUMNS, 1.0)
+        self.near_peak_source.data = {"left": o.near_first - 0.5, "right": np.maximum(o.near_last + 0.5, o.near_first - 0.5 + 2 * column)}
+        self.loop_source.data = {"left": o.loop_first - 0.5, "right": o.loop_last + 0.5}
+        self.repeat_source.data = {"x": o.repeat_steps}
+        total = std + intl + ex
+        self.usage_source.data = {
+            "step": o.step, "std": std, "intl": intl, "exch": np.full(o.step.size, ex), "si": std + intl, "top": total,
+            "total": total, "std_line": std + ex, "eff": std + intl + support, "mid": np.full(o.step.size, self._y_end * 0.45),
+            "operation": [shorten(op, 90) for op in o.operation], "source": o.source, "count": o.execution_count, "ghost": total,
+        }
+        self.ghost.visible = self.ghost_legend.visible = False
+        step = peaks.total_step
+        self.selected_span.location = step
+        operation = o.operation[at[step]] if step in at else ""
+        self._step_line.object = (
+            f'<span data-testid="ts-selected-step"><b>Step {step}</b> of {n:,}</span> '
+            f"<code style='opacity:0.8'>{esc(shorten(operation, 90))}</code>"
+        )
+        self._info.object = f"{n:,} steps; showing the whole profile's overview, {o.step.size:,} points (full detail once the page is built)"
+
+    def redraw(self) -> None:
+        """Draw the session's current plan again (an overview was drawn whose build then failed)."""
+        self._overview_of = self._series_of = None
+        self._on_plan()
+
     def _on_plan(self, *_):
+        self._overview_of = None
         data = self.state.data
         if data is None:
             self._series = None
@@ -303,7 +363,9 @@ class TimelineView(pn.viewable.Viewer):
     @param.depends("layout_mode", watch=True)
     def _on_mode(self):
         self._show_mode()
-        if self._series is not None and self.state.data is not None:
+        if self._overview_of is not None:
+            self.show_overview(self._overview_of)
+        elif self._series is not None and self.state.data is not None:
             self._on_plan()
 
     def _show_mode(self):
