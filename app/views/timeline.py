@@ -216,10 +216,13 @@ class TimelineView(pn.viewable.Viewer):
         self.loop_source.data = {"left": o.loop_first - 0.5, "right": o.loop_last + 0.5}
         self.repeat_source.data = {"x": o.repeat_steps}
         total = std + intl + ex
+        names = pc.dictionary_encode(pa.array(o.operation, type=pa.string()))  # (the points' own texts: the steps' codes come with the plan)
+        self._op_codes = None
+        self.operation_names.data = {"text": [shorten(text, 90) for text in names.dictionary.to_pylist()]}
         self.usage_source.data = {
-            "step": o.step, "std": std, "intl": intl, "exch": np.full(o.step.size, ex), "si": std + intl, "top": total,
+            "step": o.step, "std": std, "intl": intl, "exch": np.full(o.step.size, ex), "si": std + intl,
             "total": total, "std_line": std + ex, "eff": std + intl + support, "mid": np.full(o.step.size, self._y_end * 0.45),
-            "operation": [shorten(op, 90) for op in o.operation], "source": o.source, "count": o.execution_count, "ghost": total,
+            "op": names.indices.to_numpy(zero_copy_only=False).astype(np.int32), "source": o.source, "count": o.execution_count, "ghost": total,
         }
         self.ghost.visible = self.ghost_legend.visible = False
         step = peaks.total_step
@@ -237,7 +240,7 @@ class TimelineView(pn.viewable.Viewer):
         self._on_plan()
 
     def _on_plan(self, *_):
-        self._overview_of = None
+        drawn_overview, self._overview_of = self._overview_of, None
         data = self.state.data
         if data is None:
             self._series = None
@@ -256,6 +259,8 @@ class TimelineView(pn.viewable.Viewer):
             self._window = (None, None)
             self._encode_operations(steps.operation)
             self.figure.x_range.update(start=-0.5, end=max(n - 0.5, 0.5))
+        elif drawn_overview is data.opened:  # its overview was drawn (show_overview): the zoom stays, the steps' codes are new
+            self._encode_operations(steps.operation)
         column = max(n / PIXEL_COLUMNS, 1.0)  # steps per pixel column of the whole profile
         first, last = near_peak_runs(series.total, 0.95, merge_gap=int(column))
         # each run at least two columns wide, so a one-step peak region still shows on a long profile
