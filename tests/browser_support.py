@@ -48,6 +48,20 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def stop_server(process: subprocess.Popen, log) -> None:
+    """Stop a server subprocess (terminate, kill after 15 s) and delete its log file."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)
+    log.close()
+    with contextlib.suppress(OSError):
+        os.unlink(log.name)
+
+
 class AppServer:
     """A ``panel serve app`` subprocess bound to 127.0.0.1 on a free port; stopped by ``stop()``."""
 
@@ -91,16 +105,7 @@ class AppServer:
         return Path(self.log.name).read_text(errors="replace")[-6000:]
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=15)
-        self.log.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self.log.name)
+        stop_server(self.process, self.log)
 
 
 @contextlib.contextmanager

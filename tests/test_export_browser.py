@@ -6,15 +6,14 @@ to check that it follows the session (edits, selected step).
 """
 from __future__ import annotations
 
-import asyncio
 import csv
-from concurrent.futures import ThreadPoolExecutor
 import io
 import json
 
 import pytest
 from PIL import Image
 
+from async_support import run_on_own_loop
 from browser_support import SAMPLE, wait_for_app
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -104,8 +103,7 @@ def test_view_follows_the_session_edits_and_step():
     def fetch(key: str) -> bytes:
         """Run the button's coroutine callback on a loop of its own (Playwright's sync API may hold
         this thread's loop when browser tests ran before)."""
-        with ThreadPoolExecutor(1) as pool:
-            return pool.submit(asyncio.run, view._buttons[key].callback()).result().getvalue()
+        return run_on_own_loop(view._buttons[key].callback()).getvalue()
 
     values = rows_of(fetch("values.csv"))
     row = next(r for r in values if int(r["id"]) == 84)

@@ -6,15 +6,14 @@ dataset's partitions, refusals, a bad dataset, the compare link, and the whole p
 """
 from __future__ import annotations
 
-import asyncio
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs
 
 import pytest
 
 from compare_support import peaks_of
 from regress_support import BASE, BROKEN, HEAD, MID_V2, SEARCH, SMALL, VIT
+from async_support import run_on_own_loop
 from tilescope.app.fleet_open import (
     RowSource, compare_link, load_fleet, open_row, requested_dataset, row_source,
 )
@@ -27,10 +26,7 @@ from tilescope.models.errors import TilescopeError
 PEAK_COLUMNS = {"standard_peak": "standard", "interleaved_peak": "interleaved", "total_peak": "total", "effective_peak_bytes": "effective_peak_bytes"}
 
 
-def run(coroutine):
-    """In a thread of its own: an earlier browser test may leave an event loop running in this one."""
-    with ThreadPoolExecutor(1) as worker:
-        return worker.submit(asyncio.run, coroutine).result()
+run = run_on_own_loop
 
 
 @pytest.fixture(scope="module")

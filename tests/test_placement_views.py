@@ -10,8 +10,6 @@ recorded value bytes (tile 0 holds partition 0, a full shard, of every value).
 """
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import copy
 import csv
 import io
@@ -29,6 +27,7 @@ from editor_support import RawProfile, edited_bytes
 from hostile import VALUE_NAMES, write_hostile_profile
 from placement_support import expected_allocations, sweep_overlaps
 from test_placement import check_placement, raw_lower_bounds
+from async_support import run_on_own_loop
 from tilescope.app.state import SessionState
 from tilescope.app.views.export import ExportView
 from tilescope.app.views.placement import SHADE_SELECTED, AddressView
@@ -387,8 +386,7 @@ def test_file_text_is_escaped(tmp_path):
 def test_export_sends_the_allocations_of_the_current_plan(state, raw, edited_raw):
     edit(state)
     view = ExportView(state=state)
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        sent = pool.submit(asyncio.run, view._buttons["allocations.csv"].callback()).result().getvalue()
+    sent = run_on_own_loop(view._buttons["allocations.csv"].callback()).getvalue()
     rows = list(csv.DictReader(io.StringIO(sent.decode())))
     got = Counter((r["kind"], int(r["id"]) if r["id"] else None, r["region"], int(r["bytes"]), int(r["first_step"]), int(r["last_step"])) for r in rows)
     assert got == expected_allocations(raw, {VALUE: edited_raw["bytes"]})

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import _die_with_parent, free_port, kib, wait_for_app
+from browser_support import _die_with_parent, free_port, kib, stop_server, wait_for_app
 from tilescope import cli
 from tilescope.cli import serve
 from tilescope.synth import SAMPLE_PATH, write_synthetic_profile
@@ -61,16 +61,7 @@ class Served:
         return Path(self.log.name).read_text(errors="replace")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=15)
-        self.log.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self.log.name)
+        stop_server(self.process, self.log)
 
 
 @contextlib.contextmanager

@@ -14,6 +14,7 @@ import shutil
 import numpy as np
 import pytest
 
+from async_support import run_on_own_loop
 from tilescope.app.shared import SharedProfiles
 from tilescope.app.state import SessionState
 from tilescope.derived.opening import open_bytes
@@ -115,8 +116,6 @@ def test_one_sessions_edits_stay_its_own(profile_copy):
 def test_apps_of_one_process_share_through_panels_cache(sample_path):
     """``build_app`` (what ``panel serve app`` runs per session) hands every session the
     process's one SharedProfiles, kept in ``pn.state.cache``."""
-    import asyncio
-    from concurrent.futures import ThreadPoolExecutor
 
     import panel as pn
 
@@ -127,9 +126,7 @@ def test_apps_of_one_process_share_through_panels_cache(sample_path):
     try:
         apps = [build_app([str(sample_path)]) for _ in range(2)]
         for app in apps:
-            # in a thread of its own: an earlier browser test may leave an event loop running in this one
-            with ThreadPoolExecutor(1) as worker:
-                worker.submit(asyncio.run, app.load_initial()).result()
+            run_on_own_loop(app.load_initial())
         assert apps[0].shared is apps[1].shared is pn.state.cache[CACHE_KEY]
         assert apps[0].shared.loads == 1
         assert apps[1].state.arrays is apps[0].state.arrays

@@ -14,12 +14,10 @@ import zipfile
 from types import MappingProxyType
 
 import panel as pn
-import param
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
-from tilescope.app.state import SessionState
-from tilescope.app.shown_gate import ShownGate
+from tilescope.app.views.compare_part import ComparePart
 from tilescope.derived.compare_data import WHATIF
 from tilescope.report.compare_png import compare_png
 from tilescope.report.compare_tables import (
@@ -60,13 +58,10 @@ def _command(compare) -> str:
     return f"tilescope report A --compare B{edits}"
 
 
-class CompareExportView(pn.viewable.Viewer):
-    state = param.ClassSelector(class_=SessionState)
-    gate = param.ClassSelector(class_=ShownGate, default=None, doc="the Compare tab's gate (app.shown_gate); None: always follows")
+class CompareExportView(ComparePart):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.gate = self.gate or ShownGate(self.state)
         self._built_for = None  # the CompareData the kept files are of
         self._files: dict[str, bytes] = {}
         self._note = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))

@@ -13,9 +13,8 @@ from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
-from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
-from tilescope.app.shown_gate import ShownGate
+from tilescope.app.views.compare_part import ComparePart
 from tilescope.derived.compare_values import changes_text
 from tilescope.derived.values import tiling_summary
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes, shorten, step_range
@@ -76,15 +75,12 @@ def life_bars(view) -> dict:
     return out
 
 
-class CompareLifetimesView(pn.viewable.Viewer):
-    state = param.ClassSelector(class_=SessionState)
-    gate = param.ClassSelector(class_=ShownGate, default=None, doc="the Compare tab's gate (app.shown_gate); None: always follows")
+class CompareLifetimesView(ComparePart):
     selection = param.ClassSelector(class_=CompareSelection)
     x_range = param.ClassSelector(class_=Range1d, default=None, doc="shared with the overlaid timelines")
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.gate = self.gate or ShownGate(self.state)
         self.bars = ColumnDataSource({k: [] for k in BAR_FIELDS}, name="ts-compare-lifetime-bars")
         self.figure = self._build_figure()
         self._text = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))

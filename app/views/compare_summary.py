@@ -10,12 +10,10 @@ Every figure carries a ``data-testid`` whose text is only the figure: ``ts-compa
 from __future__ import annotations
 
 import panel as pn
-import param
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
-from tilescope.app.state import SessionState
-from tilescope.app.shown_gate import ShownGate
+from tilescope.app.views.compare_part import ComparePart
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 
 CSS = static_text("compare.css")
@@ -82,13 +80,10 @@ def compare_summary_html(compare) -> str:
     )
 
 
-class CompareSummaryView(pn.viewable.Viewer):
-    state = param.ClassSelector(class_=SessionState)
-    gate = param.ClassSelector(class_=ShownGate, default=None, doc="the Compare tab's gate (app.shown_gate); None: always follows")
+class CompareSummaryView(ComparePart):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.gate = self.gate or ShownGate(self.state)
         self._pane = pn.pane.HTML(compare_summary_html(self.state.compare), stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self.gate.watch(self._refresh, ["compare"])
 

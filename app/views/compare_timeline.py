@@ -19,11 +19,10 @@ from bokeh.events import RangesUpdate, Tap
 from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Legend, LegendItem, NumeralTickFormatter, Range1d, Span
 from bokeh.plotting import figure
 
-from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.app.one_message import one_message
 from tilescope.app.ranges_update import settle_quickly
-from tilescope.app.shown_gate import ShownGate
+from tilescope.app.views.compare_part import ComparePart
 from tilescope.derived.compare_data import REGIONS
 from tilescope.derived.series import minmax_indices, window_of
 from tilescope.models.format import shorten
@@ -63,14 +62,11 @@ def overlay_points(compare, region: str, keep: np.ndarray, with_operation: bool 
     }
 
 
-class CompareTimelineView(pn.viewable.Viewer):
-    state = param.ClassSelector(class_=SessionState)
-    gate = param.ClassSelector(class_=ShownGate, default=None, doc="the Compare tab's gate (app.shown_gate); None: always follows")
+class CompareTimelineView(ComparePart):
     selection = param.ClassSelector(class_=CompareSelection)
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.gate = self.gate or ShownGate(self.state)
         self._window: tuple[float | None, float | None] = (None, None)
         self._shown_window: tuple | None = None
         self._axis_of = None  # the CompareData whose aligned axis the x range was fitted to

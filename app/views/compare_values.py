@@ -16,9 +16,8 @@ import panel as pn
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
-from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
-from tilescope.app.shown_gate import ShownGate
+from tilescope.app.views.compare_part import ComparePart
 from tilescope.derived.compare_data import CHANGED_COLUMNS
 
 TITLES = MappingProxyType({
@@ -39,14 +38,11 @@ def _empty_frame() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series([], dtype="int64" if c in ("entry", "delta_bytes") else "object") for c in CHANGED_COLUMNS})
 
 
-class CompareValuesView(pn.viewable.Viewer):
-    state = param.ClassSelector(class_=SessionState)
-    gate = param.ClassSelector(class_=ShownGate, default=None, doc="the Compare tab's gate (app.shown_gate); None: always follows")
+class CompareValuesView(ComparePart):
     selection = param.ClassSelector(class_=CompareSelection)
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.gate = self.gate or ShownGate(self.state)
         self.table = pn.widgets.Tabulator(
             _empty_frame(), show_index=False, disabled=True, selectable="checkbox-single",
             pagination="remote", page_size=20, header_filters=True, hidden_columns=["entry"], titles=dict(TITLES), formatters=table_formatters(),

@@ -15,10 +15,9 @@ from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
-from tilescope.app.state import SessionState
 from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.app.one_message import one_message
-from tilescope.app.shown_gate import ShownGate
+from tilescope.app.views.compare_part import ComparePart
 from tilescope.derived.compare import FIGURES
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 from tilescope.report.compare_png import LESS, MORE, SIDE_COLOURS, WATERFALL_PARTS, waterfall_steps
@@ -63,15 +62,12 @@ def waterfall_html(attribution, bars: list[tuple[str, int]], figure_name: str) -
     )
 
 
-class CompareWaterfallView(pn.viewable.Viewer):
-    state = param.ClassSelector(class_=SessionState)
-    gate = param.ClassSelector(class_=ShownGate, default=None, doc="the Compare tab's gate (app.shown_gate); None: always follows")
+class CompareWaterfallView(ComparePart):
     selection = param.ClassSelector(class_=CompareSelection)
     figure_name = param.Selector(default="total", objects=list(FIGURES), doc="the peak whose change is shown")
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.gate = self.gate or ShownGate(self.state)
         self.bars = ColumnDataSource({k: [] for k in BAR_FIELDS}, name="ts-compare-waterfall-bars")
         self.figure = self._build_figure()
         self._choice = pn.widgets.RadioButtonGroup.from_param(self.param.figure_name, label="")

@@ -18,21 +18,14 @@ from __future__ import annotations
 import json
 
 from tilescope.cli.inputs import open_profile
-from tilescope.cli.plan import applied_edit_json, edits_of, parse_edit_argument
+from tilescope.cli.plan import add_edit_arguments, applied_edit_json, edits_of
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 from tilescope.planner.edits import apply_edits
 from tilescope.planner.placement import KIND_NAMES, REGION_NAMES, Placement, place
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("file", help="a memory profile (*.memory_profile.json)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument(
-        "--edit", action="append", default=[], type=parse_edit_argument, metavar="V:K=N|V:replicas=N",
-        help="set the partitions of axis position K of value V (or its replicas); repeatable",
-    )
-    parser.add_argument("--edits", metavar="EDITS.json", help="a saved edit set, applied before any --edit")
-    parser.add_argument("--storage-group", action="store_true", help="apply each edit to the value's whole storage group")
+    add_edit_arguments(parser)
 
 
 def placement_json(placement: Placement) -> dict:

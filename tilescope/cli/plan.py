@@ -63,7 +63,8 @@ def parse_edit_argument(text: str) -> TilingEdit:
     return TilingEdit(value, axis=int(match["axis"]), partitions=count)
 
 
-def add_arguments(parser) -> None:
+def add_edit_arguments(parser) -> None:
+    """The file and the edits, as every command that plans an edited profile takes them (plan, place)."""
     parser.add_argument("file", help="a memory profile (*.memory_profile.json)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
@@ -71,8 +72,12 @@ def add_arguments(parser) -> None:
         help="set the partitions of axis position K of value V (or its replicas); repeatable",
     )
     parser.add_argument("--edits", metavar="EDITS.json", help="a saved edit set, applied before any --edit")
-    parser.add_argument("--each", action="store_true", help="apply the edits one at a time; one JSON line per edit")
     parser.add_argument("--storage-group", action="store_true", help="apply each edit to the value's whole storage group")
+
+
+def add_arguments(parser) -> None:
+    add_edit_arguments(parser)
+    parser.add_argument("--each", action="store_true", help="apply the edits one at a time; one JSON line per edit")
     parser.add_argument("--write-profile", metavar="OUT.json", help="also write the plan as a memory profile (edited layouts, figures recomputed)")
     parser.add_argument("--overwrite", action="store_true", help="let --write-profile replace an existing file")
 
