@@ -7,6 +7,7 @@ dataclasses; the solver (``planner.solver``) reads only them. A MiniMalloc probl
 range ``[0, capacity)``, alignment 1, no regions, no host range and no conflicts, so none of the
 compiler's region rules applies to it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,7 +18,9 @@ INTERLEAVED = "Ipu21Interleaved"
 RequestClass = Literal["Ipu21Standard", "Ipu21Interleaved"]
 
 PROGRAM_START = 0  # ``first == 0``: present when the program starts (an input)
-PROGRAM_END = 4294967295  # ``last == 2**32 - 1``: needed after the device finishes (an output)
+PROGRAM_END = (
+    4294967295  # ``last == 2**32 - 1``: needed after the device finishes (an output)
+)
 
 # The compile-time constants the compiler's tests use for dumps older than version 1 (fixture README).
 DEFAULT_REGION_BOUNDARY = 524_288

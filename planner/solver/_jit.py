@@ -1,8 +1,10 @@
 """``njit``: numba's, caching compiled code on disk (numba falls back to a per-user cache folder
 when the package's ``__pycache__`` is not writable), so a fresh process pays the compilation once."""
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numba
 

@@ -20,13 +20,19 @@ when both do: it is the stronger).
 spans a contiguous run of them. The bytes live in a section (each request at its smallest size) give
 the lower bound.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-
-from tilescope.models.placement_problem import INTERLEAVED, PROGRAM_END, PROGRAM_START, PlacementProblem, PlacementRequest
+from tilescope.models.placement_problem import (
+    INTERLEAVED,
+    PROGRAM_END,
+    PROGRAM_START,
+    PlacementProblem,
+    PlacementRequest,
+)
 
 INF = 1 << 62
 
@@ -34,7 +40,9 @@ INF = 1 << 62
 @dataclass(frozen=True)
 class Arrays:
     n: int
-    sizes_min: np.ndarray  # smallest size over the request's domains (its bytes without any)
+    sizes_min: (
+        np.ndarray
+    )  # smallest size over the request's domains (its bytes without any)
     dom_ptr: np.ndarray  # request i's domains are dom_ptr[i] .. dom_ptr[i + 1]
     dom_lo: np.ndarray
     dom_hi: np.ndarray
@@ -45,7 +53,9 @@ class Arrays:
     edge_to: np.ndarray
     edge_conflict: np.ndarray  # 1: the element rule, 0: the byte rule
     has_conflict: np.ndarray
-    sec_first: np.ndarray  # request i spans sections sec_first[i] .. sec_last[i] (exclusive)
+    sec_first: (
+        np.ndarray
+    )  # request i spans sections sec_first[i] .. sec_last[i] (exclusive)
     sec_last: np.ndarray
     secbuf_ptr: np.ndarray  # CSR: the requests live in each section
     secbuf: np.ndarray
@@ -56,12 +66,16 @@ class Arrays:
 
 def host_restricted(problem: PlacementProblem, request: PlacementRequest) -> bool:
     """Live at program start or needed after it: kept out of the host scratch range."""
-    return (not problem.plain) and problem.host_scratch_range is not None and (
-        request.first == PROGRAM_START or request.last == PROGRAM_END
+    return (
+        (not problem.plain)
+        and problem.host_scratch_range is not None
+        and (request.first == PROGRAM_START or request.last == PROGRAM_END)
     )
 
 
-def _pieces(problem: PlacementProblem, request: PlacementRequest) -> list[tuple[int, int, int]]:
+def _pieces(
+    problem: PlacementProblem, request: PlacementRequest
+) -> list[tuple[int, int, int]]:
     """The usable ``(start, end, region)`` pieces of the ranges for one request, ascending."""
     if problem.plain:
         return [(s, e, 0) for s, e in problem.ranges]
@@ -69,26 +83,45 @@ def _pieces(problem: PlacementProblem, request: PlacementRequest) -> list[tuple[
     if host_restricted(problem, request):
         assert problem.host_scratch_range is not None
         hs, he = problem.host_scratch_range
-        cut = [piece for s, e in cut for piece in ((s, min(e, hs)), (max(s, he), e)) if piece[0] < piece[1]]
+        cut = [
+            piece
+            for s, e in cut
+            for piece in ((s, min(e, hs)), (max(s, he), e))
+            if piece[0] < piece[1]
+        ]
     boundary = problem.region_boundary
     pieces = []
     for s, e in cut:
         if request.request_class != INTERLEAVED and s < boundary:
             pieces.append((s, min(e, boundary), 0))
-        low = max(s, boundary + (problem.interleaved_offset if request.request_class == INTERLEAVED else 0))
+        low = max(
+            s,
+            boundary
+            + (
+                problem.interleaved_offset
+                if request.request_class == INTERLEAVED
+                else 0
+            ),
+        )
         if low < e:
             pieces.append((low, e, 1))
     return pieces
 
 
-def domains_of(problem: PlacementProblem, request: PlacementRequest) -> list[tuple[int, int, int, int, int]]:
+def domains_of(
+    problem: PlacementProblem, request: PlacementRequest
+) -> list[tuple[int, int, int, int, int]]:
     """``(lo, hi, alignment, size, element)`` per usable piece where the request fits (module doc)."""
     out = []
     for s, e, region in _pieces(problem, request):
         if problem.plain:
             align, size, elem = request.alignment, request.bytes, 1
         else:
-            elem = problem.region0_element_bytes if region == 0 else problem.region1_element_bytes
+            elem = (
+                problem.region0_element_bytes
+                if region == 0
+                else problem.region1_element_bytes
+            )
             align, size = request.alignment, request.bytes
             if request.region1_stride is not None:
                 align = max(align, elem, problem.region0_element_bytes)
@@ -133,7 +166,11 @@ def build_arrays(problem: PlacementProblem) -> Arrays:
     rows_i, cols = np.nonzero(either)
     edge_ptr = np.searchsorted(rows_i, np.arange(n + 1)).astype(np.int64)
     # Sections: elementary intervals between lifetime boundaries (last + 1 ends a lifetime).
-    points = np.unique(np.concatenate((first, last + 1))) if n else np.zeros(1, dtype=np.int64)
+    points = (
+        np.unique(np.concatenate((first, last + 1)))
+        if n
+        else np.zeros(1, dtype=np.int64)
+    )
     sec_first = np.searchsorted(points, first).astype(np.int64)
     sec_last = np.searchsorted(points, last + 1).astype(np.int64)
     n_sec = max(int(points.size) - 1, 0)
@@ -152,12 +189,25 @@ def build_arrays(problem: PlacementProblem) -> Arrays:
             sec_total[s] += sizes_min[i]
     ranges = np.array(problem.ranges, dtype=np.int64).reshape(-1, 2)
     return Arrays(
-        n=n, sizes_min=sizes_min, dom_ptr=dom_ptr, dom_lo=dom[:, 0].copy(), dom_hi=dom[:, 1].copy(),
-        dom_align=dom[:, 2].copy(), dom_size=dom[:, 3].copy(), dom_elem=dom[:, 4].copy(),
-        edge_ptr=edge_ptr, edge_to=cols.astype(np.int64), edge_conflict=conflict[rows_i, cols].astype(np.int64),
-        has_conflict=conflict.any(axis=1).astype(np.int64) if n else np.zeros(0, dtype=np.int64),
-        sec_first=sec_first, sec_last=sec_last, secbuf_ptr=secbuf_ptr, secbuf=secbuf, sec_total=sec_total,
-        range_start=ranges[:, 0].copy(), range_end=ranges[:, 1].copy(),
+        n=n,
+        sizes_min=sizes_min,
+        dom_ptr=dom_ptr,
+        dom_lo=dom[:, 0].copy(),
+        dom_hi=dom[:, 1].copy(),
+        dom_align=dom[:, 2].copy(),
+        dom_size=dom[:, 3].copy(),
+        dom_elem=dom[:, 4].copy(),
+        edge_ptr=edge_ptr,
+        edge_to=cols.astype(np.int64),
+        edge_conflict=conflict[rows_i, cols].astype(np.int64),
+        has_conflict=np.asarray(conflict.any(axis=1), dtype=np.int64).reshape(n),
+        sec_first=sec_first,
+        sec_last=sec_last,
+        secbuf_ptr=secbuf_ptr,
+        secbuf=secbuf,
+        sec_total=sec_total,
+        range_start=ranges[:, 0].copy(),
+        range_end=ranges[:, 1].copy(),
     )
 
 

@@ -4,16 +4,18 @@ rule, whole elements for the element rule). Used as the answer when it already p
 and as the best placement found when the search runs out of time. A request that finds no room
 gets -1 (not placed).
 """
+
 from __future__ import annotations
 
 import numpy as np
-
 from tilescope.models.placement_problem import PROGRAM_END
 
 from .arrays import Arrays
 
 
-def _forbidden(arrays: Arrays, u: int, starts: np.ndarray, where: np.ndarray) -> list[tuple[int, int]]:
+def _forbidden(
+    arrays: Arrays, u: int, starts: np.ndarray, where: np.ndarray
+) -> list[tuple[int, int]]:
     out = []
     for e in range(int(arrays.edge_ptr[u]), int(arrays.edge_ptr[u + 1])):
         v = int(arrays.edge_to[e])
@@ -37,7 +39,12 @@ def first_fit(arrays: Arrays, order: np.ndarray) -> tuple[np.ndarray, np.ndarray
     for u in order.tolist():
         blocked = _forbidden(arrays, u, starts, where)
         for d in range(int(arrays.dom_ptr[u]), int(arrays.dom_ptr[u + 1])):
-            lo, hi, align, size = (int(arrays.dom_lo[d]), int(arrays.dom_hi[d]), int(arrays.dom_align[d]), int(arrays.dom_size[d]))
+            lo, hi, align, size = (
+                int(arrays.dom_lo[d]),
+                int(arrays.dom_hi[d]),
+                int(arrays.dom_align[d]),
+                int(arrays.dom_size[d]),
+            )
             s = lo
             for b0, b1 in blocked:
                 if s > hi:
@@ -53,7 +60,9 @@ def first_fit(arrays: Arrays, order: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return starts, where
 
 
-def greedy(arrays: Arrays, first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def greedy(
+    arrays: Arrays, first: np.ndarray, last: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """The best of a few first-fit orders: the one that places most bytes, then the lowest top."""
     n = arrays.n
     size = arrays.sizes_min
@@ -61,9 +70,15 @@ def greedy(arrays: Arrays, first: np.ndarray, last: np.ndarray) -> tuple[np.ndar
     conflicts = np.diff(arrays.edge_ptr)
     persistent = (last >= PROGRAM_END).astype(np.int64)
     orders = (
-        np.lexsort((np.arange(n), -size, -persistent)),  # lives to program end first, then bytes
-        np.lexsort((np.arange(n), -width, -size)),  # bytes, then lifetime, largest first
-        np.lexsort((np.arange(n), -size, -conflicts, -width)),  # long-lived first (the compiler's persistent-first)
+        np.lexsort(
+            (np.arange(n), -size, -persistent)
+        ),  # lives to program end first, then bytes
+        np.lexsort(
+            (np.arange(n), -width, -size)
+        ),  # bytes, then lifetime, largest first
+        np.lexsort(
+            (np.arange(n), -size, -conflicts, -width)
+        ),  # long-lived first (the compiler's persistent-first)
         np.lexsort((np.arange(n), -size, first)),  # lifetime-first ("online")
     )
     best: tuple[int, int] | None = None

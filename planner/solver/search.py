@@ -26,6 +26,7 @@ was found, the search was *complete* without one (a proof, since every rule abov
 stopped at the node limit (nothing proved). The driver restarts with other preorders and doubled
 limits, as MiniMalloc does, and checks the clock between calls.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -43,8 +44,7 @@ def _lowest(u, h, dom_ptr, dom_lo, dom_hi, dom_align):  # pragma: no cover - com
         if h <= dom_hi[d]:
             a = dom_align[d]
             s = ((h + a - 1) // a) * a
-            if s < dom_lo[d]:
-                s = dom_lo[d]
+            s = max(s, dom_lo[d])
             if s <= dom_hi[d]:
                 return s, d
     return _INF, -1
@@ -59,91 +59,274 @@ def _top(s, d, elementwise, dom_size, dom_elem):  # pragma: no cover - compiled
     return end
 
 
+# The static arrays (``st``) and the mutable state (``mt``), both tuples of int64 arrays, by index.
+(
+    DOM_PTR,
+    DOM_LO,
+    DOM_HI,
+    DOM_ALIGN,
+    DOM_SIZE,
+    DOM_ELEM,
+    EDGE_PTR,
+    EDGE_TO,
+    EDGE_CONFLICT,
+    HAS_CONFLICT,
+    SIZES_MIN,
+    SEC_FIRST,
+    SEC_LAST,
+    SECBUF_PTR,
+    SECBUF,
+    RANGE_START,
+    RANGE_END,
+    RANK,
+) = range(18)
+(
+    MIN_OFF,
+    MIN_DOM,
+    PLACED,
+    OUT,
+    SEC_FLOOR,
+    SEC_TOTAL,
+    CUTS,
+    OFF_WHO,
+    OFF_OLD,
+    DOM_OLD,
+    SEC_WHO,
+    SEC_OLD,
+    STAMP,
+    AFFECTED,
+    CAND,
+    KEY,
+    COUNTERS,
+) = range(17)
+# COUNTERS: the undo logs' tops, the candidate stack's top, nodes, the section stamp.
+C_OFF, C_SEC, C_CAND, C_NODES, C_STAMP = range(5)
+
+
 @njit(cache=True)
-def search(  # pragma: no cover - compiled
-    dom_ptr, dom_lo, dom_hi, dom_align, dom_size, dom_elem,
-    edge_ptr, edge_to, edge_conflict, has_conflict, sizes_min,
-    sec_first, sec_last, secbuf_ptr, secbuf, sec_total0, range_start, range_end,
-    order, node_limit, out_starts,
-):
-    """Returns (status, nodes); on FOUND, ``out_starts`` holds every request's base address.
-    ``order``: the requests in preorder (rank = position)."""
-    n = order.size
-    n_sec = sec_total0.size
-    rank = np.empty(n, np.int64)
-    for k in range(n):
-        rank[order[k]] = k
-    min_off = np.empty(n, np.int64)
-    min_dom = np.empty(n, np.int64)
-    for u in range(n):
-        s, d = _lowest(u, 0, dom_ptr, dom_lo, dom_hi, dom_align)
+def _place(st, mt, b, o):  # pragma: no cover - compiled
+    """Place b at o: raise the lowest starts of its unplaced neighbours, the section floors and
+    totals (all logged). Returns (hatless, dead)."""
+    a_edge_ptr = st[EDGE_PTR]
+    a_edge_to = st[EDGE_TO]
+    a_edge_conflict = st[EDGE_CONFLICT]
+    a_off_who = mt[OFF_WHO]
+    a_off_old = mt[OFF_OLD]
+    a_dom_old = mt[DOM_OLD]
+    a_sec_first = st[SEC_FIRST]
+    a_sec_last = st[SEC_LAST]
+    a_sec_who = mt[SEC_WHO]
+    a_sec_old = mt[SEC_OLD]
+    a_sizes_min = st[SIZES_MIN]
+    a_secbuf_ptr = st[SECBUF_PTR]
+    a_secbuf = st[SECBUF]
+    min_off, min_dom, placed, sec_floor, sec_total = (
+        mt[MIN_OFF],
+        mt[MIN_DOM],
+        mt[PLACED],
+        mt[SEC_FLOOR],
+        mt[SEC_TOTAL],
+    )
+    cnt, stamp, affected = mt[COUNTERS], mt[STAMP], mt[AFFECTED]
+    dom_size, dom_elem = st[DOM_SIZE], st[DOM_ELEM]
+    dom_ptr, dom_lo, dom_hi, dom_align = (
+        st[DOM_PTR],
+        st[DOM_LO],
+        st[DOM_HI],
+        st[DOM_ALIGN],
+    )
+    placed[b] = o
+    d_b = min_dom[b]
+    hatless = True
+    dead = False
+    cnt[C_STAMP] += 1
+    now = cnt[C_STAMP]
+    n_aff = 0
+    for e in range(a_edge_ptr[b], a_edge_ptr[b + 1]):
+        v = a_edge_to[e]
+        if placed[v] >= 0:
+            continue
+        hatless = False
+        t = _top(o, d_b, a_edge_conflict[e] != 0, dom_size, dom_elem)
+        if min_off[v] >= t:
+            continue
+        k = cnt[C_OFF]
+        a_off_who[k] = v
+        a_off_old[k] = min_off[v]
+        a_dom_old[k] = min_dom[v]
+        cnt[C_OFF] = k + 1
+        s, d = _lowest(v, t, dom_ptr, dom_lo, dom_hi, dom_align)
+        min_off[v] = s
+        min_dom[v] = d
         if d < 0:
-            return COMPLETE, 0
-        min_off[u] = s
-        min_dom[u] = d
-    placed = np.full(n, -1, np.int64)
-    sec_floor = np.zeros(n_sec, np.int64)
-    sec_total = sec_total0.copy()
-    # Undo logs.
-    off_cap = edge_to.size + 1
-    off_who = np.empty(off_cap, np.int64)
-    off_old = np.empty(off_cap, np.int64)
-    dom_old = np.empty(off_cap, np.int64)
-    sec_cap = 2 * n_sec * (n + 1) + 1
-    sec_who = np.empty(sec_cap, np.int64)
-    sec_old = np.empty(sec_cap, np.int64)
-    stamp = np.zeros(n_sec, np.int64)
-    affected = np.empty(n_sec, np.int64)
-    # Per level.
-    cand = np.empty((n + 1) * (n + 2) // 2 + 1, np.int64)
-    cand_at = np.zeros(n + 2, np.int64)
-    ncand = np.zeros(n + 1, np.int64)
-    pos = np.zeros(n + 1, np.int64)
-    x_off = np.zeros(n + 1, np.int64)
-    x_rank = np.zeros(n + 1, np.int64)
-    min_h = np.zeros(n + 1, np.int64)
-    trial = np.full(n + 1, -1, np.int64)
-    trial_hat = np.zeros(n + 1, np.bool_)
-    off_mark = np.zeros(n + 1, np.int64)
-    sec_mark = np.zeros(n + 1, np.int64)
-    key = np.empty(n, np.int64)
-    off_top = 0
-    sec_top = 0
-    stamp_now = 0
-    # Level 0: every request, by (min_off, rank).
-    for k in range(n):
-        cand[k] = order[k]
-    ncand[0] = n
-    cand_at[1] = n
+            dead = True
+        for sc in range(a_sec_first[v], a_sec_last[v]):
+            if stamp[sc] != now:
+                stamp[sc] = now
+                affected[n_aff] = sc
+                n_aff += 1
+    top_b = o + dom_size[d_b]
+    for sc in range(a_sec_first[b], a_sec_last[b]):
+        k = cnt[C_SEC]
+        a_sec_who[k] = sc
+        a_sec_old[k] = sec_floor[sc]
+        cnt[C_SEC] = k + 1
+        sec_floor[sc] = max(sec_floor[sc], top_b)
+        sec_total[sc] -= a_sizes_min[b]
+    if not dead:
+        # A section's floor is at least the lowest start of its unplaced requests.
+        for k in range(n_aff):
+            sc = affected[k]
+            lowest = _INF
+            for p in range(a_secbuf_ptr[sc], a_secbuf_ptr[sc + 1]):
+                v = a_secbuf[p]
+                if placed[v] < 0 and min_off[v] < lowest:
+                    lowest = min_off[v]
+            if lowest != _INF and sec_floor[sc] < lowest:
+                j = cnt[C_SEC]
+                a_sec_who[j] = sc
+                a_sec_old[j] = sec_floor[sc]
+                cnt[C_SEC] = j + 1
+                sec_floor[sc] = lowest
+    return hatless, dead
+
+
+@njit(cache=True)
+def _undo(st, mt, b, off_mark, sec_mark):  # pragma: no cover - compiled
+    a_sec_who = mt[SEC_WHO]
+    a_sec_old = mt[SEC_OLD]
+    a_sec_first = st[SEC_FIRST]
+    a_sec_last = st[SEC_LAST]
+    a_sec_total = mt[SEC_TOTAL]
+    a_sizes_min = st[SIZES_MIN]
+    a_off_who = mt[OFF_WHO]
+    a_off_old = mt[OFF_OLD]
+    a_dom_old = mt[DOM_OLD]
+    a_placed = mt[PLACED]
+    cnt = mt[COUNTERS]
+    sec_floor, min_off, min_dom = mt[SEC_FLOOR], mt[MIN_OFF], mt[MIN_DOM]
+    while cnt[C_SEC] > sec_mark:
+        cnt[C_SEC] -= 1
+        sec_floor[a_sec_who[cnt[C_SEC]]] = a_sec_old[cnt[C_SEC]]
+    for sc in range(a_sec_first[b], a_sec_last[b]):
+        a_sec_total[sc] += a_sizes_min[b]
+    while cnt[C_OFF] > off_mark:
+        cnt[C_OFF] -= 1
+        min_off[a_off_who[cnt[C_OFF]]] = a_off_old[cnt[C_OFF]]
+        min_dom[a_off_who[cnt[C_OFF]]] = a_dom_old[cnt[C_OFF]]
+    a_placed[b] = -1
+
+
+@njit(cache=True)
+def _fits(st, mt, o, sec_lo, sec_hi):  # pragma: no cover - compiled
+    """Section inference: in every section, the unplaced requests' smallest sizes fit in the
+    ranges' bytes above max(floor, o)."""
+    a_sec_total = mt[SEC_TOTAL]
+    a_sec_floor = mt[SEC_FLOOR]
+    range_start, range_end = st[RANGE_START], st[RANGE_END]
+    for sc in range(sec_lo, sec_hi):
+        need = a_sec_total[sc]
+        if need == 0:
+            continue
+        f = a_sec_floor[sc]
+        f = max(f, o)
+        room = 0
+        for r in range(range_start.size):
+            lo = range_start[r]
+            lo = max(lo, f)
+            if range_end[r] > lo:
+                room += range_end[r] - lo
+        if need > room:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _cut(st, mt, b, by):  # pragma: no cover - compiled
+    """Add ``by`` to the unplaced-crossing counts of the section boundaries inside b's lifetime."""
+    a_sec_first = st[SEC_FIRST]
+    a_sec_last = st[SEC_LAST]
+    cuts = mt[CUTS]
+    for sc in range(a_sec_first[b], a_sec_last[b] - 1):
+        cuts[sc] += by
+
+
+@njit(cache=True)
+def _part(
+    st, mt, members, sec_lo, sec_hi, node_limit, decompose
+):  # pragma: no cover - compiled
+    """Search one time partition: ``members`` (unplaced requests, spanning only sections
+    ``sec_lo .. sec_hi``). Returns FOUND (every member's start is in ``mt[OUT]``; the state is
+    as on entry), COMPLETE (no placement) or ABORTED (node limit)."""
+    a_sec_first = st[SEC_FIRST]
+    a_sec_last = st[SEC_LAST]
+    a_cuts = mt[CUTS]
+    min_off, min_dom, placed, out, cnt = (
+        mt[MIN_OFF],
+        mt[MIN_DOM],
+        mt[PLACED],
+        mt[OUT],
+        mt[COUNTERS],
+    )
+    cand, key = mt[CAND], mt[KEY]
+    rank, has_conflict, dom_size, dom_elem = (
+        st[RANK],
+        st[HAS_CONFLICT],
+        st[DOM_SIZE],
+        st[DOM_ELEM],
+    )
+    m = members.size
+    if m == 0:
+        return FOUND
+    cand_at = np.zeros(m + 2, np.int64)
+    ncand = np.zeros(m + 1, np.int64)
+    pos = np.zeros(m + 1, np.int64)
+    x_off = np.zeros(m + 1, np.int64)
+    x_rank = np.full(m + 1, -1, np.int64)
+    min_h = np.zeros(m + 1, np.int64)
+    trial = np.full(m + 1, -1, np.int64)
+    trial_hat = np.zeros(m + 1, np.bool_)
+    off_mark = np.zeros(m + 1, np.int64)
+    sec_mark = np.zeros(m + 1, np.int64)
+    base0 = cnt[C_CAND]
+    for k in range(m):
+        cand[base0 + k] = members[k]
+    cand_at[0] = base0
+    ncand[0] = m
     depth = 0
-    nodes = 1
     fresh = True
+    status = COMPLETE
     while True:
         if fresh:
-            # Sort this level's candidates by (min_off, rank): insertion sort, as the parent's order
-            # is nearly right. Then the dominance height.
+            # Candidates by (lowest start, rank): insertion sort (the parent's order is nearly
+            # right); then the dominance height.
             base = cand_at[depth]
-            m = ncand[depth]
-            for k in range(m):
+            mm = ncand[depth]
+            for k in range(mm):
                 key[k] = cand[base + k]
-            for k in range(1, m):
+            for k in range(1, mm):
                 v = key[k]
                 j = k - 1
-                while j >= 0 and (min_off[key[j]] > min_off[v] or (min_off[key[j]] == min_off[v] and rank[key[j]] > rank[v])):
+                while j >= 0 and (
+                    min_off[key[j]] > min_off[v]
+                    or (min_off[key[j]] == min_off[v] and rank[key[j]] > rank[v])
+                ):
                     key[j + 1] = key[j]
                     j -= 1
                 key[j + 1] = v
             h = _INF
-            for k in range(m):
+            for k in range(mm):
                 v = key[k]
                 cand[base + k] = v
-                t = _top(min_off[v], min_dom[v], has_conflict[v] != 0, dom_size, dom_elem)
-                if t < h:
-                    h = t
+                t = _top(
+                    min_off[v], min_dom[v], has_conflict[v] != 0, dom_size, dom_elem
+                )
+                h = min(h, t)
             min_h[depth] = h
             pos[depth] = 0
             fresh = False
         advanced = False
+        finished = False
         base = cand_at[depth]
         while pos[depth] < ncand[depth]:
             b = cand[base + pos[depth]]
@@ -152,135 +335,212 @@ def search(  # pragma: no cover - compiled
             if o < x_off[depth] or (o == x_off[depth] and rank[b] < x_rank[depth]):
                 continue
             if o >= min_h[depth]:
-                pos[depth] = ncand[depth]  # sorted by offset: every later one is dominated too
+                pos[depth] = ncand[
+                    depth
+                ]  # sorted by start: every later one is dominated too
                 break
-            # Place b at o.
-            placed[b] = o
-            d_b = min_dom[b]
-            off_mark[depth] = off_top
-            sec_mark[depth] = sec_top
-            hatless = True
-            dead = False
-            stamp_now += 1
-            n_aff = 0
-            for e in range(edge_ptr[b], edge_ptr[b + 1]):
-                v = edge_to[e]
-                if placed[v] >= 0:
-                    continue
-                hatless = False
-                t = _top(o, d_b, edge_conflict[e] != 0, dom_size, dom_elem)
-                if min_off[v] >= t:
-                    continue
-                off_who[off_top] = v
-                off_old[off_top] = min_off[v]
-                dom_old[off_top] = min_dom[v]
-                off_top += 1
-                s, d = _lowest(v, t, dom_ptr, dom_lo, dom_hi, dom_align)
-                min_off[v] = s
-                min_dom[v] = d
-                if d < 0:
-                    dead = True
-                for sc in range(sec_first[v], sec_last[v]):
-                    if stamp[sc] != stamp_now:
-                        stamp[sc] = stamp_now
-                        affected[n_aff] = sc
-                        n_aff += 1
-            top_b = o + dom_size[d_b]
-            for sc in range(sec_first[b], sec_last[b]):
-                sec_who[sec_top] = sc
-                sec_old[sec_top] = sec_floor[sc]
-                sec_top += 1
-                if top_b > sec_floor[sc]:
-                    sec_floor[sc] = top_b
-                sec_total[sc] -= sizes_min[b]
-            if not dead:
-                for k in range(n_aff):
-                    sc = affected[k]
-                    lowest = _INF
-                    for p in range(secbuf_ptr[sc], secbuf_ptr[sc + 1]):
-                        v = secbuf[p]
-                        if placed[v] < 0 and min_off[v] < lowest:
-                            lowest = min_off[v]
-                    if lowest != _INF and sec_floor[sc] < lowest:
-                        sec_who[sec_top] = sc
-                        sec_old[sec_top] = sec_floor[sc]
-                        sec_top += 1
-                        sec_floor[sc] = lowest
-            ok = not dead
+            off_mark[depth] = cnt[C_OFF]
+            sec_mark[depth] = cnt[C_SEC]
+            hatless, dead = _place(st, mt, b, o)
+            trial[depth] = b
+            trial_hat[depth] = hatless
+            ok = (not dead) and _fits(st, mt, o, sec_lo, sec_hi)
             if ok:
-                for sc in range(n_sec):
-                    need = sec_total[sc]
-                    if need == 0:
-                        continue
-                    f = sec_floor[sc]
-                    if f < o:
-                        f = o
-                    room = 0
-                    for r in range(range_start.size):
-                        lo = range_start[r]
-                        if lo < f:
-                            lo = f
-                        if range_end[r] > lo:
-                            room += range_end[r] - lo
-                    if need > room:
-                        ok = False
-                        break
-            if ok:
-                nodes += 1
-                if nodes > node_limit:
-                    return ABORTED, nodes
-                trial[depth] = b
-                trial_hat[depth] = hatless
-                # The child's candidates: this level's, less the placed ones.
-                child = cand_at[depth] + ncand[depth]
-                m = 0
+                cnt[C_NODES] += 1
+                if cnt[C_NODES] > node_limit:
+                    status = ABORTED
+                    finished = True
+                    break
+                out[b] = o
+                # The child's candidates: this level's, less b.
+                child = base + ncand[depth]
+                mm = 0
                 for k in range(ncand[depth]):
                     v = cand[base + k]
                     if placed[v] < 0:
-                        cand[child + m] = v
-                        m += 1
-                if m == 0:
-                    for u in range(n):
-                        out_starts[u] = placed[u]
-                    return FOUND, nodes
-                depth += 1
-                cand_at[depth] = child
-                ncand[depth] = m
-                x_off[depth] = o
-                x_rank[depth] = rank[b]
-                fresh = True
-                advanced = True
-                break
-            # Undo b and try the next candidate (none, when b was hatless).
-            while sec_top > sec_mark[depth]:
-                sec_top -= 1
-                sec_floor[sec_who[sec_top]] = sec_old[sec_top]
-            for sc in range(sec_first[b], sec_last[b]):
-                sec_total[sc] += sizes_min[b]
-            while off_top > off_mark[depth]:
-                off_top -= 1
-                min_off[off_who[off_top]] = off_old[off_top]
-                min_dom[off_who[off_top]] = dom_old[off_top]
-            placed[b] = -1
-            if hatless:
+                        cand[child + mm] = v
+                        mm += 1
+                if mm == 0:
+                    status = FOUND
+                    finished = True
+                    break
+                split = False
+                if decompose:
+                    _cut(st, mt, b, -1)
+                    for sc in range(a_sec_first[b], a_sec_last[b] - 1):
+                        if a_cuts[sc] == 0:
+                            split = True
+                            break
+                if split:
+                    # The unplaced members fall into time pieces that share no request: solve each
+                    # on its own (its own canonical order, from the bottom).
+                    sub = np.empty(mm, np.int64)
+                    lo = sec_lo
+                    result = FOUND
+                    cnt[C_CAND] = child + mm
+                    while lo < sec_hi and result == FOUND:
+                        hi = lo + 1
+                        while hi < sec_hi and a_cuts[hi - 1] != 0:
+                            hi += 1
+                        ns = 0
+                        for k in range(mm):
+                            v = cand[child + k]
+                            if a_sec_first[v] >= lo and a_sec_first[v] < hi:
+                                sub[ns] = v
+                                ns += 1
+                        if ns > 0:
+                            result = _part(
+                                st, mt, sub[:ns].copy(), lo, hi, node_limit, decompose
+                            )
+                        lo = hi
+                    cnt[C_CAND] = base0
+                    _cut(st, mt, b, 1)
+                    if result == FOUND:
+                        status = FOUND
+                        finished = True
+                        break
+                    if result == ABORTED:
+                        status = ABORTED
+                        finished = True
+                        break
+                    # A piece has no placement: this trial fails.
+                else:
+                    depth += 1
+                    cand_at[depth] = child
+                    ncand[depth] = mm
+                    x_off[depth] = o
+                    x_rank[depth] = rank[b]
+                    fresh = True
+                    advanced = True
+                    break
+            _undo(st, mt, b, off_mark[depth], sec_mark[depth])
+            trial[depth] = -1
+            if hatless:  # nothing unplaced above it: no other choice here can do better
                 pos[depth] = ncand[depth]
                 break
+        if finished:
+            # Leave the state as on entry: undo this level's trial and every level above it.
+            # (Only the levels below hold cut decrements: this level's trial never keeps one.)
+            top = depth
+            while depth >= 0:
+                b = trial[depth]
+                if b >= 0:
+                    if decompose and depth < top:
+                        _cut(st, mt, b, 1)
+                    _undo(st, mt, b, off_mark[depth], sec_mark[depth])
+                depth -= 1
+            return status
         if advanced:
             continue
-        # This level is exhausted: undo the parent's trial and go on with its next candidate.
+        # This level is exhausted: undo the parent's trial, go on with its next candidate.
         if depth == 0:
-            return COMPLETE, nodes
+            return COMPLETE
         depth -= 1
         b = trial[depth]
-        while sec_top > sec_mark[depth]:
-            sec_top -= 1
-            sec_floor[sec_who[sec_top]] = sec_old[sec_top]
-        for sc in range(sec_first[b], sec_last[b]):
-            sec_total[sc] += sizes_min[b]
-        while off_top > off_mark[depth]:
-            off_top -= 1
-            min_off[off_who[off_top]] = off_old[off_top]
-            min_dom[off_who[off_top]] = dom_old[off_top]
-        placed[b] = -1
+        if decompose:
+            _cut(st, mt, b, 1)
+        _undo(st, mt, b, off_mark[depth], sec_mark[depth])
+        trial[depth] = -1
         if trial_hat[depth]:
             pos[depth] = ncand[depth]
+
+
+@njit(cache=True)
+def search(static, state, order, node_limit, decompose):  # pragma: no cover - compiled
+    """Search every time partition of the problem in turn (pieces between section boundaries
+    that no request crosses). ``order``: the requests in preorder. Returns (status, nodes); on
+    FOUND ``state[OUT]`` holds every start."""
+    n = order.size
+    rank = static[RANK]
+    for k in range(n):
+        rank[order[k]] = k
+    min_off, min_dom, cnt = state[MIN_OFF], state[MIN_DOM], state[COUNTERS]
+    for u in range(n):
+        s, d = _lowest(
+            u, 0, static[DOM_PTR], static[DOM_LO], static[DOM_HI], static[DOM_ALIGN]
+        )
+        if d < 0:
+            return COMPLETE, 0
+        min_off[u] = s
+        min_dom[u] = d
+    n_sec = state[SEC_TOTAL].size
+    cuts = state[CUTS]
+    cuts[:] = 0
+    for u in range(n):
+        for sc in range(static[SEC_FIRST][u], static[SEC_LAST][u] - 1):
+            cuts[sc] += 1
+    cnt[:] = 0
+    members = np.empty(n, np.int64)
+    lo = 0
+    while lo < n_sec:
+        hi = lo + 1
+        while hi < n_sec and (cuts[hi - 1] != 0 or not decompose):
+            hi += 1
+        m = 0
+        for k in range(n):
+            v = order[k]
+            if static[SEC_FIRST][v] >= lo and static[SEC_FIRST][v] < hi:
+                members[m] = v
+                m += 1
+        if m > 0:
+            status = _part(
+                static, state, members[:m].copy(), lo, hi, node_limit, decompose
+            )
+            if status != FOUND:
+                return status, cnt[C_NODES]
+        lo = hi
+    return FOUND, cnt[C_NODES]
+
+
+def make_state(arrays) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """The static and the mutable arrays ``search`` reads (``arrays``: an ``arrays.Arrays``)."""
+    n, n_sec = arrays.n, arrays.sec_total.size
+    static = (
+        arrays.dom_ptr,
+        arrays.dom_lo,
+        arrays.dom_hi,
+        arrays.dom_align,
+        arrays.dom_size,
+        arrays.dom_elem,
+        arrays.edge_ptr,
+        arrays.edge_to,
+        arrays.edge_conflict,
+        arrays.has_conflict,
+        arrays.sizes_min,
+        arrays.sec_first,
+        arrays.sec_last,
+        arrays.secbuf_ptr,
+        arrays.secbuf,
+        arrays.range_start,
+        arrays.range_end,
+        np.zeros(n, np.int64),
+    )
+    sec_log = 2 * n_sec * (n + 1) + 1
+    state = (
+        np.zeros(n, np.int64),
+        np.zeros(n, np.int64),
+        np.full(n, -1, np.int64),
+        np.full(n, -1, np.int64),
+        np.zeros(n_sec, np.int64),
+        np.zeros(n_sec, np.int64),
+        np.zeros(max(n_sec, 1), np.int64),
+        np.zeros(arrays.edge_to.size + 1, np.int64),
+        np.zeros(arrays.edge_to.size + 1, np.int64),
+        np.zeros(arrays.edge_to.size + 1, np.int64),
+        np.zeros(sec_log, np.int64),
+        np.zeros(sec_log, np.int64),
+        np.zeros(n_sec, np.int64),
+        np.zeros(n_sec, np.int64),
+        np.zeros((n + 1) * (n + 2) // 2 + n + 1, np.int64),
+        np.zeros(n, np.int64),
+        np.zeros(5, np.int64),
+    )
+    return static, state
+
+
+def reset(arrays, state: tuple[np.ndarray, ...]) -> None:
+    """Back to nothing placed (between calls)."""
+    state[PLACED][:] = -1
+    state[OUT][:] = -1
+    state[SEC_FLOOR][:] = 0
+    state[SEC_TOTAL][:] = arrays.sec_total

@@ -17,6 +17,7 @@ place one tile's placement problem with proof (``planner.solver``).
   when every request is placed; never over FILE, nor over an existing file without ``--overwrite``.
 - A search longer than a few seconds shows progress on stderr (``--quiet`` silences it).
 """
+
 from __future__ import annotations
 
 import json
@@ -37,17 +38,34 @@ from tilescope.planner.solver import SolveResult, root_spans, solve
 
 DEFAULT_TIME_LIMIT = 60.0
 PROGRESS_AFTER = 2.0  # seconds of search before the first progress line
-PROGRESS_EVERY = 10.0  # seconds between progress lines in a log (a terminal line is rewritten)
+PROGRESS_EVERY = (
+    10.0  # seconds between progress lines in a log (a terminal line is rewritten)
+)
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("file", help="a placement dump (JSON) or a MiniMalloc CSV")
-    parser.add_argument("--capacity", type=int, default=None, help="bytes available (required for a MiniMalloc CSV)")
-    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT,
-                        help=f"seconds before the search stops with 'unknown' (default {DEFAULT_TIME_LIMIT:g})")
+    parser.add_argument(
+        "--capacity",
+        type=int,
+        default=None,
+        help="bytes available (required for a MiniMalloc CSV)",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=DEFAULT_TIME_LIMIT,
+        help=f"seconds before the search stops with 'unknown' (default {DEFAULT_TIME_LIMIT:g})",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--out", default=None, help="write the placement: a solution CSV, or the dump with its spans")
-    parser.add_argument("--overwrite", action="store_true", help="let --out replace an existing file")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="write the placement: a solution CSV, or the dump with its spans",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="let --out replace an existing file"
+    )
 
 
 def load_problem(path: str, capacity: int | None) -> tuple[PlacementProblem, bytes]:
@@ -55,22 +73,41 @@ def load_problem(path: str, capacity: int | None) -> tuple[PlacementProblem, byt
     data = read_bytes(path)
     if data.lstrip()[:1] == b"{":
         if capacity is not None:
-            raise InputError("--capacity", "no --capacity for a placement dump (its ranges give the capacity)", str(capacity), file=path)
+            raise InputError(
+                "--capacity",
+                "no --capacity for a placement dump (its ranges give the capacity)",
+                str(capacity),
+                file=path,
+            )
         return load_placement_dump(data, path), data
     if capacity is None:
-        raise InputError("--capacity", "a capacity in bytes for a MiniMalloc CSV (the file holds none)", "none", file=path)
+        raise InputError(
+            "--capacity",
+            "a capacity in bytes for a MiniMalloc CSV (the file holds none)",
+            "none",
+            file=path,
+        )
     return load_minimalloc_csv(data, path, capacity), data
 
 
 def placement_of(problem: PlacementProblem, result: SolveResult) -> list | dict:
     if problem.kind == "minimalloc":
-        return [{"id": ident, "offset": int(s)} for ident, s in zip(problem.csv_ids, result.starts.tolist()) if s >= 0]
+        return [
+            {"id": ident, "offset": int(s)}
+            for ident, s in zip(problem.csv_ids, result.starts.tolist())
+            if s >= 0
+        ]
     return root_spans(problem, result)
 
 
 def result_json(path: str, problem: PlacementProblem, result: SolveResult) -> dict:
-    return {"file": path, "kind": problem.kind, "requests": len(problem.requests), **result.to_json(),
-            "placement": placement_of(problem, result)}
+    return {
+        "file": path,
+        "kind": problem.kind,
+        "requests": len(problem.requests),
+        **result.to_json(),
+        "placement": placement_of(problem, result),
+    }
 
 
 def result_text(path: str, problem: PlacementProblem, result: SolveResult) -> str:
@@ -80,15 +117,22 @@ def result_text(path: str, problem: PlacementProblem, result: SolveResult) -> st
         above = ""
     head = {
         "placed": f"placed: height {fmt_bytes(result.height or 0)}{above}",
-        "infeasible": "INFEASIBLE" + (f": {fmt_bytes(result.deficit_bytes)} short" if result.deficit_bytes is not None else ""),
+        "infeasible": "INFEASIBLE"
+        + (
+            f": {fmt_bytes(result.deficit_bytes)} short"
+            if result.deficit_bytes is not None
+            else ""
+        ),
         "unknown": f"UNKNOWN (time limit reached; not proved infeasible): best placement's height {fmt_bytes(result.height or 0)}{above}, "
-                   f"{int((result.starts >= 0).sum()):,} of {len(problem.requests):,} requests placed",
+        f"{int((result.starts >= 0).sum()):,} of {len(problem.requests):,} requests placed",
     }[result.verdict]
-    return "\n".join([
-        f"{path}: {head}",
-        f"proof: {result.proof}",
-        f"lower bound {fmt_bytes(result.lower_bound)}; {len(problem.requests):,} requests; {result.nodes:,} search nodes; {result.seconds:.2f} s",
-    ])
+    return "\n".join(
+        [
+            f"{path}: {head}",
+            f"proof: {result.proof}",
+            f"lower bound {fmt_bytes(result.lower_bound)}; {len(problem.requests):,} requests; {result.nodes:,} search nodes; {result.seconds:.2f} s",
+        ]
+    )
 
 
 def _out_target(args) -> Path | None:
@@ -96,11 +140,23 @@ def _out_target(args) -> Path | None:
         return None
     out = Path(args.out)
     if out.exists() and os.path.samefile(out, args.file):
-        raise InputError("--out", "a file other than the input (the input is never written)", "the input file", file=str(out))
+        raise InputError(
+            "--out",
+            "a file other than the input (the input is never written)",
+            "the input file",
+            file=str(out),
+        )
     if out.exists() and not args.overwrite:
-        raise InputError("--out", "a path that does not exist yet (pass --overwrite to replace it)", "an existing file", file=str(out))
+        raise InputError(
+            "--out",
+            "a path that does not exist yet (pass --overwrite to replace it)",
+            "an existing file",
+            file=str(out),
+        )
     if not out.parent.is_dir():
-        raise InputError("--out", "a path in an existing folder", "no such folder", file=str(out))
+        raise InputError(
+            "--out", "a path in an existing folder", "no such folder", file=str(out)
+        )
     return out
 
 
@@ -108,8 +164,12 @@ def output_bytes(problem: PlacementProblem, data: bytes, result: SolveResult) ->
     """The ``--out`` file's bytes (module doc)."""
     if problem.kind == "minimalloc":
         rows = ["id,lower,upper,size,offset"]
-        for ident, request, start in zip(problem.csv_ids, problem.requests, result.starts.tolist()):
-            rows.append(f"{ident},{request.first},{request.last + 1},{request.bytes},{start}")
+        for ident, request, start in zip(
+            problem.csv_ids, problem.requests, result.starts.tolist()
+        ):
+            rows.append(
+                f"{ident},{request.first},{request.last + 1},{request.bytes},{start}"
+            )
         return ("\n".join(rows) + "\n").encode()
     doc = json.loads(data)
     doc["placed"] = True
@@ -127,7 +187,11 @@ class _Throttled:
 
     def __call__(self, stage: str, fraction: float) -> None:
         now = time.monotonic() - self.started
-        wait = PROGRESS_AFTER if not self.last else (1.0 if self.display.terminal else PROGRESS_EVERY)
+        wait = (
+            PROGRESS_AFTER
+            if not self.last
+            else (1.0 if self.display.terminal else PROGRESS_EVERY)
+        )
         if now - self.last >= wait:
             self.last = now
             self.display(f"{stage}, {now:.0f} s", min(fraction, 0.99))
@@ -138,7 +202,9 @@ class _Throttled:
 
 def run(args) -> int:
     if not args.time_limit > 0:
-        raise InputError("--time-limit", "a positive number of seconds", str(args.time_limit))
+        raise InputError(
+            "--time-limit", "a positive number of seconds", str(args.time_limit)
+        )
     if args.capacity is not None and args.capacity <= 0:
         raise InputError("--capacity", "a positive number of bytes", str(args.capacity))
     out = _out_target(args)
@@ -155,9 +221,13 @@ def run(args) -> int:
         print(result_text(args.file, problem, result))
     if out is not None:
         if result.verdict == "placed":
-            path = write_atomically(out, output_bytes(problem, data, result), overwrite=args.overwrite)
+            path = write_atomically(
+                out, output_bytes(problem, data, result), overwrite=args.overwrite
+            )
             if not args.quiet:
                 print(f"wrote {path}", file=sys.stderr)
         elif not args.quiet:
-            print(f"{out} not written: the verdict is {result.verdict}", file=sys.stderr)
+            print(
+                f"{out} not written: the verdict is {result.verdict}", file=sys.stderr
+            )
     return 0 if result.verdict == "placed" else 1
