@@ -6,7 +6,7 @@ tilescope's own estimate of a v1 file (``estimate_figures``, compiler-formats.md
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -180,10 +180,28 @@ class _Estimator:
             try:
                 found = self.memo[key] = owner_elements(self.arrays.shapes[row], tiling)
             except LayoutUnresolvable as exc:
-                raise LayoutUnresolvable(
-                    f"value {int(self.arrays.value_ids[row])}: {exc}"
-                ) from None
+                edited = (
+                    row in self.tilings
+                    or int(self.arrays.root_rows[row]) in self.tilings
+                )
+                if not edited or all(a.tile_stride is None for a in tiling.axes):
+                    raise LayoutUnresolvable(
+                        f"value {int(self.arrays.value_ids[row])}: {exc}"
+                    ) from None
+                # An edit changed partitions under the recorded tile strides, which no longer
+                # give every shard its owners: the owners are numbered as the compiler numbers a
+                # tiling without strides (replicas fastest, then the axes in order).
+                found = self.memo[key] = owner_elements(
+                    self.arrays.shapes[row], without_strides(tiling)
+                )
         return found
+
+
+def without_strides(tiling: TensorTiling) -> TensorTiling:
+    """``tiling`` with no axis's ``tile_stride`` (the compiler's packed default)."""
+    return replace(
+        tiling, axes=tuple(replace(a, tile_stride=None) for a in tiling.axes)
+    )
 
 
 def scratch_runs(
