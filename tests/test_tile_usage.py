@@ -170,7 +170,7 @@ def test_v1_what_if_re_estimates_the_edited_values(opened, raw):
         layout = re.sub(r"tile_count: \d+", f"tile_count: {tiling.tile_count}", layout)
         counts = iter(a.partitions for a in tiling.axes)
         edited[vid] = re.sub(
-            r"partitions: \d+", lambda _: f"partitions: {next(counts)}", layout
+            r"partitions: \d+", lambda _, c=counts: f"partitions: {next(c)}", layout
         )
     assert {0, 44, 89} <= set(edited)
     _check_against(data, brute_force(raw, edited))
