@@ -104,7 +104,8 @@ def at_step(data: PlanData, step: int) -> tuple[np.ndarray, np.ndarray]:
 
 def peak_tiles(data: PlanData) -> dict[str, tuple[int, int]]:
     """Per region (standard, interleaved, total): (step, tile) where a tile holds the most: the
-    earliest such step, the lowest such tile."""
+    earliest such step (the compiler's peak-step rule), the last such tile there (its rule
+    for a step's ``usage``)."""
     usage = tile_usage(data)
     return {region: usage.peak(region)[1:] for region in REGIONS}
 
@@ -116,7 +117,7 @@ def tile_peaks(data: PlanData) -> dict[str, int]:
 
 
 def step_peak_tile(data: PlanData, step: int, region: str = "total") -> tuple[int, int]:
-    """(tile, bytes): the lowest tile holding the most of ``region`` at ``step``."""
+    """(tile, bytes): the last tile holding the most of ``region`` at ``step``."""
     sp = tile_usage(data).step_peaks
     return int(sp.tile[region][step]), int(sp.most[region][step])
 

@@ -35,9 +35,11 @@ REGIONS = ("standard", "interleaved", "total")
 
 @dataclass(frozen=True)
 class StepPeaks:
-    """Per step: the most any tile holds (``most[region]``) and the lowest tile holding it
+    """Per step: the most any tile holds (``most[region]``) and the tile holding it
     (``tile[region]``), regions standard, interleaved, total; and the compiler's ``usage``: the
-    standard/interleaved of the tile with the largest total, the last such tile (§1.5)."""
+    standard/interleaved of the tile with the largest total. On a tie, always the **last** such
+    tile: the compiler's rule for ``usage`` (§1.5), kept for every region so that the total's
+    peak tile is the tile whose figures the file records as ``usage``."""
 
     most: dict[str, np.ndarray]
     tile: dict[str, np.ndarray]
@@ -164,11 +166,9 @@ class TileUsage:
             both = held[0] + held[1]
             steps = np.arange(c1 - c0)
             for name, matrix in zip(REGIONS, (held[0], held[1], both)):
-                tile[name][c0:c1] = np.argmax(matrix, axis=1)
+                tile[name][c0:c1] = device - 1 - np.argmax(matrix[:, ::-1], axis=1)
                 most[name][c0:c1] = matrix[steps, tile[name][c0:c1]]
-            last = (
-                device - 1 - np.argmax(both[:, ::-1], axis=1)
-            )  # the compiler keeps the last maximal tile
+            last = tile["total"][c0:c1]
             usage_tile[c0:c1] = last
             usage[0][c0:c1] = held[0][steps, last]
             usage[1][c0:c1] = held[1][steps, last]
@@ -225,7 +225,7 @@ class TileUsage:
 
     def peak(self, region: str) -> tuple[int, int, int]:
         """(bytes, step, tile) of the most any tile holds in ``region`` at any step: the earliest
-        such step (the compiler's peak-step rule), the lowest such tile there."""
+        such step (the compiler's peak-step rule), the last such tile there."""
         sp = self.step_peaks
         if not sp.most[region].size:
             return 0, 0, 0
