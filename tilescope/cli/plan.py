@@ -24,9 +24,10 @@ recompute the memory plan of a profile, optionally with what-if tiling edits (pl
   form ends with ``wrote OUT``; ``--json`` adds ``"written_profile": OUT``.
 - ``peak_tiles`` (``--json``): ``{"standard": T, "interleaved": T, "total": T}``, the device tile
   where each peak is reached at its peak step (docs/formats.md §7: ties go to the last tile, as the
-  compiler's ``usage``). A v2/v3 profile's come from its plan per tile; a version 1 profile records
-  no per-tile figure, and tilescope's own per-tile estimate is not used here yet: null, and
-  ``"peak_tiles_note"`` says why.
+  compiler's ``usage``), with ``"peak_tiles_source"``: ``"file"`` for a v2/v3 profile (its plan per
+  tile), ``"estimate"`` for a version 1 profile, which records no per-tile figure (tilescope's own
+  per-tile estimate, ``derived.tile_usage``, at the plan's peak steps). Null with edits on a
+  version 1 profile.
 - ``--tile T`` (``--json``): adds ``"tile_usage": {"tile": T, "standard": [...], "interleaved": [...]}``,
   tile T's usage at every step (the file's rows put together by the reconstruction rule). A v2/v3
   profile only, without edits; T must be a device tile (0 … tile_count − 1), else exit 2.
@@ -116,13 +117,22 @@ def plan_json(arrays: ProfileArrays, plan: Plan, layout_errors: list) -> dict:
     }
 
 
-PEAK_TILES_V1 = ("a version 1 profile records no per-tile figures, and tilescope's own per-tile estimate "
-                 "(planner/tile_estimate.py) is not used for it here yet")
-
-
 def _peak_tiles(plan: Plan) -> dict:
     tiles = plan.peak_tiles
-    return {"peak_tiles": tiles} if tiles is not None else {"peak_tiles": None, "peak_tiles_note": PEAK_TILES_V1}
+    return {"peak_tiles": tiles, "peak_tiles_source": "file"} if tiles is not None else {"peak_tiles": None}
+
+
+def estimated_peak_tiles(opened, plan: Plan) -> dict:
+    """A version 1 profile's peak tiles: at each of the plan's peak steps, the tile tilescope's own
+    per-tile estimate loads most (``derived.tile_usage``; ties: the last tile)."""
+    from tilescope.derived.tile_usage import step_peak_tile
+
+    p, data = plan.peaks, opened.base
+    return {
+        "peak_tiles": {region: step_peak_tile(data, step, region)[0]
+                       for region, step in (("standard", p.standard_step), ("interleaved", p.interleaved_step), ("total", p.total_step))},
+        "peak_tiles_source": "estimate",
+    }
 
 
 def tile_usage_json(arrays: ProfileArrays, tile: int) -> dict:
@@ -240,6 +250,8 @@ def run(args) -> int:
     written = write_profile(args, target, arrays, shown, whatif) if target is not None else None
     if args.json:
         out = plan_json(arrays, shown, profile.values.column("layout_error").to_pylist())
+        if out["peak_tiles"] is None and whatif is None:
+            out.update(estimated_peak_tiles(opened, shown))
         if whatif is not None:
             out["edits"] = [applied_edit_json(a) for a in whatif.applied]
         if args.tile is not None:
