@@ -24,7 +24,7 @@ from tilescope.planner.tile_figures import (
     estimate_figures,
 )
 from tilescope.planner.tile_usage import REGIONS, TileUsage
-from tilescope.planner.tile_whatif import FileTiles, edited_figures
+from tilescope.planner.tile_whatif import FileTiles, edited_usage
 
 from .opening import OpenedProfile
 from .plan_data import PlanData
@@ -66,20 +66,27 @@ def base_figures(opened: OpenedProfile) -> TileFigures:
     return _memo(opened, "_estimated_tiles", lambda: estimate_figures(opened.arrays))
 
 
-def tile_usage(data: PlanData) -> TileUsage:
-    """The plan's per-tile usage (kept on ``data``)."""
+def file_usage(opened: OpenedProfile) -> TileUsage:
+    """The file plan's per-tile usage (kept on ``opened``): a v2/v3 file's recorded tile_usage, or
+    the sweep of a v1 file's estimate."""
 
     def compute() -> TileUsage:
-        opened = data.opened
-        base = base_figures(opened)
-        figures = edited_figures(opened.arrays, base, data.tilings, file_tiles(opened))
-        # Unedited v2/v3: the file's own tile_usage, as recorded.
-        recorded = (
-            recorded_usage(opened.profile, opened.arrays) if figures is base else None
-        )
-        return TileUsage(opened.arrays, figures, recorded)
+        recorded = recorded_usage(opened.profile, opened.arrays)
+        return TileUsage(opened.arrays, base_figures(opened), recorded)
 
-    return _memo(data, "_tile_usage", compute)
+    return _memo(opened, "_file_usage", compute)
+
+
+def tile_usage(data: PlanData) -> TileUsage:
+    """The plan's per-tile usage (kept on ``data``): the file's, or after the plan's edits."""
+    opened = data.opened
+    return _memo(
+        data,
+        "_tile_usage",
+        lambda: edited_usage(
+            opened.arrays, file_usage(opened), data.tilings, file_tiles(opened)
+        ),
+    )
 
 
 def source(data: PlanData) -> str:

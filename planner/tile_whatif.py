@@ -41,7 +41,7 @@ from .tile_figures import (
     scratch_owners,
     scratch_runs,
 )
-from .tile_usage import on_device_runs
+from .tile_usage import TileUsage, on_device_runs
 
 
 @dataclass(frozen=True)
@@ -184,15 +184,16 @@ def edited_figures(
     base: TileFigures,
     tilings: dict[int, TensorTiling],
     file: FileTiles | None = None,
-) -> TileFigures:
+) -> tuple[TileFigures, list[int], list[int]]:
     """``base`` with the values of ``tilings`` (a WhatIf's: value row → edited tiling) re-estimated,
-    and the scratch of the steps whose first result they are spread again (module doc).
+    and the scratch of the steps whose first result they are spread again (module doc); and the
+    value rows and steps replaced.
 
     With ``file`` (a v2/v3 file's ``FileTiles``) each edited value keeps its inferred tile offset and
     allocation; without (a v1 file's estimate) offset 0 and the allocation of its recorded scalars.
     """
     if not tilings:
-        return base
+        return base, [], []
     estimator = _Estimator(arrays, tilings)
     rows: dict[int, TileRuns] = {}
     offsets: dict[int, int] = {}
@@ -216,4 +217,21 @@ def edited_figures(
         steps[step] = scratch_runs(
             arrays, step, row, estimator.elements(row), offsets[row]
         )
-    return base.with_values(rows, steps)
+    return base.with_values(rows, steps), sorted(rows), sorted(steps)
+
+
+def edited_usage(
+    arrays: ProfileArrays,
+    base: TileUsage,
+    tilings: dict[int, TensorTiling],
+    file: FileTiles | None = None,
+) -> TileUsage:
+    """The per-tile usage of ``base``'s plan with ``tilings`` applied: ``base`` itself without
+    edits; from the file's recorded usage plus what the edits change when ``base`` records it
+    (v2/v3), else swept again."""
+    figures, rows, steps = edited_figures(arrays, base.figures, tilings, file)
+    if figures is base.figures:
+        return base
+    if base.recorded is not None:
+        return TileUsage.edited_from(base, figures, rows, steps)
+    return TileUsage(arrays, figures)

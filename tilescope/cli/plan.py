@@ -219,15 +219,26 @@ def _profile_target(args) -> Path | None:
     return out
 
 
-def write_profile(args, out: Path, arrays: ProfileArrays, plan: Plan, whatif: WhatIf | None) -> Path:
+def write_profile(args, out: Path, arrays: ProfileArrays, plan: Plan, whatif: WhatIf | None, tiles=None) -> Path:
+    """``tiles``: the plan's per-tile usage, for a v2/v3 file (written as its version)."""
     from tilescope.report.profile_json import profile_json_bytes
 
     try:
         data = Path(args.file).read_bytes()
     except OSError as exc:
         raise cannot_read(args.file, exc) from None
-    text = profile_json_bytes(data, str(args.file), arrays, plan, whatif.tilings if whatif is not None else {})
+    text = profile_json_bytes(data, str(args.file), arrays, plan, whatif.tilings if whatif is not None else {}, tiles)
     return write_atomically(out, text, overwrite=args.overwrite)
+
+
+def _per_tile(opened, whatif: WhatIf | None):
+    """The plan's per-tile usage when the file records per-tile figures (v2/v3), else None."""
+    if not getattr(opened.profile, "per_tile", False):
+        return None
+    from tilescope.derived.plan_data import PlanData
+    from tilescope.derived.tile_usage import tile_usage
+
+    return tile_usage(PlanData(opened, whatif))
 
 
 def run(args) -> int:
@@ -247,7 +258,7 @@ def run(args) -> int:
         return 0
     whatif = apply_edits(arrays, plan, edits, whole_storage_group=args.storage_group) if edits else None
     shown = whatif.plan if whatif is not None else plan
-    written = write_profile(args, target, arrays, shown, whatif) if target is not None else None
+    written = write_profile(args, target, arrays, shown, whatif, _per_tile(opened, whatif)) if target is not None else None
     if args.json:
         out = plan_json(arrays, shown, profile.values.column("layout_error").to_pylist())
         if out["peak_tiles"] is None and whatif is None:
