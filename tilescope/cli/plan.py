@@ -26,9 +26,10 @@ recompute the memory plan of a profile, optionally with what-if tiling edits (pl
   where each peak is reached at its peak step (docs/formats.md §7: ties go to the last tile, as the
   compiler's ``usage``), and ``"peak_tiles_source"``: ``"file"`` for a v2/v3 profile (its plan per
   tile; edited values re-estimated, docs/formats.md §8); ``"estimate"`` for a version 1 profile,
-  which records no per-tile figure: tilescope's own estimate (docs/formats.md §8), with
-  ``"peak_tiles_note"`` saying so and ``"peak_tiles_at"`` each region's ``{step, tile, bytes}`` (the
-  per-tile peak's own step, which need not be the v1 peak step).
+  which records no per-tile figure: tilescope's own per-tile estimate (docs/formats.md §8,
+  ``derived.tile_usage``) at the plan's peak steps, with edits too, ``"peak_tiles_note"`` saying
+  so and ``"peak_tiles_at"`` where a tile holds the most of each region at any step (``{step,
+  tile, bytes}``; that step need not be the v1 peak step).
 - ``--tile T`` (``--json``): adds ``"tile_usage": {"tile": T, "standard": [...], "interleaved": [...],
   "source": "file"|"estimate"}``, tile T's usage at every step of the (edited) plan
   (``derived.tile_usage``); T must be a device tile (0 … tile_count − 1), else exit 2.
@@ -127,14 +128,16 @@ def _peak_tiles(plan: Plan) -> dict:
     return {"peak_tiles": tiles, "peak_tiles_source": "file"} if tiles is not None else {"peak_tiles": None}
 
 
-def estimated_peak_tiles(data) -> dict:
-    """A version 1 plan's ``peak_tiles`` from tilescope's estimate (``derived.tile_usage``): the
-    tile holding the most of each region at the step where a tile holds the most."""
-    from tilescope.derived.tile_usage import peak_tiles, tile_peaks
+def estimated_peak_tiles(data, plan: Plan) -> dict:
+    """A version 1 plan's ``peak_tiles`` from tilescope's estimate (``derived.tile_usage``): at each
+    of the plan's peak steps, the tile the estimate loads most (ties: the last tile); and where a
+    tile holds the most at any step (``peak_tiles_at``)."""
+    from tilescope.derived.tile_usage import peak_tiles, step_peak_tile, tile_peaks
 
-    where, most = peak_tiles(data), tile_peaks(data)
+    where, most, p = peak_tiles(data), tile_peaks(data), plan.peaks
+    steps = (("standard", p.standard_step), ("interleaved", p.interleaved_step), ("total", p.total_step))
     return {
-        "peak_tiles": {region: tile for region, (_, tile) in where.items()},
+        "peak_tiles": {region: step_peak_tile(data, step, region)[0] for region, step in steps},
         "peak_tiles_source": "estimate",
         "peak_tiles_note": PEAK_TILES_V1,
         "peak_tiles_at": {region: {"step": step, "tile": tile, "bytes": most[region]} for region, (step, tile) in where.items()},
@@ -271,7 +274,7 @@ def run(args) -> int:
 
             data = PlanData(opened, whatif)
             if out["peak_tiles"] is None:
-                out.update(estimated_peak_tiles(data))
+                out.update(estimated_peak_tiles(data, shown))
             if args.tile is not None:
                 out["tile_usage"] = tile_usage_json(data, args.tile)
         if written is not None:
