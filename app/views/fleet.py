@@ -6,13 +6,15 @@ that failed with their errors.
 Clicking a row opens that profile in this session through the app's open path (``load``: the
 worker-thread load of ``app.main``); ticking two and pressing *compare* gives the compare view's
 ``?file=A&compare=B`` link (A the one first by path, e.g. the earlier nightly run), or calls ``compare`` (the compare view's entry point, when the app
-passes one) after opening A. The dataset is read by DuckDB in a worker thread; a dataset that
-cannot be read shows its one-line error and keeps what was open. Text from the dataset (paths,
+passes one) after opening A. The dataset's rows are read in one of the server's load workers
+(``app.load_pool``: bounded in threads and in time, a read blocked on I/O gives its worker up),
+after every file was checked to be a regular Parquet file of its table (``fleet.layout``: a FIFO
+in a dataset is refused, never read); a dataset that cannot be read shows its one-line error and
+keeps what was open. Text from the dataset (paths,
 scopes, errors) is escaped: the table's text columns use Tabulator's ``plaintext`` formatter.
 """
 from __future__ import annotations
 
-import asyncio
 from functools import partial
 from itertools import cycle, islice
 from pathlib import Path
@@ -29,6 +31,7 @@ from bokeh.plotting import figure
 from tilescope.app.assets import static_text
 from tilescope.app.fleet_open import DatasetRequest, Fleet, compare_link, load_fleet, open_row, row_source
 from tilescope.app.format import esc
+from tilescope.app.load_pool import load_pool
 from tilescope.app.state import SessionState, error_text
 from tilescope.derived.fleet_rows import (
     BYTE_COLUMNS, COUNT_COLUMNS, FAILED, FIGURES, LOADED, SEARCH_STATE, TABLE_COLUMNS, TEXT_COLUMNS,
@@ -102,7 +105,7 @@ class FleetView(pn.viewable.Viewer):
         state = self.state
         await self._in_session(state.begin_load)
         try:
-            fleet = await asyncio.get_running_loop().run_in_executor(None, load_fleet, request.path, request.name)
+            fleet = await load_pool().run(lambda progress: load_fleet(request.path, request.name), label=request.name)
         except Exception as exc:  # bad dataset (InputError, TilescopeError) or anything else: say it
             await self._in_session(partial(state.param.update, loading=False, progress=1.0, status=""))
             return error_text(exc)
@@ -170,9 +173,8 @@ class FleetView(pn.viewable.Viewer):
         fleet, picked = self.fleet, sorted(self.table.selection)
         if fleet is None or len(picked) != 2:
             return
-        loop = asyncio.get_running_loop()
         try:
-            a, b = await loop.run_in_executor(None, lambda: [row_source(fleet, p, self.data_root) for p in picked])
+            a, b = await load_pool().run(lambda progress: [row_source(fleet, p, self.data_root) for p in picked], label="compare")
         except Exception as exc:  # noqa: BLE001 - said in the page
             await self._in_session(partial(self.state.fail, f"compare: {error_text(exc)}"))
             return
