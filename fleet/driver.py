@@ -178,9 +178,11 @@ def run_batch(
         dataset.write_batch_record(report.batch_id, root, datetime.now(timezone.utc).isoformat())
         committer, report.repaired = repair(dataset)
         known = set(committer.rows)
-        if found.inputs:
-            _run(root, dataset, found.inputs, committer, report, scheduler, workers, retry_failed, on_result)
-        committer.commit()
+        try:
+            if found.inputs:
+                _run(root, dataset, found.inputs, committer, report, scheduler, workers, retry_failed, on_result)
+        finally:  # interrupted (Ctrl-C, a lost scheduler) or not: what finished is committed
+            committer.commit()
         report.gone = sorted(known - {r["path"] for r in report.results})
     report.results.sort(key=lambda r: r["path"])
     report.not_loaded.sort(key=lambda r: r["path"])

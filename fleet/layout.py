@@ -150,6 +150,9 @@ class Dataset:
                 path, why = problems[0]
                 more = f" (and {len(problems) - 1} more damaged)" if len(problems) > 1 else ""
                 raise InputError("$", f"a file of the dataset ({REPAIR_HINT}){more}", why, file=str(path))
+            for table in TABLES:  # every file's footer: a Parquet file of its table's columns
+                for _, path in dataset.table_files(table):
+                    open_parquet(path, table).close(force=True)
         return dataset
 
     def read_manifest(self, name: str) -> None:

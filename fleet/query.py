@@ -20,7 +20,7 @@ import duckdb
 
 import pyarrow as pa
 
-from .layout import Dataset, open_parquet
+from .layout import Dataset
 from .schema import FOLDER, PROFILE_TABLES, PROFILES
 
 
@@ -30,8 +30,6 @@ def connect(dataset_root: str | Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     for name, schema in {"profiles": PROFILES, **PROFILE_TABLES}.items():
         files = [str(p) for _, p in dataset.table_files(name)]
-        for f in files:
-            open_parquet(Path(f), name).close(force=True)  # a regular Parquet file of the table's columns
         source = f"_{name}_files"
         if files:
             # hive_types: a folder named like a date or a number stays text
