@@ -11,6 +11,7 @@ DIR (its bytes are not copied into the dataset), a symlink to a folder (not foll
 Names starting with '.' (files and folders) are left out, and so is the dataset itself when it lies
 under DIR. A name that is not UTF-8 is shown with its undecodable bytes as ``\\xNN``.
 """
+
 from __future__ import annotations
 
 import errno
@@ -40,7 +41,9 @@ class Input:
 
 @dataclass
 class Found:
-    inputs: list[Input] = field(default_factory=list)  # regular files (or symlinks to them inside DIR), by path
+    inputs: list[Input] = field(
+        default_factory=list
+    )  # regular files (or symlinks to them inside DIR), by path
     skipped: list[dict] = field(default_factory=list)  # {path, why}: entries not read
 
 
@@ -48,11 +51,19 @@ def _skip(found: Found, rel: str, why: str) -> None:
     found.skipped.append({"path": display_path(rel), "why": why})
 
 
-def _symlink(found: Found, base: Path, real_base: str, rel: str, entry: os.DirEntry) -> None:
+def _symlink(
+    found: Found, base: Path, real_base: str, rel: str, entry: os.DirEntry
+) -> None:
     try:
         target = os.stat(entry.path)
     except OSError as exc:
-        why = "a symlink loop" if exc.errno == errno.ELOOP else "a dangling symlink" if exc.errno == errno.ENOENT else f"a symlink that cannot be followed ({exc.strerror})"
+        why = (
+            "a symlink loop"
+            if exc.errno == errno.ELOOP
+            else "a dangling symlink"
+            if exc.errno == errno.ENOENT
+            else f"a symlink that cannot be followed ({exc.strerror})"
+        )
         _skip(found, rel, why)
         return
     real = os.path.realpath(entry.path)
@@ -61,7 +72,11 @@ def _symlink(found: Found, base: Path, real_base: str, rel: str, entry: os.DirEn
     elif os.path.commonpath([real, real_base]) != real_base:
         _skip(found, rel, "a symlink to a file outside DIR (not read)")
     elif not stat.S_ISREG(target.st_mode):
-        _skip(found, rel, f"a symlink to {file_kind(target.st_mode)}, not a regular file (not read)")
+        _skip(
+            found,
+            rel,
+            f"a symlink to {file_kind(target.st_mode)}, not a regular file (not read)",
+        )
     else:
         found.inputs.append(Input(display_path(rel), rel, target.st_size))
 
@@ -70,7 +85,12 @@ def find_inputs(root: str | Path, exclude: str | Path | None = None) -> Found:
     """Every entry under ``root`` (module doc)."""
     base = Path(root)
     if not base.is_dir():
-        raise InputError("$", "a directory of planner outputs", "no such directory" if not base.exists() else "a file", file=str(root))
+        raise InputError(
+            "$",
+            "a directory of planner outputs",
+            "no such directory" if not base.exists() else "a file",
+            file=str(root),
+        )
     real_base = os.path.realpath(base)
     skip = os.path.realpath(exclude) if exclude is not None else None
     found = Found()
@@ -78,7 +98,10 @@ def find_inputs(root: str | Path, exclude: str | Path | None = None) -> Found:
     while pending:
         folder = pending.pop()
         try:
-            entries = sorted(os.scandir(base / folder) if folder else os.scandir(base), key=lambda e: e.name)
+            entries = sorted(
+                os.scandir(base / folder) if folder else os.scandir(base),
+                key=lambda e: e.name,
+            )
         except OSError as exc:
             _skip(found, folder, f"a folder that cannot be listed ({exc.strerror})")
             continue
@@ -97,7 +120,13 @@ def find_inputs(root: str | Path, exclude: str | Path | None = None) -> Found:
                 if os.path.realpath(entry.path) != skip:
                     pending.append(rel)
             elif stat.S_ISREG(mode):
-                found.inputs.append(Input(display_path(rel), rel, entry.stat(follow_symlinks=False).st_size))
+                found.inputs.append(
+                    Input(
+                        display_path(rel),
+                        rel,
+                        entry.stat(follow_symlinks=False).st_size,
+                    )
+                )
             else:
                 _skip(found, rel, f"{file_kind(mode)}, not a regular file (not opened)")
     found.inputs.sort(key=lambda i: i.path)
@@ -128,12 +157,14 @@ def top_level_keys(head: bytes) -> tuple[list[str], bytes | None] | None:
                 j += 2 if text[j] == 0x5C else 1
             if j >= n:
                 break
-            rest = text[j + 1:j + 64].lstrip()
+            rest = text[j + 1 : j + 64].lstrip()
             if depth == 1 and rest.startswith(b":"):
-                key = text[i + 1:j].decode("utf-8", "replace")
+                key = text[i + 1 : j].decode("utf-8", "replace")
                 keys.append(key)
                 if key == "version":
-                    version = rest[1:].lstrip()[:12].split(b",")[0].split(b"}")[0].strip()
+                    version = (
+                        rest[1:].lstrip()[:12].split(b",")[0].split(b"}")[0].strip()
+                    )
             i = j + 1
             continue
         if c in b"{[":
@@ -162,6 +193,12 @@ def sniff(head: bytes) -> tuple[str | None, str]:
         return "search_state", f"search state v{v}"
     if {"timeline", "scope", "budget_bytes", "peak", "model"} & have:
         return "memory_profile", f"memory profile v{v}"
-    if {"requests", "ranges", "region_boundary", "assigned_root_spans", "interleaved_offset"} & have:
+    if {
+        "requests",
+        "ranges",
+        "region_boundary",
+        "assigned_root_spans",
+        "interleaved_offset",
+    } & have:
         return "placement_dump", f"placement dump v{v}"
     return None, "JSON, but not a planner output" if keys else "not a planner output"

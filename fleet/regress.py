@@ -299,7 +299,7 @@ def regress(
     if by not in BY:
         raise TilescopeError(f"--by: expected one of {', '.join(BY)}, found {by!r}")
     threshold = threshold or parse_threshold("0")
-    sides = []
+    side_rows: list[list[dict]] = []
     for spec, which in ((base, "BASE"), (head, "HEAD")):
         all_rows = spec.dataset.rows().to_pylist()
         rows = _side_rows(spec, all_rows)
@@ -308,8 +308,8 @@ def regress(
                 raise TilescopeError(f"{which}: {spec.dataset.root} has no profiles under {spec.folder!r}; "
                                      f"{existing_folders([r['path'] for r in all_rows], spec.folder)}")
             raise TilescopeError(f"{which}: {spec.dataset.root} has no profiles at all")
-        sides.append(rows)
-    base_rows, head_rows = sides
+        side_rows.append(rows)
+    base_rows, head_rows = side_rows
     report = RegressReport(base, head, by, threshold, len(base_rows), len(head_rows), allow_inconclusive=allow_inconclusive)
     for key, b, h in _match(base_rows, head_rows, by, report):
         sides = {"base": b, "head": h}

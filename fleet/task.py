@@ -15,15 +15,15 @@ A summary's ``status``:
 - ``skipped``: unchanged since the dataset's row (``previous``), or a planner output of a kind
   ``batch`` does not load (``why`` says which), or not a planner output (``why``; no row).
 """
+
 from __future__ import annotations
 
 import hashlib
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pyarrow as pa
-
 from tilescope.loaders.json_input import InputBuffer, open_input
 from tilescope.loaders.memory_profile import parse_memory_profile
 from tilescope.loaders.search_state import parse_search_state
@@ -58,7 +58,12 @@ def content_hash_of(data: bytes | memoryview) -> str:
 
 
 def empty_row(
-    batch_id: str, path: str, content_hash: str | None, file_bytes: int | None, error: str | None, seconds: float
+    batch_id: str,
+    path: str,
+    content_hash: str | None,
+    file_bytes: int | None,
+    error: str | None,
+    seconds: float,
 ) -> dict:
     """A ``profiles`` row with only what is known without loading the file (no partitions)."""
     return {
@@ -69,18 +74,27 @@ def empty_row(
         "file_bytes": file_bytes,
         "error": error,
         "tilescope_version": __version__,
-        "normalised_at": datetime.now(timezone.utc),
+        "normalised_at": datetime.now(UTC),
         "seconds": seconds,
         "fragment": None,
     }
 
 
 def _head(source: str) -> bytes:
-    with open_input(source) as handle:  # a FIFO put there since the listing is refused, not waited on
+    with open_input(
+        source
+    ) as handle:  # a FIFO put there since the listing is refused, not waited on
         return handle.read(SNIFF_BYTES)
 
 
-def normalise_file(root: str, item: dict, batch_id: str, fragment: str, retry_failed: bool, tables_out: list) -> dict:
+def normalise_file(
+    root: str,
+    item: dict,
+    batch_id: str,
+    fragment: str,
+    retry_failed: bool,
+    tables_out: list,
+) -> dict:
     """One file of a task (module doc). ``item``: ``path``, ``fs_path`` and the dataset's
     ``previous`` row (or None). A loaded memory profile's tables are appended to ``tables_out``."""
     started = time.perf_counter()
@@ -88,23 +102,49 @@ def normalise_file(root: str, item: dict, batch_id: str, fragment: str, retry_fa
     source = os.path.join(root, *item["fs_path"].split("/"))
     try:
         kind, what = sniff(_head(source))
-        if kind is None and path.endswith(NAMED_SUFFIXES):  # named as one: its loader says what is wrong
-            kind = "search_state" if path.endswith(NAMED_SUFFIXES[1]) else "memory_profile"
+        if kind is None and path.endswith(
+            NAMED_SUFFIXES
+        ):  # named as one: its loader says what is wrong
+            kind = (
+                "search_state" if path.endswith(NAMED_SUFFIXES[1]) else "memory_profile"
+            )
         if kind is None:
-            return {"status": SKIPPED, "path": path, "why": f"not a planner output ({what})", "planner_output": False}
+            return {
+                "status": SKIPPED,
+                "path": path,
+                "why": f"not a planner output ({what})",
+                "planner_output": False,
+            }
         if kind not in LOADED_KINDS:
-            return {"status": SKIPPED, "path": path, "why": f"{what}: not loaded by batch", "planner_output": True, "kind": kind}
+            return {
+                "status": SKIPPED,
+                "path": path,
+                "why": f"{what}: not loaded by batch",
+                "planner_output": True,
+                "kind": kind,
+            }
         buffer = InputBuffer.read(source)
     except (OSError, InputError) as exc:
         if isinstance(exc, OSError):
             exc = cannot_read(path, exc)
-        row = empty_row(batch_id, path, None, None, located_error(exc, path), time.perf_counter() - started)
+        row = empty_row(
+            batch_id,
+            path,
+            None,
+            None,
+            located_error(exc, path),
+            time.perf_counter() - started,
+        )
         # Not readable now (gone since the listing) says nothing about its content: a row written
         # before stays; a file never seen gets a failed row.
         return {"status": FAILED, "keep_previous": previous is not None, **row}
     data = buffer.data
     content_hash = content_hash_of(data)
-    if previous is not None and previous["content_hash"] == content_hash and (previous["error"] is None or not retry_failed):
+    if (
+        previous is not None
+        and previous["content_hash"] == content_hash
+        and (previous["error"] is None or not retry_failed)
+    ):
         return {"status": SKIPPED, "unchanged": True, **previous}
     key = profile_key(path, content_hash, partitions=True)
     fields: dict = {}
@@ -115,14 +155,25 @@ def normalise_file(root: str, item: dict, batch_id: str, fragment: str, retry_fa
             profile = parse_memory_profile(data, path)  # type: ignore[arg-type]  (an mmap is bytes-like)
             fields, tables = memory_profile_rows(profile, key)
         else:
-            parse_search_state(bytes(data), path)  # the whole file validated, as `tilescope summary` does
+            parse_search_state(
+                bytes(data), path
+            )  # the whole file validated, as `tilescope summary` does
             fields = {"kind": kind}
     except Exception as exc:  # noqa: BLE001 - recorded in the row; the batch goes on
         error, fields, tables = located_error(exc, path), {}, None
     if error is not None and kind == "memory_profile" and "$.version" in error:
         version = what.rsplit("v", 1)[-1]
-        if version not in ("1", "?"):  # a version this tilescope's loader does not read yet
-            return {"status": SKIPPED, "path": path, "why": f"{what}: not loaded by batch", "planner_output": True, "kind": kind}
+        if version not in (
+            "1",
+            "?",
+        ):  # a version this tilescope's loader does not read yet
+            return {
+                "status": SKIPPED,
+                "path": path,
+                "why": f"{what}: not loaded by batch",
+                "planner_output": True,
+                "kind": kind,
+            }
     row = {**empty_row(batch_id, path, content_hash, len(data), error, 0.0), **fields}
     if tables is not None:
         row["profile_key"] = key
@@ -132,12 +183,22 @@ def normalise_file(root: str, item: dict, batch_id: str, fragment: str, retry_fa
     return {"status": FAILED if error else LOADED, **row}
 
 
-def normalise_task(root: str, items: list[dict], dataset_root: str, batch_id: str, fragment: str, retry_failed: bool = False) -> dict:
+def normalise_task(
+    root: str,
+    items: list[dict],
+    dataset_root: str,
+    batch_id: str,
+    fragment: str,
+    retry_failed: bool = False,
+) -> dict:
     """Normalise ``items`` (files of one folder, see ``normalise_file``); the loaded profiles'
     tables written to ``.staging/<fragment>/<table>.parquet``. Returns ``{"summaries": [...],
     "staged": the staging folder or None, "keys": the profile keys in the fragment}``."""
     loaded: list[dict[str, pa.Table]] = []
-    summaries = [normalise_file(root, item, batch_id, fragment, retry_failed, loaded) for item in items]
+    summaries = [
+        normalise_file(root, item, batch_id, fragment, retry_failed, loaded)
+        for item in items
+    ]
     if not loaded:
         return {"summaries": summaries, "staged": None, "keys": []}
     stage = Dataset(dataset_root).staging_dir(fragment)
