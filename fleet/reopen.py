@@ -27,7 +27,10 @@ from tilescope.planner.model import Plan, ProfileArrays, arrays_of, compute_plan
 from .layout import Dataset, folder_of
 
 # Loader table ← dataset table of the same rows (with ``profile_key`` and recomputed columns).
-SOURCES = {"profile": "profile_headers", "values": "values", "axes": "axes", "steps": "steps", "live_intervals": "live_intervals"}
+SOURCES = {
+    "profile": "profile_headers", "values": "values", "axes": "axes", "steps": "steps", "live_intervals": "live_intervals",
+    "value_tiles": "value_tiles", "step_tiles": "step_tiles",
+}
 # profiles-row column ← the plan's figure
 ROW_PEAKS = {
     "standard_peak": "standard", "interleaved_peak": "interleaved", "total_peak": "total",

@@ -17,7 +17,7 @@ import json
 
 import pyarrow as pa
 
-from tilescope.models.schemas import AXES, BYTES_PER_TILE, LIVE_INTERVALS, PROFILE, STEP_INDEX, STEPS, VALUES
+from tilescope.models.schemas import AXES, BYTES_PER_TILE, LIVE_INTERVALS, PROFILE, STEP_INDEX, STEP_TILES, STEPS, VALUE_TILES, VALUES
 
 B, S, N = BYTES_PER_TILE, STEP_INDEX, "count"
 # The Hive partition column of every table: the first folder of the input file's path below the
@@ -121,5 +121,8 @@ PROFILE_TABLES = {
         ]
     )),
 }
+
+PROFILE_TABLES["value_tiles"] = _keyed(VALUE_TILES)  # v2/v3 per-tile runs (empty for v1)
+PROFILE_TABLES["step_tiles"] = _keyed(STEP_TILES)
 
 TABLE_NAMES = ("profiles", *PROFILE_TABLES)

@@ -596,3 +596,23 @@ def test_compiler_named_files_are_recognised_by_content(tmp_path):
         "batch", empty, "--out", tmp_path / "ds2", "--workers", "1"
     )
     assert code == 1 and "no planner output found under DIR" in out, err
+
+
+def test_regress_verifies_per_tile_profiles_from_the_dataset(tmp_path):
+    """v2/v3 profiles keep their per-tile runs in the dataset (value_tiles, step_tiles), so regress
+    rebuilds and verifies them as the file was planned: compared, not refused."""
+    import profile_generator as gen
+
+    program = gen.program_scaled(2)
+    tree = tmp_path / "tree"
+    for day in ("2024-05-01", "2024-05-02"):
+        (tree / day).mkdir(parents=True)
+        for version in (1, 2, 3):
+            gen.write(program, version, tree / day / f"p_v{version}.memory_profile.json")
+    code, report, err = batch_json(tree, tmp_path / "ds")
+    assert code == 0 and report["processed"] == 6, err
+    code, out, err = run_cli("regress", f"{tmp_path / 'ds'}:2024-05-01", f"{tmp_path / 'ds'}:2024-05-02", "--json")
+    result = json.loads(out)
+    assert (code, result["compared"], result["failed"]) == (0, 3, []), err
+    totals = {p["key"]: p["figures"]["total"]["base"] for p in result["profiles"]}
+    assert totals == {f"p_v{v}.memory_profile.json": gen.expected_figures(program, v)["doc"]["peak"]["total"] for v in (1, 2, 3)}
