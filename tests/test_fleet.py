@@ -144,6 +144,8 @@ def test_every_table_reads_in_duckdb_polars_and_pyarrow(local_batch):
         expected_keys = set(r["profile_key"] for r in rows.values()) if table == "profiles" else set(loaded)
         if table == "mismatches":
             expected_keys = {rows[EDITED]["profile_key"]}
+        if table in ("value_tiles", "step_tiles"):  # per-tile runs of v2/v3 profiles; the tree's are v1
+            expected_keys = set()
         assert set(counts) == expected_keys, table
     counts = dict(duckdb.sql(f"SELECT profile_key, count(*) FROM read_parquet('{b.dataset}/values/**/*.parquet') GROUP BY 1").fetchall())
     assert counts == {k: r["n_values"] for k, r in loaded.items()}
