@@ -368,7 +368,7 @@ class TilesView(pn.viewable.Viewer):
 
     def _on_tap(self, event) -> None:
         if event.x is not None and self.state.data is not None:
-            self.state.select_step(int(round(event.x)))
+            self.state.select_step(round(event.x))
 
     def _on_ranges(self, event) -> None:
         self._window = (event.x0, event.x1)
