@@ -22,6 +22,14 @@ recompute the memory plan of a profile, optionally with what-if tiling edits (pl
   atomically and never replaces an existing file without ``--overwrite``; OUT naming FILE itself
   is refused even with ``--overwrite`` (the input is never written). Not with ``--each``. The text
   form ends with ``wrote OUT``; ``--json`` adds ``"written_profile": OUT``.
+- ``peak_tiles`` (``--json``): ``{"standard": T, "interleaved": T, "total": T}``, the device tile
+  where each peak is reached at its peak step (docs/formats.md §7: ties go to the last tile, as the
+  compiler's ``usage``). A v2/v3 profile's come from its plan per tile; a version 1 profile records
+  no per-tile figure, and tilescope's own per-tile estimate is not used here yet: null, and
+  ``"peak_tiles_note"`` says why.
+- ``--tile T`` (``--json``): adds ``"tile_usage": {"tile": T, "standard": [...], "interleaved": [...]}``,
+  tile T's usage at every step (the file's rows put together by the reconstruction rule). A v2/v3
+  profile only, without edits; T must be a device tile (0 … tile_count − 1), else exit 2.
 - An invalid edit set exits 2 with one line naming the value, the axis and the rule (EditError);
   a malformed ``--edit`` argument exits 2 with one line.
 """
@@ -80,6 +88,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--each", action="store_true", help="apply the edits one at a time; one JSON line per edit")
     parser.add_argument("--write-profile", metavar="OUT.json", help="also write the plan as a memory profile (edited layouts, figures recomputed)")
     parser.add_argument("--overwrite", action="store_true", help="let --write-profile replace an existing file")
+    parser.add_argument("--tile", type=int, metavar="T", help="with --json: add device tile T's usage at every step (v2/v3 profiles)")
 
 
 def plan_json(arrays: ProfileArrays, plan: Plan, layout_errors: list) -> dict:
@@ -99,11 +108,34 @@ def plan_json(arrays: ProfileArrays, plan: Plan, layout_errors: list) -> dict:
         "total_peak_step": p.total_step,
         "effective_peak_bytes": p.effective_peak_bytes,
         "fits_budget": p.fits_budget,
+        **_peak_tiles(plan),
         "values": [
             {"id": int(i), "shard_bytes": int(s), "aligned_bytes": int(a), "bytes": int(b), "layout_error": e}
             for i, s, a, b, e in zip(arrays.value_ids, f.shard, f.aligned, f.bytes, layout_errors)
         ],
     }
+
+
+PEAK_TILES_V1 = ("a version 1 profile records no per-tile figures, and tilescope's own per-tile estimate "
+                 "(planner/tile_estimate.py) is not used for it here yet")
+
+
+def _peak_tiles(plan: Plan) -> dict:
+    tiles = plan.peak_tiles
+    return {"peak_tiles": tiles} if tiles is not None else {"peak_tiles": None, "peak_tiles_note": PEAK_TILES_V1}
+
+
+def tile_usage_json(arrays: ProfileArrays, tile: int) -> dict:
+    """``--tile T``: tile T's usage at every step (module doc)."""
+    from tilescope.planner.tile_plan import tile_series
+
+    if arrays.tiles is None:
+        raise TilescopeError(f"--tile needs a profile of version 2 or 3 (per-tile figures); this one is version {arrays.version}")
+    if not 0 <= tile < arrays.device_tiles:
+        raise TilescopeError(f"--tile {tile}: expected a device tile 0 … {arrays.device_tiles - 1}")
+    series = tile_series(arrays.tiles, tile, arrays.interval_row, arrays.interval_first, arrays.interval_last,
+                         arrays.root_rows, arrays.region, arrays.n_steps)
+    return {"tile": tile, "standard": series[:, 0].tolist(), "interleaved": series[:, 1].tolist()}
 
 
 def human_summary(arrays: ProfileArrays, plan: Plan) -> str:
@@ -177,15 +209,26 @@ def _profile_target(args) -> Path | None:
     return out
 
 
-def write_profile(args, out: Path, arrays: ProfileArrays, plan: Plan, whatif: WhatIf | None) -> Path:
+def write_profile(args, out: Path, arrays: ProfileArrays, plan: Plan, whatif: WhatIf | None, tiles=None) -> Path:
+    """``tiles``: the plan's per-tile usage, for a v2/v3 file (written as its version)."""
     from tilescope.report.profile_json import profile_json_bytes
 
     try:
         data = Path(args.file).read_bytes()
     except OSError as exc:
         raise cannot_read(args.file, exc) from None
-    text = profile_json_bytes(data, str(args.file), arrays, plan, whatif.tilings if whatif is not None else {})
+    text = profile_json_bytes(data, str(args.file), arrays, plan, whatif.tilings if whatif is not None else {}, tiles)
     return write_atomically(out, text, overwrite=args.overwrite)
+
+
+def _per_tile(opened, whatif: WhatIf | None):
+    """The plan's per-tile usage when the file records per-tile figures (v2/v3), else None."""
+    if not getattr(opened.profile, "per_tile", False):
+        return None
+    from tilescope.derived.plan_data import PlanData
+    from tilescope.derived.tile_usage import tile_usage
+
+    return tile_usage(PlanData(opened, whatif))
 
 
 def run(args) -> int:
@@ -193,6 +236,8 @@ def run(args) -> int:
     if args.each and not edits:
         raise TilescopeError("--each needs edits (--edits FILE or --edit V:K=N)")
     target = _profile_target(args)
+    if args.tile is not None and (edits or not args.json):
+        raise TilescopeError("--tile goes with --json and no edits (the per-tile figures of the file's own plan)")
     opened = open_profile(args.file, quiet=args.quiet)
     profile, arrays, plan = opened.profile, opened.arrays, opened.plan
     if args.each:
@@ -203,11 +248,13 @@ def run(args) -> int:
         return 0
     whatif = apply_edits(arrays, plan, edits, whole_storage_group=args.storage_group) if edits else None
     shown = whatif.plan if whatif is not None else plan
-    written = write_profile(args, target, arrays, shown, whatif) if target is not None else None
+    written = write_profile(args, target, arrays, shown, whatif, _per_tile(opened, whatif)) if target is not None else None
     if args.json:
         out = plan_json(arrays, shown, profile.values.column("layout_error").to_pylist())
         if whatif is not None:
             out["edits"] = [applied_edit_json(a) for a in whatif.applied]
+        if args.tile is not None:
+            out["tile_usage"] = tile_usage_json(arrays, args.tile)
         if written is not None:
             out["written_profile"] = str(written)
         print(json.dumps(out))
