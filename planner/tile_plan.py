@@ -226,14 +226,25 @@ def tile_plan(t: TileArrays, interval_row, interval_first, interval_last, root_r
     return TilePlan(usage, usage_tile, largest, largest_tile)
 
 
-def tile_series(t: TileArrays, tile: int, interval_row, interval_first, interval_last, root_rows, region, n_steps: int) -> np.ndarray:
-    """``[steps, 2]``: one device tile's usage at every step (reconstructed), without dense blocks."""
+def requirement_at_tile(t: TileArrays, root_rows: np.ndarray, tile: int) -> np.ndarray:
+    """M(root(v), tile) for every value row v: what each value counts on ``tile`` while live."""
     need = root_requirements(t, root_rows)
     on = (need.start <= tile) & (need.stop > tile)
     at_tile = np.zeros(root_rows.size, np.int64)
     at_tile[need.owner[on]] = need.amount[on]
+    return at_tile[root_rows]
+
+
+def scratch_at(t: TileArrays, step: int, tile: int) -> np.ndarray:
+    """``[2]``: the recorded tile_scratch of ``step`` on ``tile``."""
+    hit = (t.step == step) & (t.step_start <= tile) & (t.step_stop > tile)
+    return t.scratch[hit].sum(axis=0) if hit.any() else np.zeros(2, np.int64)
+
+
+def tile_series(t: TileArrays, tile: int, interval_row, interval_first, interval_last, root_rows, region, n_steps: int) -> np.ndarray:
+    """``[steps, 2]``: one device tile's usage at every step (reconstructed), without dense blocks."""
     root = root_rows[interval_row]
-    cost = at_tile[root]
+    cost = requirement_at_tile(t, root_rows, tile)[interval_row]
     out = np.zeros((n_steps, 2), np.int64)
     for c in (0, 1):
         mask = region[root] == c

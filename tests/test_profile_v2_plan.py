@@ -49,9 +49,9 @@ def test_round_trip(tmp_path, capsys, programs, name, version, later):
     assert plan["usage"]["interleaved"] == usage[:, 1].tolist()
     assert [v["bytes"] for v in plan["values"]] == [e.aligned[v.id] * v.copies for v in program.values]
     if version == 1:
-        assert plan["peak_tiles"] is None and "not used" in plan["peak_tiles_note"]
+        assert plan["peak_tiles_source"] == "estimate" and set(plan["peak_tiles"]) == {"standard", "interleaved", "total"}
         return
-    assert plan["peak_tiles"] == expected["peak_tiles"]
+    assert plan["peak_tiles"] == expected["peak_tiles"] and plan["peak_tiles_source"] == "file"
     for tile in random.Random(version).sample(range(program.tiles), 3):
         code, out = _run(capsys, "plan", "--json", "--tile", str(tile), str(path))
         series = json.loads(out)["tile_usage"]
