@@ -2,25 +2,22 @@
 the derived data of the current plan that every view reads.
 
 It stores; it does not load and it does not derive. Opening a file is
-``tilescope.derived.opening`` (run in a worker thread by ``app.main``), then ``adopt`` here;
+``tilescope.derived.opening.open_file`` (run in a load worker by ``app.open_flow``), then ``adopt`` here;
 everything a view shows comes from ``data`` (a ``tilescope.derived.plan_data.PlanData``), which is
 replaced, never changed, once per plan: the file's plan on open, a what-if plan after each edit.
 Views watch ``data`` (and the selection), as Lumen's views watch ``Pipeline.data``.
 """
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import param
 
-from tilescope.derived.opening import Opened, OpenedProfile, OpenedSearchState, open_bytes, open_path
+from tilescope.derived.opening import Opened, OpenedProfile, OpenedSearchState, kind_label
 from tilescope.derived.plan_data import PlanData
 from tilescope.models.edits import TilingEdit, parse_edit_set
 from tilescope.models.errors import InputError, TilescopeError
 from tilescope.planner.edits import apply_edits
-
-Progress = Callable[[str, float], None]
 
 
 def error_text(exc: BaseException) -> str:
@@ -34,8 +31,8 @@ class SessionState(param.Parameterized):
     """Everything one session knows."""
 
     source = param.String(default="", doc="name of the open file, as the user gave it")
-    kind = param.String(default="", doc='"memory_profile" or "search_state"')
-    opened = param.Parameter(default=None, doc="the open file: derived.opening.OpenedProfile or OpenedSearchState")
+    kind = param.String(default="", doc='the open file\'s kind (derived.opening.FILE_KINDS): "memory_profile", "search_state"…')
+    opened = param.Parameter(default=None, doc="the open file: what its kind's opener made (derived.opening.open_file)")
     data = param.Parameter(default=None, doc="PlanData of the current plan (the what-if plan when edited); None for a search state")
     compare = param.Parameter(default=None, doc="derived.compare_data.CompareData: the current plan beside a second side; None when not comparing")
     edits = param.List(default=[], item_type=TilingEdit)
@@ -89,28 +86,10 @@ class SessionState(param.Parameterized):
         name = name or opened.name
         common = dict(source=name, kind=opened.kind, opened=opened, edits=[], edit_units=[], selected_values=[], error="",
                       loading=False, progress=1.0, compare=None, selected_tile=None)
-        if isinstance(opened, OpenedSearchState):
-            self.param.update(**common, data=None, selected_step=0, status=f"opened {name} (search state)")
+        if not isinstance(opened, OpenedProfile):  # a search state, or another kind: its view reads ``opened``
+            self.param.update(**common, data=None, selected_step=0, status=f"opened {name} ({kind_label(opened.kind)})")
             return
         self.param.update(**common, data=opened.base, selected_step=opened.total_peak_step, status=f"opened {name}")
-
-    def open_path(self, path: str | Path, name: str | None = None) -> bool:
-        """Open a file synchronously (notebooks, tests; the app opens in a worker thread). On
-        failure the open file stays and ``error`` says why."""
-        return self._open(lambda progress: open_path(path, progress, name), name)
-
-    def open_bytes(self, data: bytes, name: str) -> bool:
-        return self._open(lambda progress: open_bytes(data, name, progress), name)
-
-    def _open(self, job: Callable[[Progress], Opened], name: str | None) -> bool:
-        self.begin_load()
-        try:
-            opened = job(self.report_progress)
-        except Exception as exc:  # a bad file must never take the session down
-            self.fail(exc)
-            return False
-        self.adopt(opened, name)
-        return True
 
     def begin_load(self) -> None:
         self.param.update(loading=True, progress=0.0, status="loading…")
