@@ -16,7 +16,7 @@ from profile_generator import program_18, program_scaled, write
 from tilescope.app.layout import TAB_KEYS
 from tilescope.app.state import SessionState
 from tilescope.app.url_state import UrlState, parse_query
-from tilescope.derived.opening import open_path
+from tilescope.derived.opening import open_file
 from tilescope.derived.tile_rows import step_peak, tile_lines, tile_step
 
 
@@ -43,7 +43,7 @@ def scaled(request, tmp_path_factory):
         request.param,
         tmp_path_factory.mktemp("tiles") / f"v{request.param}.json",
     )
-    return json.loads(path.read_text()), open_path(path)
+    return json.loads(path.read_text()), open_file(path)
 
 
 def test_one_tile_at_one_step_lists_each_live_root_like_the_compiler(scaled):
