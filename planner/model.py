@@ -330,8 +330,13 @@ def per_tile_plan(arrays: ProfileArrays) -> Plan:
     exchange rows in ``standard`` and ``total`` in v2 and out in v3; each peak step the earliest."""
     t = arrays.tiles
     assert t is not None
-    figures = value_bytes(arrays)
     tp = tile_plan(t, arrays.interval_row, arrays.interval_first, arrays.interval_last, arrays.root_rows, arrays.region, arrays.n_steps)
+    return plan_of_tile_plan(arrays, value_bytes(arrays), tp)
+
+
+def plan_of_tile_plan(arrays: ProfileArrays, figures: ValueBytes, tp: TilePlan) -> Plan:
+    """The plan whose per-tile figures per step are ``tp`` (``per_tile_plan``'s peaks rule; a
+    what-if of a v2/v3 profile is planned by it too, ``planner.tile_whatif``)."""
     rows = arrays.exchange_rows if arrays.version == 2 else 0
     total = tp.usage.sum(axis=1)
     empty = total.size == 0

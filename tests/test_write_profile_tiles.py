@@ -79,6 +79,25 @@ def test_write_profile_is_the_generators_edited_program(tmp_path, name, version)
         json.loads(out.read_text()),
         gen.profile_json(edited_program(program, edits), version),
     )
+    checked = subprocess.run(
+        [*TILESCOPE, "check", str(out)], check=False, capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    # Read back, its plan is the what-if's: the same peaks and peak tiles as `plan --json` with the edits.
+    editing = [part for a in arguments for part in ("--edit", a)]
+    edited = json.loads(plan("--json", str(source), *editing).stdout)
+    reread = json.loads(plan("--json", str(out)).stdout)
+    for key in (
+        "peak",
+        "peak_tiles",
+        "usage",
+        "standard_peak_step",
+        "interleaved_peak_step",
+        "total_peak_step",
+        "effective_peak_bytes",
+        "fits_budget",
+    ):
+        assert reread[key] == edited[key], key
 
 
 @pytest.mark.parametrize("version", [2, 3])

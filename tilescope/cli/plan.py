@@ -24,13 +24,15 @@ recompute the memory plan of a profile, optionally with what-if tiling edits (pl
   form ends with ``wrote OUT``; ``--json`` adds ``"written_profile": OUT``.
 - ``peak_tiles`` (``--json``): ``{"standard": T, "interleaved": T, "total": T}``, the device tile
   where each peak is reached at its peak step (docs/formats.md §7: ties go to the last tile, as the
-  compiler's ``usage``), with ``"peak_tiles_source"``: ``"file"`` for a v2/v3 profile (its plan per
-  tile), ``"estimate"`` for a version 1 profile, which records no per-tile figure (tilescope's own
-  per-tile estimate, ``derived.tile_usage``, at the plan's peak steps). Null with edits on a
-  version 1 profile.
-- ``--tile T`` (``--json``): adds ``"tile_usage": {"tile": T, "standard": [...], "interleaved": [...]}``,
-  tile T's usage at every step (the file's rows put together by the reconstruction rule). A v2/v3
-  profile only, without edits; T must be a device tile (0 … tile_count − 1), else exit 2.
+  compiler's ``usage``), and ``"peak_tiles_source"``: ``"file"`` for a v2/v3 profile (its plan per
+  tile; edited values re-estimated, docs/formats.md §8); ``"estimate"`` for a version 1 profile,
+  which records no per-tile figure: tilescope's own per-tile estimate (docs/formats.md §8,
+  ``derived.tile_usage``) at the plan's peak steps, with edits too, ``"peak_tiles_note"`` saying
+  so and ``"peak_tiles_at"`` where a tile holds the most of each region at any step (``{step,
+  tile, bytes}``; that step need not be the v1 peak step).
+- ``--tile T`` (``--json``): adds ``"tile_usage": {"tile": T, "standard": [...], "interleaved": [...],
+  "source": "file"|"estimate"}``, tile T's usage at every step of the (edited) plan
+  (``derived.tile_usage``); T must be a device tile (0 … tile_count − 1), else exit 2.
 - An invalid edit set exits 2 with one line naming the value, the axis and the rule (EditError);
   a malformed ``--edit`` argument exits 2 with one line.
 """
@@ -117,35 +119,39 @@ def plan_json(arrays: ProfileArrays, plan: Plan, layout_errors: list) -> dict:
     }
 
 
+PEAK_TILES_V1 = ("tilescope's own per-tile estimate (docs/formats.md §8): a version 1 profile records no "
+                 "per-tile figures")
+
+
 def _peak_tiles(plan: Plan) -> dict:
     tiles = plan.peak_tiles
     return {"peak_tiles": tiles, "peak_tiles_source": "file"} if tiles is not None else {"peak_tiles": None}
 
 
-def estimated_peak_tiles(opened, plan: Plan) -> dict:
-    """A version 1 profile's peak tiles: at each of the plan's peak steps, the tile tilescope's own
-    per-tile estimate loads most (``derived.tile_usage``; ties: the last tile)."""
-    from tilescope.derived.tile_usage import step_peak_tile
+def estimated_peak_tiles(data, plan: Plan) -> dict:
+    """A version 1 plan's ``peak_tiles`` from tilescope's estimate (``derived.tile_usage``): at each
+    of the plan's peak steps, the tile the estimate loads most (ties: the last tile); and where a
+    tile holds the most at any step (``peak_tiles_at``)."""
+    from tilescope.derived.tile_usage import peak_tiles, step_peak_tile, tile_peaks
 
-    p, data = plan.peaks, opened.base
+    where, most, p = peak_tiles(data), tile_peaks(data), plan.peaks
+    steps = (("standard", p.standard_step), ("interleaved", p.interleaved_step), ("total", p.total_step))
     return {
-        "peak_tiles": {region: step_peak_tile(data, step, region)[0]
-                       for region, step in (("standard", p.standard_step), ("interleaved", p.interleaved_step), ("total", p.total_step))},
+        "peak_tiles": {region: step_peak_tile(data, step, region)[0] for region, step in steps},
         "peak_tiles_source": "estimate",
+        "peak_tiles_note": PEAK_TILES_V1,
+        "peak_tiles_at": {region: {"step": step, "tile": tile, "bytes": most[region]} for region, (step, tile) in where.items()},
     }
 
 
-def tile_usage_json(arrays: ProfileArrays, tile: int) -> dict:
-    """``--tile T``: tile T's usage at every step (module doc)."""
-    from tilescope.planner.tile_plan import tile_series
+def tile_usage_json(data, tile: int) -> dict:
+    """``--tile T``: tile T's usage at every step (module doc), from ``derived.tile_usage``."""
+    from tilescope.derived.tile_usage import source, tile_series
 
-    if arrays.tiles is None:
-        raise TilescopeError(f"--tile needs a profile of version 2 or 3 (per-tile figures); this one is version {arrays.version}")
-    if not 0 <= tile < arrays.device_tiles:
-        raise TilescopeError(f"--tile {tile}: expected a device tile 0 … {arrays.device_tiles - 1}")
-    series = tile_series(arrays.tiles, tile, arrays.interval_row, arrays.interval_first, arrays.interval_last,
-                         arrays.root_rows, arrays.region, arrays.n_steps)
-    return {"tile": tile, "standard": series[:, 0].tolist(), "interleaved": series[:, 1].tolist()}
+    if not 0 <= tile < data.arrays.device_tiles:
+        raise TilescopeError(f"--tile {tile}: expected a device tile 0 … {data.arrays.device_tiles - 1}")
+    standard, interleaved = tile_series(data, tile)
+    return {"tile": tile, "standard": standard.tolist(), "interleaved": interleaved.tolist(), "source": source(data)}
 
 
 def human_summary(arrays: ProfileArrays, plan: Plan) -> str:
@@ -246,8 +252,8 @@ def run(args) -> int:
     if args.each and not edits:
         raise TilescopeError("--each needs edits (--edits FILE or --edit V:K=N)")
     target = _profile_target(args)
-    if args.tile is not None and (edits or not args.json):
-        raise TilescopeError("--tile goes with --json and no edits (the per-tile figures of the file's own plan)")
+    if args.tile is not None and not args.json:
+        raise TilescopeError("--tile goes with --json")
     opened = open_profile(args.file, quiet=args.quiet)
     profile, arrays, plan = opened.profile, opened.arrays, opened.plan
     if args.each:
@@ -261,12 +267,16 @@ def run(args) -> int:
     written = write_profile(args, target, arrays, shown, whatif, _per_tile(opened, whatif)) if target is not None else None
     if args.json:
         out = plan_json(arrays, shown, profile.values.column("layout_error").to_pylist())
-        if out["peak_tiles"] is None and whatif is None:
-            out.update(estimated_peak_tiles(opened, shown))
         if whatif is not None:
             out["edits"] = [applied_edit_json(a) for a in whatif.applied]
-        if args.tile is not None:
-            out["tile_usage"] = tile_usage_json(arrays, args.tile)
+        if out["peak_tiles"] is None or args.tile is not None:
+            from tilescope.derived.plan_data import PlanData
+
+            data = PlanData(opened, whatif)
+            if out["peak_tiles"] is None:
+                out.update(estimated_peak_tiles(data, shown))
+            if args.tile is not None:
+                out["tile_usage"] = tile_usage_json(data, args.tile)
         if written is not None:
             out["written_profile"] = str(written)
         print(json.dumps(out))
