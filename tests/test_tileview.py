@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from opening_support import open_into
 from profile_generator import program_18, program_scaled, write
 from tilescope.app.layout import TAB_KEYS
 from tilescope.app.state import SessionState
@@ -92,7 +93,7 @@ def test_a_v1_file_gets_the_same_views_from_the_estimate_marked_as_such(sample_p
     from tilescope.app.views.tiles import TilesView
 
     s = SessionState()
-    assert s.open_path(sample_path), s.error
+    assert open_into(s, sample_path), s.error
     view = TilesView(state=s)
     assert (
         "data-source='estimate'" in view._source.object
@@ -115,7 +116,7 @@ def test_the_view_follows_the_selected_tile_and_step(tmp_path):
     path = write(program_18(), 3, tmp_path / "p18.json")
     doc = json.loads(path.read_text())
     s = SessionState()
-    assert s.open_path(path), s.error
+    assert open_into(s, path), s.error
     view = TilesView(state=s)
     step = doc["total_peak_step"]
     assert s.selected_step == step and s.selected_tile is None
