@@ -227,50 +227,28 @@ def test_a_fifo_in_a_dataset_never_hangs_fleet(reference, tmp_path):
     )
 
 
-def test_the_app_refuses_a_dataset_holding_a_fifo_in_a_bounded_worker(
-    reference, tmp_path
-):
-    """The fleet view's read (app.fleet_open.load_fleet, run in the load pool) returns the one
-    line; nothing is left blocked."""
+def test_the_app_refuses_a_dataset_holding_a_fifo_in_a_bounded_worker(reference, tmp_path):
+    """The fleet view's read (in a load worker) returns the one line at once; no load worker is
+    left blocked on the FIFO."""
     from async_support import run_on_own_loop
     from tilescope.app.fleet_open import DatasetRequest
-    from tilescope.app.load_pool import LoadPool
+    from tilescope.app.loading import AppOptions
+    from tilescope.app.open_flow import SessionOpener
+    from tilescope.app.shared import SharedProfiles
     from tilescope.app.state import SessionState
-    from tilescope.app.views import fleet as fleet_view
+    from tilescope.app.views.fleet import FleetView
 
     _, dataset, _ = reference
     copy = tmp_path / "ds"
     shutil.copytree(dataset, copy)
-    os.mkfifo(copy / "values" / "folder=2024-05-01" / "v.parquet")
-    pool = LoadPool(2, 20.0)
-    original = fleet_view.load_pool
-    fleet_view.load_pool = lambda: pool
-    try:
-
-        async def in_session(change):
-            change()
-
-        async def load(job, name):
-            return False
-
-        view = fleet_view.FleetView(
-            state=SessionState(),
-            shared=None,
-            data_root=tmp_path,
-            load=load,
-            in_session=in_session,
-        )
-        problem = run_on_own_loop(view.open(DatasetRequest(copy, "ds")))
-    finally:
-        fleet_view.load_pool = original
-        pool.close()
-    assert (
-        "v.parquet" in problem
-        and "a FIFO (named pipe)" in problem
-        and "\n" not in problem
-    )
-    assert view.fleet is None
-    assert pool.stats()["stuck"] == 0 if "stuck" in pool.stats() else True
+    os.mkfifo(copy / "profiles" / "folder=2024-05-01" / "v.parquet")  # where the view's rows are read
+    state = SessionState()
+    opener = SessionOpener(state, SharedProfiles(), AppOptions(None, tmp_path), lambda: None)
+    view = FleetView(state=state, opener=opener)
+    stuck_before = opener.pool.stats().get("stuck", 0)
+    problem = run_on_own_loop(view.open(DatasetRequest(copy, "ds")))
+    assert "v.parquet" in problem and "a FIFO (named pipe)" in problem and "\n" not in problem
+    assert view.fleet is None and opener.pool.stats().get("stuck", 0) == stuck_before
 
 
 def test_batch_repairs_every_damage_and_a_rerun_finds_nothing_left(reference, tmp_path):
