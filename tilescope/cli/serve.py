@@ -22,6 +22,7 @@ works the same from a checkout and from a plain ``pip install`` anywhere:
 """
 from __future__ import annotations
 
+import errno
 import importlib.util
 import ipaddress
 import socket
@@ -148,8 +149,30 @@ def panel_command(args, app_args: list[str]) -> list[str]:
     return command
 
 
+def refuse_port_in_use(address: str, port: int) -> None:
+    """A TilescopeError when ``address:port`` cannot be listened on, checked before anything is
+    printed (Panel would say "serving" first, then fail). Bound as Tornado binds (SO_REUSEADDR), so
+    a port only lingering in TIME_WAIT is not refused; one another program listens on is. Any other
+    failure (an address not of this machine) is left to Panel's server to report."""
+    try:
+        found = socket.getaddrinfo(address or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror:
+        return
+    for family, kind, proto, _, where in found:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(where)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise TilescopeError(f"port {port} is already in use on {where[0]} (choose another with --port N)") from None
+
+
 def run(args) -> int:
     app_args, exposed = app_arguments(args)
+    refuse_port_in_use(args.address, args.port)
     command = panel_command(args, app_args)
     host = "localhost" if args.address in _ALL_INTERFACES else _host(args.address)
     if not is_loopback(args.address):
