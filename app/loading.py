@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tilescope import samples
-from tilescope.loaders.cache_store import parse_size
+from tilescope.models.format import SIZE_EXAMPLES, parse_size
 from tilescope.loaders.json_input import open_input
 from tilescope.models.errors import TilescopeError
 from tilescope.models.files import FileAccessError
@@ -111,7 +111,7 @@ def _size(text: str) -> int:
     except ValueError:
         size = 0
     if size < 1:
-        raise ValueError("a size in bytes of at least 1, such as 500M, 2G or 1GiB")
+        raise ValueError(f"a size in bytes of at least 1, such as {SIZE_EXAMPLES}")
     return size
 
 
@@ -133,7 +133,7 @@ def upload_timeout(environ: dict[str, str] | None = None) -> float:
 
 
 def _workers(text: str) -> int:
-    if not text.strip().isdigit() or not 1 <= int(text) <= 64:
+    if not (text.strip().isascii() and text.strip().isdigit()) or not 1 <= int(text) <= 64:
         raise ValueError("a whole number of workers from 1 to 64")
     return int(text)
 

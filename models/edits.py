@@ -121,7 +121,11 @@ def save_edit_set(path: str | Path, edits: Sequence[TilingEdit], *, overwrite: b
 
 # ----------------------------------------------------------------------------- compact form (URLs)
 
-_COMPACT_EDIT = re.compile(r"^(?P<value>\d{1,18}):(?:(?P<axis>\d{1,4})|(?P<replicas>r))=(?P<count>\d{1,18})$")
+# re.ASCII: ``\d`` would also match ``²`` (int() refuses it) and ``٨`` (int() reads it as 8).
+_COMPACT_EDIT = re.compile(r"^(?P<value>\d{1,18}):(?:(?P<axis>\d{1,4})|(?P<replicas>r))=(?P<count>\d{1,18})$", re.ASCII)
+# More edits than any hand-made or advised set holds, few enough to apply at once; a URL past
+# this (one 64 KiB request line holds about 8,000) is refused whole, not cut.
+MAX_COMPACT_EDITS = 1000
 
 
 def compact_edits(edits: Sequence[TilingEdit]) -> str:
@@ -132,9 +136,13 @@ def compact_edits(edits: Sequence[TilingEdit]) -> str:
 
 
 def parse_compact_edits(text: str, source: str = "the URL's edits") -> list[TilingEdit]:
-    """The edits of ``compact_edits`` text; an InputError names the first item that is not one."""
+    """The edits of ``compact_edits`` text; an InputError names the first item that is not one, or
+    says that there are more than ``MAX_COMPACT_EDITS`` (counted before any is parsed)."""
+    items = [part for part in text.split(",") if part]
+    if len(items) > MAX_COMPACT_EDITS:
+        raise InputError("$", f"at most {MAX_COMPACT_EDITS:,} edits", f"{len(items):,}", file=source)
     edits = []
-    for position, item in enumerate(part for part in text.split(",") if part):
+    for position, item in enumerate(items):
         found = _COMPACT_EDIT.match(item)
         if found is None:
             raise InputError(f"$[{position}]", "V:K=N or V:r=N (e.g. 84:1=18)", describe(item), file=source)

@@ -41,10 +41,9 @@ _ALL_INTERFACES = {"", "0.0.0.0", "::", "*"}
 def _port(text: str) -> int:
     import argparse
 
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number 1..65535, found {text!r}") from None
+    if not (text.isascii() and text.isdigit() and len(text) <= 5):  # int() would also read "٥٠٠٦"
+        raise argparse.ArgumentTypeError(f"expected a port number 1..65535, found {text!r}")
+    port = int(text)
     if not 1 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"expected a port number 1..65535, found {port}")
     return port
@@ -53,7 +52,7 @@ def _port(text: str) -> int:
 def _positive(text: str) -> int:
     import argparse
 
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or len(text) > 6 or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, found {text!r}")
     return int(text)
 
