@@ -22,6 +22,16 @@ from .files import write_atomically
 from .json_text import decode_error, locate_byte, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
 from .limits import MAX_COUNT, MAX_INT
 
+# The edit-set file's reference, shown by the --help of every command that takes one (and
+# ``tilescope sample --help``); docs/formats.md "Edit-set files" says the same at length.
+EDIT_SET_FORMAT = (
+    'An edit-set file (EDITS.json) is a JSON list of edits, applied in order as one set: {"value": ID, "axis": K, '
+    '"partitions": N} sets the partitions of axis position K (0-based, in the order of the value\'s axes) of value ID; '
+    '{"value": ID, "replicas": N} sets its replicas. Example (tilescope sample edits): [{"value": 84, "axis": 1, '
+    '"partitions": 18}, {"value": 84, "replicas": 27}]. Integers only (ID up to 2^53, K and N up to 2^31), no other '
+    "keys, no key twice. --edit V:K=N and --edit V:replicas=N are the same edits on the command line."
+)
+
 _DIGITS = sys.get_int_max_str_digits() or 4300
 _LONG_NUMBER = re.compile(rb"\d{%d,}" % (_DIGITS + 1))
 

@@ -30,6 +30,7 @@ COMMANDS = {
     "serve": "serve the explorer in the browser (loopback only unless --address says otherwise)",
     "cache": "list or clear the cache of normalised profiles",
     "regress": "list the profiles whose peaks grew between two datasets (or folders of one), with the values that grew",
+    "sample": "print the path of a bundled sample: the memory profile, the search state or an example edit set",
 }
 
 

@@ -14,6 +14,7 @@ import json
 
 from tilescope.cli.inputs import open_profile
 from tilescope.loaders.edit_sets import load_edit_set
+from tilescope.models.edits import EDIT_SET_FORMAT
 from tilescope.models.format import count_of, fmt_bytes, fmt_signed_bytes
 from tilescope.planner.advisor import PEAK_KINDS, AdviceTally, Suggestion, advise, peak_step, peak_value, why_none
 from tilescope.planner.edits import apply_edits
@@ -26,6 +27,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--limit", type=int, default=20, help="at most this many candidates (default 20)")
     parser.add_argument("--edits", metavar="EDITS.json", help="advise on top of a saved edit set")
     parser.add_argument("--storage-group", action="store_true", help="edits apply to whole storage groups")
+    parser.epilog = EDIT_SET_FORMAT  # the edit-set file's reference (models.edits)
 
 
 def suggestion_json(s: Suggestion) -> dict:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from tilescope.cli.inputs import open_profile
 from tilescope.loaders.edit_sets import load_edit_set
-from tilescope.models.edits import TilingEdit
+from tilescope.models.edits import EDIT_SET_FORMAT, TilingEdit
 from tilescope.models.errors import InputError, TilescopeError, describe
 from tilescope.models.files import cannot_read, refuse_inputs, write_atomically
 from tilescope.models.format import count_of, fmt_bytes, fmt_signed_bytes
@@ -75,6 +75,7 @@ def add_edit_arguments(parser) -> None:
     )
     parser.add_argument("--edits", metavar="EDITS.json", help="a saved edit set, applied before any --edit")
     parser.add_argument("--storage-group", action="store_true", help="apply each edit to the value's whole storage group")
+    parser.epilog = EDIT_SET_FORMAT  # the edit-set file's reference (models.edits)
 
 
 def add_arguments(parser) -> None:

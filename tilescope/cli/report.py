@@ -18,6 +18,7 @@ import json
 from tilescope.cli.inputs import open_profile
 from tilescope.derived.plan_data import PlanData
 from tilescope.loaders.edit_sets import load_edit_set
+from tilescope.models.edits import EDIT_SET_FORMAT
 
 def add_arguments(parser) -> None:
     parser.add_argument("file", help="a memory profile (*.memory_profile.json)")
@@ -28,6 +29,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--compare", metavar="B", help="write the compare form: FILE (A) against the memory profile B")
     parser.add_argument("--compare-edits", metavar="EDITS.json", help="an edit set applied to B (to A itself without --compare)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.epilog = EDIT_SET_FORMAT  # the edit-set file's reference (models.edits)
 
 
 def inputs_of(args) -> list[str | None]:
