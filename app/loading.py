@@ -14,6 +14,7 @@ on unchanged), else its default:
 ``--load-timeout S``       ``TILESCOPE_LOAD_TIMEOUT``    120 s                   one load, queue included
 ``--load-workers N``       ``TILESCOPE_LOAD_WORKERS``    4                       loads running at once
 (none)                     ``TILESCOPE_UPLOAD_TIMEOUT``  60 s                    an upload's silence between chunks
+(none)                     ``TILESCOPE_UPLOADS_MAX_BYTES`` 400 MiB (``400MiB``)  unfinished uploads of all sessions
 =========================  ===========================  ======================  ==================
 
 Sizes are written as ``tilescope cache`` takes them (``500M``, ``2G``, ``1GiB``, or bytes).
@@ -46,6 +47,11 @@ DEFAULT_MAX_FILE_BYTES = 1 << 30
 DEFAULT_LOAD_TIMEOUT_S = 120.0
 DEFAULT_LOAD_WORKERS = 4
 DEFAULT_UPLOAD_TIMEOUT_S = 60.0
+# All sessions' unfinished uploads together (a server process's): two uploads at the cap can arrive
+# at once; a third waits for one of them. Without it, five sessions each holding 190 MB took the
+# server from 303 to 1,220 MB until their idle timeouts.
+DEFAULT_UPLOADS_MAX_BYTES = 2 * MAX_UPLOAD_BYTES
+UPLOADS_MAX_BYTES_ENV = "TILESCOPE_UPLOADS_MAX_BYTES"
 MAX_FILE_BYTES_ENV = "TILESCOPE_MAX_FILE_BYTES"
 LOAD_TIMEOUT_ENV = "TILESCOPE_LOAD_TIMEOUT"
 LOAD_WORKERS_ENV = "TILESCOPE_LOAD_WORKERS"
@@ -130,6 +136,12 @@ def upload_timeout(environ: dict[str, str] | None = None) -> float:
     ``TILESCOPE_UPLOAD_TIMEOUT``, else 60. (An environment variable only: the upload box exists
     before the session's options are read.)"""
     return _limit(None, "", os.environ if environ is None else environ, UPLOAD_TIMEOUT_ENV, DEFAULT_UPLOAD_TIMEOUT_S, parse_seconds)
+
+
+def uploads_max_bytes(environ: dict[str, str] | None = None) -> int:
+    """The bytes all sessions' unfinished uploads may hold together: ``TILESCOPE_UPLOADS_MAX_BYTES``,
+    else 400 MiB. (An environment variable only, as the upload timeout.)"""
+    return _limit(None, "", os.environ if environ is None else environ, UPLOADS_MAX_BYTES_ENV, DEFAULT_UPLOADS_MAX_BYTES, _size)
 
 
 def _workers(text: str) -> int:
