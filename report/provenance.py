@@ -5,6 +5,7 @@ PNG passed around on its own still says which file, which tilescope and which da
 The source is named by the SHA-256 of the bytes that were loaded (``MemoryProfile.content_sha256``,
 recorded by the loader's cache); when the loader did not record it, the PNG says ``unknown``
 rather than hashing a file that may have changed since."""
+
 from __future__ import annotations
 
 import datetime
@@ -37,11 +38,19 @@ class Provenance:
 
     def line(self) -> str:
         """One line for the picture: ``tilescope 0.9.0 · 2026-12-02T00:15:07Z · sha256 1a2b3c4d5e6f…``."""
-        shas = ", ".join(sha if sha == UNKNOWN else f"{sha[:16]}…" for _, sha in self.sources)
+        shas = ", ".join(
+            sha if sha == UNKNOWN else f"{sha[:16]}…" for _, sha in self.sources
+        )
         return f"tilescope {self.version} · {self.created} · source sha256 {shas}"
 
 
 def provenance_of(*sources: tuple[str | Path, str | None]) -> Provenance:
     """``sources``: (the file as loaded, its SHA-256 or None), in the order the picture names them."""
-    created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Provenance(created, __version__, tuple((Path(str(name)).name, sha or UNKNOWN) for name, sha in sources))
+    created = datetime.datetime.now(datetime.timezone.utc).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"
+    )
+    return Provenance(
+        created,
+        __version__,
+        tuple((Path(str(name)).name, sha or UNKNOWN) for name, sha in sources),
+    )
