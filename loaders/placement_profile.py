@@ -67,11 +67,12 @@ _VERSION = msgspec.json.Decoder(_Version)
 
 
 def looks_like_placement_profile(first_bytes: bytes) -> bool:
-    """Whether a file starting with ``first_bytes`` is a placement profile (for the open path's
-    sniff): an object whose text names ``schema_version`` and ``tiles`` and ``allocations`` near
-    its start. A false positive is harmless: the loader then says what is wrong, located."""
+    """Whether a file starting with ``first_bytes`` is a placement profile (a cheap sniff): an object
+    naming ``schema_version`` near its start (the compiler writes it first; ``labels`` may push
+    ``tiles`` far down), and no memory profile's ``timeline``. A false positive is harmless: the
+    loader then says what is wrong, located."""
     head = bytes(first_bytes[:SNIFF_BYTES]).lstrip()
-    return head.startswith(b"{") and b'"schema_version"' in head and b'"tiles"' in head
+    return head.startswith(b"{") and b'"schema_version"' in head and b'"timeline"' not in head
 
 
 def parse_placement_profile(data: bytes, source: str = "<placement profile>") -> PlacementProfile:
