@@ -84,3 +84,42 @@ class OpenedPlacementProfile:
         if rows is None:
             rows = cache[position] = TileRows.of(self.profile, position)
         return rows
+
+
+# ---------------------------------------------------------------------- openers (derived.opening.FILE_KINDS)
+
+
+def open_placement_dump(found, progress=None) -> OpenedPlacementDump:
+    """A placement dump from what ``derived.opening.recognise`` read (``found``: its source and bytes)."""
+    from tilescope.loaders.placement_dump import load_placement_dump
+
+    name = found.source.name
+    return OpenedPlacementDump(name, load_placement_dump(found.bytes(), name))
+
+
+def open_placement_profile(found, progress=None) -> OpenedPlacementProfile:
+    """A placement profile from what ``derived.opening.recognise`` read."""
+    from tilescope.loaders.placement_profile import parse_placement_profile
+
+    name = found.source.name
+    return OpenedPlacementProfile(name, parse_placement_profile(found.bytes(), name))
+
+
+def is_placement_dump(fields: dict) -> bool:
+    """A dump's top level (§4): ``requests`` and ``ranges``, no profile's ``timeline``."""
+    return "requests" in fields and "ranges" in fields and "timeline" not in fields
+
+
+def is_placement_profile(fields: dict) -> bool:
+    """A placement profile's top level (§5): ``schema_version`` and ``tiles``."""
+    return "schema_version" in fields and "tiles" in fields
+
+
+def prepare_dump(opened: OpenedPlacementDump) -> None:
+    """What the dump's page reads first, computed in the load worker."""
+    opened.geometry  # noqa: B018
+
+
+def prepare_placement_profile(opened: OpenedPlacementProfile) -> None:
+    if opened.profile.tile_count:
+        opened.tile(0)

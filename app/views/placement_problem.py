@@ -109,8 +109,7 @@ class PlacementProblemView(pn.viewable.Viewer):
         """tilescope's solve, in a load worker, then shown (the module doc)."""
         problem = self.opened.problem
         try:
-            result = await self._run(lambda progress: solved(problem, APP_TIME_LIMIT_S, progress), label=self.opened.name,
-                                     time_limit=APP_TIME_LIMIT_S + 20)
+            result = await self._run(lambda progress: solved(problem, APP_TIME_LIMIT_S, progress), label=self.opened.name)
         except Exception as exc:  # a pool time limit, a solver failure: say it, the picture stays
             await self._in_session(lambda: self._failed(exc))
             return

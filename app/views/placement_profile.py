@@ -172,8 +172,7 @@ class PlacementProfileView(pn.viewable.Viewer):
         if figures is None:
             return
         try:
-            result = await self._run(lambda progress: solved(figures.problem, APP_TIME_LIMIT_S, progress), label=self.opened.name,
-                                     time_limit=APP_TIME_LIMIT_S + 20)
+            result = await self._run(lambda progress: solved(figures.problem, APP_TIME_LIMIT_S, progress), label=self.opened.name)
         except Exception as exc:  # a pool time limit, a solver failure: say it
             await self._in_session(lambda: self._failed(figures, exc))
             return
