@@ -12,6 +12,7 @@ first use and kept:
 what the views show of its answer (``Solved``): the verdict in words, its proof, and the placement
 as spans by root. The app calls it in a load worker, never on a session's event loop.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,7 +34,9 @@ class Solved:
     """What tilescope's solver said about a problem, for the views and exports."""
 
     verdict: str  # "placed" | "infeasible" | "unknown"
-    headline: str  # one line: "placed", "infeasible by 16,328 B", "unknown (best height …)"
+    headline: (
+        str  # one line: "placed", "infeasible by 16,328 B", "unknown (best height …)"
+    )
     proof: str  # why the verdict holds (or why it is unknown)
     spans: dict  # root id → (start, end) of its group; empty unless some requests were placed
     height: int | None  # the highest end of the placement (None: nothing placed)
@@ -42,22 +45,43 @@ class Solved:
     nodes: int
 
 
-def solved(problem: PlacementProblem, time_limit: float = APP_TIME_LIMIT_S, progress=None) -> Solved:
+def solved(
+    problem: PlacementProblem, time_limit: float = APP_TIME_LIMIT_S, progress=None
+) -> Solved:
     """Solve ``problem`` with tilescope's solver within ``time_limit`` seconds (module doc);
     ``progress(stage, fraction)`` is called between search rounds (the load pool's stops it)."""
-    from tilescope.planner.solver import root_spans, solve  # (numba compiles the search on first use)
+    from tilescope.planner.solver import (
+        root_spans,
+        solve,
+    )  # (numba compiles the search on first use)
 
     result = solve(problem, time_limit, progress)
-    spans = {int(k): (int(v[0]), int(v[1])) for k, v in root_spans(problem, result).items()}
+    spans = {
+        int(k): (int(v[0]), int(v[1])) for k, v in root_spans(problem, result).items()
+    }
     height = result.height if result.height is not None else result.best_height
     if result.verdict == "placed":
         headline = "placed"
     elif result.verdict == "infeasible":
-        headline = f"infeasible by {fmt_bytes(int(result.deficit_bytes))}" if result.deficit_bytes else "infeasible"
+        headline = (
+            f"infeasible by {fmt_bytes(int(result.deficit_bytes))}"
+            if result.deficit_bytes
+            else "infeasible"
+        )
     else:
-        headline = f"unknown (best height {fmt_bytes(int(height))})" if height else "unknown"
-    return Solved(result.verdict, headline, str(result.proof or ""), spans, None if height is None else int(height),
-                  None if result.lower_bound is None else int(result.lower_bound), float(result.seconds), int(result.nodes))
+        headline = (
+            f"unknown (best height {fmt_bytes(int(height))})" if height else "unknown"
+        )
+    return Solved(
+        result.verdict,
+        headline,
+        str(result.proof or ""),
+        spans,
+        None if height is None else int(height),
+        None if result.lower_bound is None else int(result.lower_bound),
+        float(result.seconds),
+        int(result.nodes),
+    )
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,6 +12,7 @@ the dump view and its PNG draw, computed once, pure Python and numpy (no Panel, 
   (``first − ½`` to ``last + ½``), addresses on y (the group's ``[start, end)``).
 - ``solution_rows`` / ``solution_csv`` / ``solution_json``: a placement as the exports write it.
 """
+
 from __future__ import annotations
 
 import csv
@@ -20,8 +21,11 @@ import json
 from dataclasses import dataclass
 
 import numpy as np
-
-from tilescope.models.placement_problem import INTERLEAVED, PROGRAM_END, PlacementProblem
+from tilescope.models.placement_problem import (
+    INTERLEAVED,
+    PROGRAM_END,
+    PlacementProblem,
+)
 
 Spans = dict  # root id → (start, end) of its whole group
 
@@ -32,12 +36,14 @@ class ProblemGeometry:
 
     problem: PlacementProblem
     end_event: int  # x of PROGRAM_END
-    partners: tuple[tuple[int, ...], ...]  # per request, the indices of its conflict partners
+    partners: tuple[
+        tuple[int, ...], ...
+    ]  # per request, the indices of its conflict partners
     low: int  # lowest allowed address
     high: int  # highest allowed address
 
     @classmethod
-    def of(cls, problem: PlacementProblem) -> "ProblemGeometry":
+    def of(cls, problem: PlacementProblem) -> ProblemGeometry:
         owner = {root: r.index for r in problem.requests for root, _ in r.roots}
         partners: list[set[int]] = [set() for _ in problem.requests]
         for k, r in enumerate(problem.requests):
@@ -46,10 +52,18 @@ class ProblemGeometry:
                 if other is not None and other != r.index:
                     partners[k].add(_position(problem, other))
                     partners[_position(problem, other)].add(k)
-        finite = [e for r in problem.requests for e in (r.first, r.last) if e != PROGRAM_END]
+        finite = [
+            e for r in problem.requests for e in (r.first, r.last) if e != PROGRAM_END
+        ]
         low = min((s for s, _ in problem.ranges), default=0)
         high = max((e for _, e in problem.ranges), default=1)
-        return cls(problem, max(finite, default=0) + 1, tuple(tuple(sorted(p)) for p in partners), low, high)
+        return cls(
+            problem,
+            max(finite, default=0) + 1,
+            tuple(tuple(sorted(p)) for p in partners),
+            low,
+            high,
+        )
 
     def x(self, event: int) -> int:
         return self.end_event if event == PROGRAM_END else event
@@ -57,7 +71,10 @@ class ProblemGeometry:
     def grid(self, low: int | None = None, high: int | None = None) -> list[int]:
         """The memory-element boundaries in [low, high] (default: the allowed addresses)."""
         p = self.problem
-        low, high = self.low if low is None else low, self.high if high is None else high
+        low, high = (
+            self.low if low is None else low,
+            self.high if high is None else high,
+        )
         if p.plain:
             return []
         lines = []
@@ -99,7 +116,7 @@ class Picture:
     height: int  # highest end (0: nothing placed)
 
     @classmethod
-    def of(cls, geometry: ProblemGeometry, spans: Spans | None) -> "Picture":
+    def of(cls, geometry: ProblemGeometry, spans: Spans | None) -> Picture:
         spans = spans or {}
         placed, missing, rows = [], [], []
         for k, r in enumerate(geometry.problem.requests):
@@ -108,13 +125,29 @@ class Picture:
                 missing.append(k)
                 continue
             placed.append(k)
-            rows.append((geometry.x(r.first) - 0.5, geometry.x(r.last) + 0.5, float(span[0]), float(span[1])))
+            rows.append(
+                (
+                    geometry.x(r.first) - 0.5,
+                    geometry.x(r.last) + 0.5,
+                    float(span[0]),
+                    float(span[1]),
+                )
+            )
         arr = np.array(rows, dtype=np.float64).reshape(-1, 4)
-        return cls(np.array(placed, dtype=np.int64), arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3], tuple(missing),
-                   int(arr[:, 3].max()) if arr.size else 0)
+        return cls(
+            np.array(placed, dtype=np.int64),
+            arr[:, 0],
+            arr[:, 1],
+            arr[:, 2],
+            arr[:, 3],
+            tuple(missing),
+            int(arr[:, 3].max()) if arr.size else 0,
+        )
 
 
-def group_span(problem: PlacementProblem, k: int, spans: Spans) -> tuple[int, int] | None:
+def group_span(
+    problem: PlacementProblem, k: int, spans: Spans
+) -> tuple[int, int] | None:
     r = problem.requests[k]
     return next((tuple(spans[root]) for root, _ in r.roots if root in spans), None)
 
@@ -125,15 +158,33 @@ def solution_rows(problem: PlacementProblem, spans: Spans) -> list[dict]:
     out = []
     for k, r in enumerate(problem.requests):
         span = group_span(problem, k, spans)
-        out.append({
-            "request": r.index, "roots": [root for root, _ in r.roots], "class": r.request_class,
-            "first": r.first, "last": r.last, "bytes": r.bytes, "alignment": r.alignment,
-            "start": None if span is None else int(span[0]), "end": None if span is None else int(span[1]),
-        })
+        out.append(
+            {
+                "request": r.index,
+                "roots": [root for root, _ in r.roots],
+                "class": r.request_class,
+                "first": r.first,
+                "last": r.last,
+                "bytes": r.bytes,
+                "alignment": r.alignment,
+                "start": None if span is None else int(span[0]),
+                "end": None if span is None else int(span[1]),
+            }
+        )
     return out
 
 
-CSV_FIELDS = ("request", "roots", "class", "first", "last", "bytes", "alignment", "start", "end")
+CSV_FIELDS = (
+    "request",
+    "roots",
+    "class",
+    "first",
+    "last",
+    "bytes",
+    "alignment",
+    "start",
+    "end",
+)
 
 
 def solution_csv(problem: PlacementProblem, spans: Spans) -> str:
@@ -142,14 +193,31 @@ def solution_csv(problem: PlacementProblem, spans: Spans) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_FIELDS)
     for row in solution_rows(problem, spans):
-        writer.writerow([" ".join(map(str, row["roots"])) if f == "roots" else ("" if row[f] is None else row[f]) for f in CSV_FIELDS])
+        writer.writerow(
+            [
+                " ".join(map(str, row["roots"]))
+                if f == "roots"
+                else ("" if row[f] is None else row[f])
+                for f in CSV_FIELDS
+            ]
+        )
     return buffer.getvalue()
 
 
-def solution_json(problem: PlacementProblem, spans: Spans, verdict: str, who: str) -> str:
+def solution_json(
+    problem: PlacementProblem, spans: Spans, verdict: str, who: str
+) -> str:
     """The placement as JSON: the problem's name and tile, whose placement, the verdict, the rows."""
-    return json.dumps({"problem": problem.name, "tile": problem.tile, "placement": who, "verdict": verdict,
-                       "requests": solution_rows(problem, spans)}, indent=1)
+    return json.dumps(
+        {
+            "problem": problem.name,
+            "tile": problem.tile,
+            "placement": who,
+            "verdict": verdict,
+            "requests": solution_rows(problem, spans),
+        },
+        indent=1,
+    )
 
 
 def is_interleaved(problem: PlacementProblem, k: int) -> bool:

@@ -12,13 +12,18 @@ Repeat members are placed one by one.
 
 Pure numpy and pyarrow: no Panel, no Bokeh.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-
-from tilescope.models.placement_problem import INTERLEAVED, STANDARD, PlacementProblem, PlacementRequest
+from tilescope.models.placement_problem import (
+    INTERLEAVED,
+    STANDARD,
+    PlacementProblem,
+    PlacementRequest,
+)
 from tilescope.models.placement_profile import KINDS, PROGRAM_END, PlacementProfile
 
 SUPPORT, PADDING = KINDS.index("support"), KINDS.index("padding")
@@ -44,26 +49,57 @@ class TileRows:
     kind: np.ndarray  # int8 codes into KINDS
     label: np.ndarray  # int32 indices into the profile's labels
     fixed: np.ndarray  # bool: a reservation the placement does not move
-    aperture: tuple[int, int] | None  # the host exchange aperture's [start, end), when borrowed
+    aperture: (
+        tuple[int, int] | None
+    )  # the host exchange aperture's [start, end), when borrowed
     end_event: int  # the x drawn for event PROGRAM_END: one past the last finite event
 
     @classmethod
-    def of(cls, profile: PlacementProfile, position: int) -> "TileRows":
+    def of(cls, profile: PlacementProfile, position: int) -> TileRows:
         table = profile.tile_rows(position)
-        col = {name: table.column(name).to_numpy() for name in ("start", "end", "payload_end", "first", "last", "kind", "label")}
+        col = {
+            name: table.column(name).to_numpy()
+            for name in (
+                "start",
+                "end",
+                "payload_end",
+                "first",
+                "last",
+                "kind",
+                "label",
+            )
+        }
         kind, first, last = col["kind"], col["first"], col["last"]
         support = kind == SUPPORT
         whole = (first == 0) & (last == PROGRAM_END)
         # The aperture: a support range written at event 0 and again at the end (borrowed between).
-        at_start = {(int(s), int(e)) for s, e, f, la, k in zip(col["start"], col["end"], first, last, support) if k and f == la == 0}
-        at_end = {(int(s), int(e)) for s, e, f, la, k in zip(col["start"], col["end"], first, last, support) if k and f == la == PROGRAM_END}
+        at_start = {
+            (int(s), int(e))
+            for s, e, f, la, k in zip(col["start"], col["end"], first, last, support)
+            if k and f == la == 0
+        }
+        at_end = {
+            (int(s), int(e))
+            for s, e, f, la, k in zip(col["start"], col["end"], first, last, support)
+            if k and f == la == PROGRAM_END
+        }
         both = sorted(at_start & at_end)
-        finite = np.concatenate((first[first != PROGRAM_END], last[last != PROGRAM_END]))
+        finite = np.concatenate(
+            (first[first != PROGRAM_END], last[last != PROGRAM_END])
+        )
         tiles = profile.tiles
         return cls(
-            logical=int(tiles.column("logical")[position].as_py()), physical=int(tiles.column("physical")[position].as_py()),
-            start=col["start"], end=col["end"], payload_end=col["payload_end"], first=first, last=last, kind=kind,
-            label=col["label"], fixed=support | ((kind == PADDING) & whole), aperture=both[0] if both else None,
+            logical=int(tiles.column("logical")[position].as_py()),
+            physical=int(tiles.column("physical")[position].as_py()),
+            start=col["start"],
+            end=col["end"],
+            payload_end=col["payload_end"],
+            first=first,
+            last=last,
+            kind=kind,
+            label=col["label"],
+            fixed=support | ((kind == PADDING) & whole),
+            aperture=both[0] if both else None,
             end_event=int(finite.max(initial=0)) + 1,
         )
 
@@ -85,7 +121,11 @@ class TileRows:
         """(most bytes of placed rows live at one event, the first such event). Any placement of
         these rows holds that many bytes at that event, whatever their addresses."""
         movable = ~self.fixed
-        first, last, size = self.first[movable], self.last[movable], (self.end - self.start)[movable]
+        first, last, size = (
+            self.first[movable],
+            self.last[movable],
+            (self.end - self.start)[movable],
+        )
         if size.size == 0:
             return 0, 0
         events = np.unique(first)  # live bytes only rise where a row starts
@@ -95,8 +135,11 @@ class TileRows:
 
     def free_ranges(self, start: int, end: int) -> tuple[tuple[int, int], ...]:
         """[start, end) minus every fixed row but the aperture (which the problem keeps, as its host range)."""
-        taken = sorted((int(s), int(e)) for s, e, f in zip(self.start, self.end, self.fixed)
-                       if f and e > s and (int(s), int(e)) != self.aperture)
+        taken = sorted(
+            (int(s), int(e))
+            for s, e, f in zip(self.start, self.end, self.fixed)
+            if f and e > s and (int(s), int(e)) != self.aperture
+        )
         out, at = [], start
         for s, e in taken:
             if s > at:
@@ -120,23 +163,43 @@ def address_bound(ranges: tuple[tuple[int, int], ...], live: int) -> int:
 
 def request_class(label: str) -> str:
     """The memory class a tensor label names on its last line (``… · Ipu21Interleaved``)."""
-    return INTERLEAVED if label.rsplit("\n", 1)[-1].rstrip().endswith("Interleaved") else STANDARD
+    return (
+        INTERLEAVED
+        if label.rsplit("\n", 1)[-1].rstrip().endswith("Interleaved")
+        else STANDARD
+    )
 
 
-def tile_problem(profile: PlacementProfile, rows: TileRows) -> tuple[PlacementProblem, np.ndarray]:
+def tile_problem(
+    profile: PlacementProfile, rows: TileRows
+) -> tuple[PlacementProblem, np.ndarray]:
     """The tile's placed rows as a placement problem (module doc), and the row of each request.
     ``assigned_root_spans`` holds the compiler's own placement (request i is root i)."""
     movable = np.flatnonzero(~rows.fixed)
     requests = []
     for i, r in enumerate(movable.tolist()):
-        requests.append(PlacementRequest(
-            index=i, roots=((i, 0),), request_class=request_class(profile.labels[int(rows.label[r])]),
-            first=int(rows.first[r]), last=int(rows.last[r]), bytes=int(rows.end[r] - rows.start[r]), alignment=ALIGNMENT,
-        ))
+        requests.append(
+            PlacementRequest(
+                index=i,
+                roots=((i, 0),),
+                request_class=request_class(profile.labels[int(rows.label[r])]),
+                first=int(rows.first[r]),
+                last=int(rows.last[r]),
+                bytes=int(rows.end[r] - rows.start[r]),
+                alignment=ALIGNMENT,
+            )
+        )
     problem = PlacementProblem(
-        name=f"{profile.source} tile {rows.logical}", kind="dump", requests=tuple(requests),
-        ranges=rows.free_ranges(profile.start, profile.end), tile=rows.logical, placed=True,
+        name=f"{profile.source} tile {rows.logical}",
+        kind="dump",
+        requests=tuple(requests),
+        ranges=rows.free_ranges(profile.start, profile.end),
+        tile=rows.logical,
+        placed=True,
         host_scratch_range=rows.aperture,
-        assigned_root_spans={i: (int(rows.start[r]), int(rows.end[r])) for i, r in enumerate(movable.tolist())},
+        assigned_root_spans={
+            i: (int(rows.start[r]), int(rows.end[r]))
+            for i, r in enumerate(movable.tolist())
+        },
     )
     return problem, movable

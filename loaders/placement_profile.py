@@ -13,6 +13,7 @@ profiles"):
 - ``first ≤ last``; ``label`` must index ``labels``; ``kind`` one of ``models.placement_profile.KINDS``;
 - logical tile indices are unique; unknown keys are ignored (the schema grows by adding keys).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,11 +22,22 @@ from typing import Annotated
 import msgspec
 import numpy as np
 import pyarrow as pa
-
 from tilescope.models.errors import InputError, describe
-from tilescope.models.json_text import decode_error, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
+from tilescope.models.json_text import (
+    decode_error,
+    nesting_error,
+    refuse_deep_nesting,
+    refuse_duplicate_keys,
+)
 from tilescope.models.limits import MAX_INT
-from tilescope.models.placement_profile import ALLOCATIONS, KINDS, PROGRAM_END, SCHEMA_VERSION, TILES, PlacementProfile
+from tilescope.models.placement_profile import (
+    ALLOCATIONS,
+    KINDS,
+    PROGRAM_END,
+    SCHEMA_VERSION,
+    TILES,
+    PlacementProfile,
+)
 
 from .json_input import read_bytes, validation_error
 
@@ -72,10 +84,16 @@ def looks_like_placement_profile(first_bytes: bytes) -> bool:
     ``tiles`` far down), and no memory profile's ``timeline``. A false positive is harmless: the
     loader then says what is wrong, located."""
     head = bytes(first_bytes[:SNIFF_BYTES]).lstrip()
-    return head.startswith(b"{") and b'"schema_version"' in head and b'"timeline"' not in head
+    return (
+        head.startswith(b"{")
+        and b'"schema_version"' in head
+        and b'"timeline"' not in head
+    )
 
 
-def parse_placement_profile(data: bytes, source: str = "<placement profile>") -> PlacementProfile:
+def parse_placement_profile(
+    data: bytes, source: str = "<placement profile>"
+) -> PlacementProfile:
     """Validate and read a placement profile's bytes. Errors name ``source``."""
     data = bytes(data)
     try:
@@ -92,7 +110,9 @@ def _parse(data: bytes, source: str) -> PlacementProfile:
     try:
         version = _VERSION.decode(data).schema_version
     except msgspec.ValidationError:
-        raise InputError("$", "a JSON object (a placement profile)", _top_kind(data)) from None
+        raise InputError(
+            "$", "a JSON object (a placement profile)", _top_kind(data)
+        ) from None
     except msgspec.DecodeError as exc:
         raise decode_error(data, exc, "a JSON object (a placement profile)") from None
     except RecursionError:
@@ -100,7 +120,11 @@ def _parse(data: bytes, source: str) -> PlacementProfile:
     if not bytes(version):
         raise InputError("$.schema_version", "a field `schema_version` (1)", "none")
     if bytes(version).strip() != str(SCHEMA_VERSION).encode():
-        raise InputError("$.schema_version", f"schema version {SCHEMA_VERSION}", " ".join(bytes(version).decode("utf-8", "replace").split())[:40])
+        raise InputError(
+            "$.schema_version",
+            f"schema version {SCHEMA_VERSION}",
+            " ".join(bytes(version).decode("utf-8", "replace").split())[:40],
+        )
     refuse_deep_nesting(data)
     refuse_duplicate_keys(data)
     try:
@@ -108,7 +132,9 @@ def _parse(data: bytes, source: str) -> PlacementProfile:
     except msgspec.ValidationError as exc:
         raise validation_error(exc, data) from None
     if top.end < top.start:
-        raise InputError("$.end", f"an address at or above start ({top.start:,})", f"{top.end:,}")
+        raise InputError(
+            "$.end", f"an address at or above start ({top.start:,})", f"{top.end:,}"
+        )
     return _tables(top, source)
 
 
@@ -122,26 +148,65 @@ def _top_kind(data: bytes) -> str:
 def _tables(top: _Profile, source: str) -> PlacementProfile:
     kind_code = {k: i for i, k in enumerate(KINDS)}
     n_labels = len(top.labels)
-    columns: dict[str, list] = {name: [] for name in ("tile", "start", "end", "payload_end", "label", "kind", "first", "last", "shards")}
-    tile_rows = {"logical": [], "physical": [], "first_row": [], "rows": []}
+    columns: dict[str, list] = {
+        name: []
+        for name in (
+            "tile",
+            "start",
+            "end",
+            "payload_end",
+            "label",
+            "kind",
+            "first",
+            "last",
+            "shards",
+        )
+    }
+    tile_rows: dict[str, list[int]] = {
+        "logical": [],
+        "physical": [],
+        "first_row": [],
+        "rows": [],
+    }
     seen: dict[int, int] = {}
     for t, tile in enumerate(top.tiles):
         if tile.logical in seen:
-            raise InputError(f"$.tiles[{t}].logical", f"a logical index not used before (tile {tile.logical} is $.tiles[{seen[tile.logical]}])",
-                             str(tile.logical))
+            raise InputError(
+                f"$.tiles[{t}].logical",
+                f"a logical index not used before (tile {tile.logical} is $.tiles[{seen[tile.logical]}])",
+                str(tile.logical),
+            )
         seen[tile.logical] = t
         for a, row in enumerate(tile.allocations):
             where = f"$.tiles[{t}].allocations[{a}]"
             if row.kind not in kind_code:
-                raise InputError(f"{where}.kind", "one of " + ", ".join(KINDS), describe(row.kind))
+                raise InputError(
+                    f"{where}.kind", "one of " + ", ".join(KINDS), describe(row.kind)
+                )
             if row.label >= n_labels:
-                raise InputError(f"{where}.label", f"an index into labels (0 to {n_labels - 1})", str(row.label))
+                raise InputError(
+                    f"{where}.label",
+                    f"an index into labels (0 to {n_labels - 1})",
+                    str(row.label),
+                )
             if not row.start <= row.payload_end <= row.end:
-                raise InputError(where, "start ≤ payload_end ≤ end", f"start {row.start:,}, payload_end {row.payload_end:,}, end {row.end:,}")
+                raise InputError(
+                    where,
+                    "start ≤ payload_end ≤ end",
+                    f"start {row.start:,}, payload_end {row.payload_end:,}, end {row.end:,}",
+                )
             if row.start < top.start or row.end > top.end:
-                raise InputError(where, f"an address range inside the file's [{top.start:,}, {top.end:,})", f"[{row.start:,}, {row.end:,})")
+                raise InputError(
+                    where,
+                    f"an address range inside the file's [{top.start:,}, {top.end:,})",
+                    f"[{row.start:,}, {row.end:,})",
+                )
             if row.first > row.last or row.last > PROGRAM_END:
-                raise InputError(where, f"events first ≤ last ≤ {PROGRAM_END}", f"first {row.first}, last {row.last}")
+                raise InputError(
+                    where,
+                    f"events first ≤ last ≤ {PROGRAM_END}",
+                    f"first {row.first}, last {row.last}",
+                )
         rows = sorted(tile.allocations, key=lambda r: (r.first, r.start, r.last))
         tile_rows["logical"].append(tile.logical)
         tile_rows["physical"].append(tile.physical)
@@ -149,10 +214,28 @@ def _tables(top: _Profile, source: str) -> PlacementProfile:
         tile_rows["rows"].append(len(rows))
         for row in rows:
             columns["tile"].append(tile.logical)
-            for name in ("start", "end", "payload_end", "label", "first", "last", "shards"):
+            for name in (
+                "start",
+                "end",
+                "payload_end",
+                "label",
+                "first",
+                "last",
+                "shards",
+            ):
                 columns[name].append(getattr(row, name))
             columns["kind"].append(kind_code[row.kind])
-    arrays = {name: np.asarray(columns[name], dtype=ALLOCATIONS.field(name).type.to_pandas_dtype()) for name in columns if name != "shards"}
-    allocations = pa.Table.from_pydict({**arrays, "shards": columns["shards"]}, schema=ALLOCATIONS)
+    arrays = {
+        name: np.asarray(
+            columns[name], dtype=ALLOCATIONS.field(name).type.to_pandas_dtype()
+        )
+        for name in columns
+        if name != "shards"
+    }
+    allocations = pa.Table.from_pydict(
+        {**arrays, "shards": columns["shards"]}, schema=ALLOCATIONS
+    )
     tiles = pa.Table.from_pydict(tile_rows, schema=TILES)
-    return PlacementProfile(source, top.start, top.end, tuple(top.labels), tiles, allocations)
+    return PlacementProfile(
+        source, top.start, top.end, tuple(top.labels), tiles, allocations
+    )

@@ -2,6 +2,7 @@
 one rectangle per request at its lifetime and its group's span, the conflict partners, the element
 grid, and the exports of tilescope's placement, checked by ``dump_check`` (rules read from the raw
 JSON; no code shared with the solver or the view)."""
+
 from __future__ import annotations
 
 import csv
@@ -11,15 +12,27 @@ import os
 from pathlib import Path
 
 import pytest
-
 from dump_check import conflict_partners, problems
 from tilescope.derived.placement_opened import solved
-from tilescope.derived.placement_problem_view import Picture, ProblemGeometry, solution_csv, solution_json
+from tilescope.derived.placement_problem_view import (
+    Picture,
+    ProblemGeometry,
+    solution_csv,
+    solution_json,
+)
 from tilescope.loaders.placement_dump import load_placement_dump
 from tilescope.report.placement_problem_png import problem_png
 
 # ``../shared/bench`` beside the repository (a worktree elsewhere names it in TILESCOPE_SHARED_BENCH)
-BENCH = Path(os.environ.get("TILESCOPE_SHARED_BENCH", Path(__file__).resolve().parent.parent.parent / "shared" / "bench")) / "ipu-stack-placement"
+BENCH = (
+    Path(
+        os.environ.get(
+            "TILESCOPE_SHARED_BENCH",
+            Path(__file__).resolve().parent.parent.parent / "shared" / "bench",
+        )
+    )
+    / "ipu-stack-placement"
+)
 MAX_EVENT = 4_294_967_295
 
 
@@ -33,7 +46,12 @@ def fixture(name: str):
 def test_rectangles_are_the_requests():
     raw, problem = fixture("fragmented")
     geometry = ProblemGeometry.of(problem)
-    finite = [e for r in raw["requests"] for e in (r["lifetime"]["first"], r["lifetime"]["last"]) if e != MAX_EVENT]
+    finite = [
+        e
+        for r in raw["requests"]
+        for e in (r["lifetime"]["first"], r["lifetime"]["last"])
+        if e != MAX_EVENT
+    ]
     end_x = max(finite) + 1
     # A made-up placement (every other request, stacked): each one placed is one rectangle.
     spans, at = {}, 0
@@ -45,14 +63,24 @@ def test_rectangles_are_the_requests():
     picture = Picture.of(geometry, spans)
     assert picture.missing == tuple(range(1, len(raw["requests"]), 2))
     assert picture.height == at
-    got = sorted(zip(picture.request.tolist(), picture.left.tolist(), picture.right.tolist(), picture.bottom.tolist(), picture.top.tolist()))
+    got = sorted(
+        zip(
+            picture.request.tolist(),
+            picture.left.tolist(),
+            picture.right.tolist(),
+            picture.bottom.tolist(),
+            picture.top.tolist(),
+        )
+    )
     want = []
     for i, r in enumerate(raw["requests"]):
         if i % 2 == 0:
             life = r["lifetime"]
             last = end_x if life["last"] == MAX_EVENT else life["last"]
             span = spans[r["assignments"][0][0]]
-            want.append((i, life["first"] - 0.5, last + 0.5, float(span[0]), float(span[1])))
+            want.append(
+                (i, life["first"] - 0.5, last + 0.5, float(span[0]), float(span[1]))
+            )
     assert got == want
 
 
@@ -61,11 +89,15 @@ def test_conflict_partners_and_grid():
     geometry = ProblemGeometry.of(problem)
     expected = conflict_partners(raw)
     assert [set(p) for p in geometry.partners] == expected
-    assert sum(len(p) for p in expected) // 2 == 47  # the fixture README's count of conflict edges
+    assert (
+        sum(len(p) for p in expected) // 2 == 47
+    )  # the fixture README's count of conflict edges
     low, high = raw["ranges"][0][0], raw["ranges"][-1][1]
     lines = geometry.grid()
     assert lines == sorted(lines)
-    want = [a for a in range(0, 524_288 + 1, 16_384) if low <= a <= high] + [a for a in range(524_288 + 32_768, high + 1, 32_768)]
+    want = [a for a in range(0, 524_288 + 1, 16_384) if low <= a <= high] + [
+        a for a in range(524_288 + 32_768, high + 1, 32_768)
+    ]
     assert lines == want
 
 
@@ -79,7 +111,13 @@ def test_solution_exports_pass_an_independent_check():
     assert problems(raw, spans) == []
     assert max(e for _, e in spans.values()) == result.height
     data = json.loads(solution_json(problem, result.spans, result.verdict, "tilescope"))
-    assert data["verdict"] == "placed" and problems(raw, {r["request"]: (r["start"], r["end"]) for r in data["requests"]}) == []
+    assert (
+        data["verdict"] == "placed"
+        and problems(
+            raw, {r["request"]: (r["start"], r["end"]) for r in data["requests"]}
+        )
+        == []
+    )
     png = problem_png(ProblemGeometry.of(problem), result.spans, result.headline)
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
 
@@ -87,7 +125,11 @@ def test_solution_exports_pass_an_independent_check():
 def test_overcapacity_is_infeasible_with_its_proof():
     raw, problem = fixture("overcapacity")
     result = solved(problem, 10.0)
-    assert result.verdict == "infeasible" and "16,328" in result.headline and result.spans == {}
+    assert (
+        result.verdict == "infeasible"
+        and "16,328" in result.headline
+        and result.spans == {}
+    )
     # the README's figures: 515,200 B live against 498,872 B available
     assert sum(e - s for s, e in raw["ranges"]) == 498_872
     assert "515,200" in result.proof and "498,872" in result.proof

@@ -7,15 +7,18 @@ A page is built once per session, the first time a file of its kind is open; it 
 in the server's load workers (``context.opener.run``) and shown under the session's document lock
 (``context.opener.in_session``).
 """
+
 from __future__ import annotations
 
 import panel as pn
-
 from tilescope.app.assets import static_text
 from tilescope.app.view_guard import watch_state
 from tilescope.app.views.placement_problem import PlacementProblemView
 from tilescope.app.views.placement_profile import PlacementProfileView
-from tilescope.derived.placement_opened import OpenedPlacementDump, OpenedPlacementProfile
+from tilescope.derived.placement_opened import (
+    OpenedPlacementDump,
+    OpenedPlacementProfile,
+)
 
 CSS = static_text("page.css")
 
@@ -29,9 +32,17 @@ class _FollowingPage(pn.viewable.Viewer):
         self._shown = None  # the opened file the view is of
         self.view = None
         self._body = pn.Column(sizing_mode="stretch_width")
-        self._layout = pn.Column(self._body, context.upload_box, sizing_mode="stretch_width", scroll=True,
-                                 css_classes=["ts-placement-page"], stylesheets=[CSS])
-        watch_state(context.state, self._follow, ["opened"], name=f"the {view_type.__name__}")
+        self._layout = pn.Column(
+            self._body,
+            context.upload_box,
+            sizing_mode="stretch_width",
+            scroll=True,
+            css_classes=["ts-placement-page"],
+            stylesheets=[CSS],
+        )
+        watch_state(
+            context.state, self._follow, ["opened"], name=f"the {view_type.__name__}"
+        )
         self._follow()
 
     def _follow(self, *_):
@@ -40,7 +51,9 @@ class _FollowingPage(pn.viewable.Viewer):
             return
         self._shown = opened
         opener = self.context.opener
-        self.view = self._view_type(opened=opened, run=opener.run, in_session=opener.in_session)
+        self.view = self._view_type(
+            opened=opened, run=opener.run, in_session=opener.in_session
+        )
         self._body.objects = [self.view]
         pn.state.execute(self.view.solve)
 

@@ -9,29 +9,58 @@ The solve runs in a load worker with the app's time limit (as the dump view's); 
 figures say "solving…". Labels come from the file: the tooltips render them as text, the figures
 escape them.
 """
+
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from types import MappingProxyType
-from typing import Awaitable, Callable
 
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d, Span
+from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d
+from bokeh.models.annotations import Span
 from bokeh.plotting import figure
-
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import error_text
-from tilescope.derived.placement_opened import APP_TIME_LIMIT_S, OpenedPlacementProfile, Solved, solved
-from tilescope.derived.placement_profile_view import PROBLEM_CAVEAT, TileRows, address_bound, tile_problem
+from tilescope.derived.placement_opened import (
+    APP_TIME_LIMIT_S,
+    OpenedPlacementProfile,
+    Solved,
+    solved,
+)
+from tilescope.derived.placement_profile_view import (
+    PROBLEM_CAVEAT,
+    TileRows,
+    address_bound,
+    tile_problem,
+)
 from tilescope.models.format import fmt_bytes
 from tilescope.models.placement_profile import KINDS
 
 CSS = static_text("placement.css")
-KIND_COLORS = MappingProxyType({"parameter": "#54A24B", "activation": "#4C78A8", "scratch": "#B279A2", "support": "#9D9D9D",
-                                "padding": "#D0D0D0"})
-FIELDS = ("left", "right", "bottom", "top", "color", "kind", "label", "first", "last", "bytes")
+KIND_COLORS = MappingProxyType(
+    {
+        "parameter": "#54A24B",
+        "activation": "#4C78A8",
+        "scratch": "#B279A2",
+        "support": "#9D9D9D",
+        "padding": "#D0D0D0",
+    }
+)
+FIELDS = (
+    "left",
+    "right",
+    "bottom",
+    "top",
+    "color",
+    "kind",
+    "label",
+    "first",
+    "last",
+    "bytes",
+)
 COMPILER, TILESCOPE = "the compiler's placement", "tilescope's placement"
 
 
@@ -49,36 +78,83 @@ class TileFigures:
         self.live, self.live_event = rows.live_lower_bound()
         self.bound = address_bound(self.problem.ranges, self.live)
 
-    def sentences(self, result: Solved | None, error: str = "") -> list[tuple[str, str]]:
+    def sentences(
+        self, result: Solved | None, error: str = ""
+    ) -> list[tuple[str, str]]:
         """(data-testid, sentence) pairs."""
         r = self.rows
         n = int(self.movable.size)
-        event = "after the program" if self.live_event == 4294967295 else f"event {self.live_event:,}"
+        event = (
+            "after the program"
+            if self.live_event == 4294967295
+            else f"event {self.live_event:,}"
+        )
         out = [
-            ("ts-pp-placed", f"The compiler placed tile {r.logical}'s {n:,} allocations up to address {self.placed_top:,} (its highest end)."),
-            ("ts-pp-bound", f"At {event}, {fmt_bytes(self.live)} are live; the free ranges below address {self.bound:,} hold just that, "
-                            f"so no placement of them ends lower: the compiler's top is {self.placed_top - self.bound:,} B above that bound."),
+            (
+                "ts-pp-placed",
+                f"The compiler placed tile {r.logical}'s {n:,} allocations up to address {self.placed_top:,} (its highest end).",
+            ),
+            (
+                "ts-pp-bound",
+                (
+                    f"At {event}, {fmt_bytes(self.live)} are live; the free ranges below address {self.bound:,} hold just that, "
+                    f"so no placement of them ends lower: the compiler's top is {self.placed_top - self.bound:,} B above that bound."
+                ),
+            ),
         ]
         if error:
             out.append(("ts-pp-solver", f"tilescope's solver did not answer: {error}"))
         elif result is None:
-            out.append(("ts-pp-solver", f"tilescope's solver is running (time limit {APP_TIME_LIMIT_S:g} s)…"))
+            out.append(
+                (
+                    "ts-pp-solver",
+                    f"tilescope's solver is running (time limit {APP_TIME_LIMIT_S:g} s)…",
+                )
+            )
         elif result.verdict == "placed" and result.height is not None:
             diff = self.placed_top - result.height
-            how = (f"{diff:,} B below the compiler's top" if diff > 0 else f"{-diff:,} B above the compiler's top" if diff < 0
-                   else "exactly the compiler's top")
-            out.append(("ts-pp-solver", f"tilescope placed them up to address {result.height:,}: {how}, "
-                                        f"{result.height - self.bound:,} B above the bound ({result.proof})."))
+            how = (
+                f"{diff:,} B below the compiler's top"
+                if diff > 0
+                else f"{-diff:,} B above the compiler's top"
+                if diff < 0
+                else "exactly the compiler's top"
+            )
+            out.append(
+                (
+                    "ts-pp-solver",
+                    (
+                        f"tilescope placed them up to address {result.height:,}: {how}, "
+                        f"{result.height - self.bound:,} B above the bound ({result.proof})."
+                    ),
+                )
+            )
         elif result.verdict == "infeasible":
-            out.append(("ts-pp-solver", f"tilescope says no placement exists: {result.proof}."))
+            out.append(
+                ("ts-pp-solver", f"tilescope says no placement exists: {result.proof}.")
+            )
         else:
-            best = f" (its best placement ends at {result.height:,})" if result.height else ""
-            out.append(("ts-pp-solver", f"tilescope's verdict is unknown{best}: {result.proof}."))
+            best = (
+                f" (its best placement ends at {result.height:,})"
+                if result.height
+                else ""
+            )
+            out.append(
+                (
+                    "ts-pp-solver",
+                    f"tilescope's verdict is unknown{best}: {result.proof}.",
+                )
+            )
         out.append(("ts-pp-caveat", PROBLEM_CAVEAT))
         return out
 
 
-def rect_data(rows: TileRows, labels: tuple[str, ...], starts: np.ndarray | None = None, movable: np.ndarray | None = None) -> dict:
+def rect_data(
+    rows: TileRows,
+    labels: tuple[str, ...],
+    starts: np.ndarray | None = None,
+    movable: np.ndarray | None = None,
+) -> dict:
     """Rectangles of the tile's rows; with ``starts`` (tilescope's base per request, -1 where none), the
     movable rows at tilescope's addresses and the fixed ones where they are."""
     bottom = rows.start.astype(np.float64)
@@ -90,11 +166,15 @@ def rect_data(rows: TileRows, labels: tuple[str, ...], starts: np.ndarray | None
     size = (rows.end - rows.start).astype(np.float64)
     kinds = np.array(KINDS, dtype=object)[rows.kind]
     return {
-        "left": (rows.x_of(rows.first) - 0.5)[keep], "right": (rows.x_of(rows.last) + 0.5)[keep],
-        "bottom": bottom[keep], "top": (bottom + size)[keep],
-        "color": [KIND_COLORS[k] for k in kinds[keep]], "kind": list(kinds[keep]),
+        "left": (rows.x_of(rows.first) - 0.5)[keep],
+        "right": (rows.x_of(rows.last) + 0.5)[keep],
+        "bottom": bottom[keep],
+        "top": (bottom + size)[keep],
+        "color": [KIND_COLORS[k] for k in kinds[keep]],
+        "kind": list(kinds[keep]),
         "label": [labels[int(i)] for i in rows.label[keep]],
-        "first": [str(int(e)) for e in rows.first[keep]], "last": ["end" if e == 4294967295 else str(int(e)) for e in rows.last[keep]],
+        "first": [str(int(e)) for e in rows.first[keep]],
+        "last": ["end" if e == 4294967295 else str(int(e)) for e in rows.last[keep]],
         "bytes": size[keep],
     }
 
@@ -104,46 +184,114 @@ class PlacementProfileView(pn.viewable.Viewer):
 
     opened = param.ClassSelector(class_=OpenedPlacementProfile)
 
-    def __init__(self, run: Callable[..., Awaitable] | None = None, in_session: Callable[[Callable], Awaitable] | None = None,
-                 **params):
+    def __init__(
+        self,
+        run: Callable[..., Awaitable] | None = None,
+        in_session: Callable[[Callable], Awaitable] | None = None,
+        **params,
+    ):
         super().__init__(**params)
         self._run, self._in_session = run, in_session
         p = self.opened.profile
         tiles = p.tiles
-        options = {f"tile {lg} (physical {ph}, {n:,} allocations)": i for i, (lg, ph, n) in enumerate(zip(
-            tiles.column("logical").to_pylist(), tiles.column("physical").to_pylist(), tiles.column("rows").to_pylist()))}
-        self.picker = pn.widgets.Select(name="tile", options=options, value=0 if options else None, width=340,
-                                        css_classes=["ts-pp-tile"], margin=(5, 10))
-        self.show = pn.widgets.RadioButtonGroup(options=[COMPILER, TILESCOPE], value=COMPILER, button_type="primary",
-                                                button_style="outline", css_classes=["ts-pp-toggle"], margin=(5, 10))
+        options = {
+            f"tile {lg} (physical {ph}, {n:,} allocations)": i
+            for i, (lg, ph, n) in enumerate(
+                zip(
+                    tiles.column("logical").to_pylist(),
+                    tiles.column("physical").to_pylist(),
+                    tiles.column("rows").to_pylist(),
+                )
+            )
+        }
+        self.picker = pn.widgets.Select(
+            name="tile",
+            options=options,
+            value=0 if options else None,
+            width=340,
+            css_classes=["ts-pp-tile"],
+            margin=(5, 10),
+        )
+        self.which = pn.widgets.RadioButtonGroup(
+            options=[COMPILER, TILESCOPE],
+            value=COMPILER,
+            button_type="primary",
+            button_style="outline",
+            css_classes=["ts-pp-toggle"],
+            margin=(5, 10),
+        )
         self.source = ColumnDataSource(_empty(), name="ts-pp-rects")
-        self.spans = {name: Span(location=0, dimension="width", line_color=c, line_dash=d, line_width=1.5)
-                      for name, c, d in (("placed", "#111111", "solid"), ("bound", "#2E7D32", "dashed"), ("tilescope", "#C62828", "dotted"))}
+        self.spans = {
+            name: Span(
+                location=0, dimension="width", line_color=c, line_dash=d, line_width=1.5
+            )
+            for name, c, d in (
+                ("placed", "#111111", "solid"),
+                ("bound", "#2E7D32", "dashed"),
+                ("tilescope", "#C62828", "dotted"),
+            )
+        }
         self.figure = self._figure()
-        self.head = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
+        self.head = pn.pane.HTML(
+            "", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10)
+        )
         self.figures: TileFigures | None = None
         self.result: Solved | None = None
         self.error = ""
         self.picker.param.watch(self._on_tile, "value")
-        self.show.param.watch(lambda *_: self._draw(), "value")
+        self.which.param.watch(lambda *_: self._draw(), "value")
         self._layout = pn.Column(
-            pn.pane.HTML(f'<h3 style="margin:4px 10px">Placement profile: {esc(self.opened.name)} · {p.tile_count:,} tiles</h3>',
-                         stylesheets=[CSS], sizing_mode="stretch_width"),
-            pn.Row(self.picker, self.show), self.head, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
-            sizing_mode="stretch_width", css_classes=["ts-pp"], stylesheets=[CSS],
+            pn.pane.HTML(
+                f'<h3 style="margin:4px 10px">Placement profile: {esc(self.opened.name)} · {p.tile_count:,} tiles</h3>',
+                stylesheets=[CSS],
+                sizing_mode="stretch_width",
+            ),
+            pn.Row(self.picker, self.which),
+            self.head,
+            pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width",
+            css_classes=["ts-pp"],
+            stylesheets=[CSS],
         )
         self._select(0)
 
     def _figure(self):
-        fig = figure(name="ts-pp-plot", height=520, sizing_mode="stretch_width", tools="pan,wheel_zoom,box_zoom,reset",
-                     active_scroll="wheel_zoom", toolbar_location="above", x_axis_label="event (the last: after the program)",
-                     y_axis_label="address (bytes)", x_range=Range1d(-1, 1), y_range=Range1d(self.opened.profile.start, self.opened.profile.end))
+        fig = figure(
+            name="ts-pp-plot",
+            height=520,
+            sizing_mode="stretch_width",
+            tools="pan,wheel_zoom,box_zoom,reset",
+            active_scroll="wheel_zoom",
+            toolbar_location="above",
+            x_axis_label="event (the last: after the program)",
+            y_axis_label="address (bytes)",
+            x_range=Range1d(-1, 1),
+            y_range=Range1d(self.opened.profile.start, self.opened.profile.end),
+        )
         fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
-        rects = fig.quad(source=self.source, left="left", right="right", bottom="bottom", top="top", fill_color="color",
-                         fill_alpha=0.8, line_color="white", line_width=0.4)
-        fig.add_tools(HoverTool(renderers=[rects], tooltips=[  # plain @field tooltips render text, never HTML
-            ("", "@label"), ("kind", "@kind"), ("address", "@bottom{0,0} – @top{0,0}"), ("bytes", "@bytes{0,0}"), ("events", "@first – @last"),
-        ]))
+        rects = fig.quad(
+            source=self.source,
+            left="left",
+            right="right",
+            bottom="bottom",
+            top="top",
+            fill_color="color",
+            fill_alpha=0.8,
+            line_color="white",
+            line_width=0.4,
+        )
+        fig.add_tools(
+            HoverTool(
+                renderers=[rects],
+                tooltips=[  # plain @field tooltips render text, never HTML
+                    ("", "@label"),
+                    ("kind", "@kind"),
+                    ("address", "@bottom{0,0} – @top{0,0}"),
+                    ("bytes", "@bytes{0,0}"),
+                    ("events", "@first – @last"),
+                ],
+            )
+        )
         for span in self.spans.values():
             fig.add_layout(span)
         return fig
@@ -155,6 +303,8 @@ class PlacementProfileView(pn.viewable.Viewer):
             self._select(int(event.new))
             if self._run is not None:
                 pn.state.execute(self.solve)
+            else:
+                self.solve_here()
 
     def _select(self, position: int) -> None:
         if self.opened.profile.tile_count == 0:
@@ -163,7 +313,12 @@ class PlacementProfileView(pn.viewable.Viewer):
         self.figures = TileFigures(self.opened, position)
         self.result, self.error = None, ""
         rows = self.figures.rows
-        self.figure.x_range.update(start=-1, end=rows.end_event + 1, reset_start=-1, reset_end=rows.end_event + 1)
+        self.figure.x_range.update(
+            start=-1,
+            end=rows.end_event + 1,
+            reset_start=-1,
+            reset_end=rows.end_event + 1,
+        )
         self._draw()
 
     async def solve(self) -> None:
@@ -171,23 +326,32 @@ class PlacementProfileView(pn.viewable.Viewer):
         figures = self.figures
         if figures is None:
             return
+        if self._run is None or self._in_session is None:
+            return self.solve_here()
         try:
-            result = await self._run(lambda progress: solved(figures.problem, APP_TIME_LIMIT_S, progress), label=self.opened.name)
-        except Exception as exc:  # a pool time limit, a solver failure: say it
-            await self._in_session(lambda: self._failed(figures, exc))
+            result = await self._run(
+                lambda progress: solved(figures.problem, APP_TIME_LIMIT_S, progress),
+                label=self.opened.name,
+            )
+        except Exception as exc:  # noqa: BLE001 (a pool time limit, a solver failure: said)
+            message = error_text(exc)
+            await self._in_session(lambda: self._failed(figures, message))
             return
         await self._in_session(lambda: self._show(figures, result))
 
     def solve_here(self) -> None:
-        self._show(self.figures, solved(self.figures.problem, APP_TIME_LIMIT_S))
+        if self.figures is not None:
+            self._show(self.figures, solved(self.figures.problem, APP_TIME_LIMIT_S))
 
-    def _failed(self, figures: TileFigures, exc: BaseException) -> None:
+    def _failed(self, figures: TileFigures, message: str) -> None:
         if figures is self.figures:
-            self.error = error_text(exc)
+            self.error = message
             self._draw()
 
     def _show(self, figures: TileFigures, result: Solved) -> None:
-        if figures is self.figures:  # (another tile was chosen meanwhile: its own solve answers it)
+        if (
+            figures is self.figures
+        ):  # (another tile was chosen meanwhile: its own solve answers it)
             self.result = result
             self._draw()
 
@@ -196,24 +360,40 @@ class PlacementProfileView(pn.viewable.Viewer):
         if f is None:
             return
         starts = None
-        if self.show.value == TILESCOPE:
+        if self.which.value == TILESCOPE:
             starts = np.full(f.movable.size, -1.0)
             if self.result is not None:
                 for i, req in enumerate(f.problem.requests):
                     span = self.result.spans.get(req.roots[0][0])
                     if span is not None:
                         starts[i] = span[0]
-        self.source.data = rect_data(f.rows, self.opened.profile.labels, starts, f.movable if starts is not None else None)
+        self.source.data = rect_data(
+            f.rows,
+            self.opened.profile.labels,
+            starts,
+            f.movable if starts is not None else None,
+        )
         self.spans["placed"].location = f.placed_top
         self.spans["bound"].location = f.bound
-        height = self.result.height if self.result is not None and self.result.height else None
+        height = (
+            self.result.height
+            if self.result is not None and self.result.height
+            else None
+        )
         self.spans["tilescope"].visible = height is not None
         self.spans["tilescope"].location = height or 0
-        lines = "".join(f'<div data-testid="{tid}">{esc(text)}</div>' for tid, text in f.sentences(self.result, self.error))
-        figures = (f'<div class="ts-pp-figures">placed top <b data-testid="ts-pp-placed-top">{f.placed_top:,}</b> · lower bound '
-                   f'<b data-testid="ts-pp-live">{f.live:,}</b> B live (address ≥ <b data-testid="ts-pp-bound-address">{f.bound:,}</b>) · '
-                   f'tilescope <b data-testid="ts-pp-height">{"…" if self.result is None else (f"{height:,}" if height else self.result.verdict)}</b></div>')
-        self.head.object = f'<div class="ts-pp-head" data-testid="ts-pp-head">{figures}{lines}</div>'
+        lines = "".join(
+            f'<div data-testid="{tid}">{esc(text)}</div>'
+            for tid, text in f.sentences(self.result, self.error)
+        )
+        figures = (
+            f'<div class="ts-pp-figures">placed top <b data-testid="ts-pp-placed-top">{f.placed_top:,}</b> · lower bound '
+            f'<b data-testid="ts-pp-live">{f.live:,}</b> B live (address ≥ <b data-testid="ts-pp-bound-address">{f.bound:,}</b>) · '
+            f'tilescope <b data-testid="ts-pp-height">{"…" if self.result is None else (f"{height:,}" if height else self.result.verdict)}</b></div>'
+        )
+        self.head.object = (
+            f'<div class="ts-pp-head" data-testid="ts-pp-head">{figures}{lines}</div>'
+        )
 
     def __panel__(self):
         return self._layout
