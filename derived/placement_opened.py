@@ -70,7 +70,7 @@ def solved(
         )
     else:
         headline = (
-            f"unknown (best height {fmt_bytes(int(height))})" if height else "unknown"
+            f"unknown (best height: address {int(height):,})" if height else "unknown"
         )
     return Solved(
         result.verdict,

@@ -382,6 +382,11 @@ class PlacementProfileView(pn.viewable.Viewer):
         )
         self.spans["tilescope"].visible = height is not None
         self.spans["tilescope"].location = height or 0
+        # the addresses in use, not the whole tile memory: from the base to the highest mark, and a margin
+        p = self.opened.profile
+        top = max(f.placed_top, f.bound, height or 0)
+        top = min(p.end, top + max((top - p.start) // 20, 1024))
+        self.figure.y_range.update(start=p.start, end=top, reset_start=p.start, reset_end=top)
         lines = "".join(
             f'<div data-testid="{tid}">{esc(text)}</div>'
             for tid, text in f.sentences(self.result, self.error)
@@ -389,7 +394,8 @@ class PlacementProfileView(pn.viewable.Viewer):
         figures = (
             f'<div class="ts-pp-figures">placed top <b data-testid="ts-pp-placed-top">{f.placed_top:,}</b> · lower bound '
             f'<b data-testid="ts-pp-live">{f.live:,}</b> B live (address ≥ <b data-testid="ts-pp-bound-address">{f.bound:,}</b>) · '
-            f'tilescope <b data-testid="ts-pp-height">{"…" if self.result is None else (f"{height:,}" if height else self.result.verdict)}</b></div>'
+            f'tilescope <b data-testid="ts-pp-height">{"…" if self.result is None else (f"{height:,}" if height else self.result.verdict)}</b>'
+            f'<span class="note"> (lines: the compiler\'s top solid, the bound dashed green, tilescope\'s height dotted red)</span></div>'
         )
         self.head.object = (
             f'<div class="ts-pp-head" data-testid="ts-pp-head">{figures}{lines}</div>'
