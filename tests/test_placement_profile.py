@@ -211,3 +211,35 @@ def test_not_json_and_not_an_object():
         parse_placement_profile(b'{"schema_version": 1, "tiles": [', "placement-1.json")
     with pytest.raises(InputError, match="a JSON object"):
         parse_placement_profile(b"[1, 2]", "placement-1.json")
+
+
+def test_tile_estimate_from_runs():
+    """A dense tile_usage written by hand, its runs, and the estimate read back for each tile."""
+    import pyarrow as pa
+
+    from tilescope.derived.tile_estimate import TileEstimate
+
+    usage = [  # step → tile → (standard, interleaved)
+        [(5, 1), (5, 1), (0, 0), (7, 0)],
+        [(0, 0), (0, 0), (0, 0), (0, 0)],
+        [(2, 9), (3, 9), (3, 9), (3, 9)],
+    ]
+    runs = {"step": [], "tile_start": [], "tile_stop": [], "usage_standard": [], "usage_interleaved": []}
+    for step, row in enumerate(usage):
+        t = 0
+        while t < len(row):
+            stop = t
+            while stop < len(row) and row[stop] == row[t]:
+                stop += 1
+            if row[t] != (0, 0):  # all-zero runs are not stored
+                for k, v in zip(runs, (step, t, stop, *row[t])):
+                    runs[k].append(v)
+            t = stop
+    table = pa.table(runs)
+    for tile in range(4):
+        estimate = TileEstimate.of(table, 3, tile)
+        assert estimate.standard.tolist() == [usage[s][tile][0] for s in range(3)]
+        assert estimate.interleaved.tolist() == [usage[s][tile][1] for s in range(3)]
+    assert TileEstimate.of(table, 3, 3).peak == (12, 2)  # 3 + 9 at step 2 beats 7 at step 0
+    assert TileEstimate.of(table, 3, 0).peak == (11, 2)
+    assert "exactly the placement's live lower bound" in TileEstimate.of(table, 3, 0).sentence(11, 40)
