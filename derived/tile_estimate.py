@@ -5,12 +5,12 @@ view to show beside where the compiler actually placed that tile's allocations.
 
 Pure numpy and pyarrow: no Panel, no Bokeh.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-
 from tilescope.models.format import fmt_bytes
 
 
@@ -23,10 +23,19 @@ class TileEstimate:
     interleaved: np.ndarray
 
     @classmethod
-    def of(cls, step_tiles, n_steps: int, tile: int) -> "TileEstimate":
+    def of(cls, step_tiles, n_steps: int, tile: int) -> TileEstimate:
         """From a ``step_tiles`` table (columns ``step``, ``tile_start``, ``tile_stop``,
         ``usage_standard``, ``usage_interleaved``)."""
-        col = {name: step_tiles.column(name).to_numpy() for name in ("step", "tile_start", "tile_stop", "usage_standard", "usage_interleaved")}
+        col = {
+            name: step_tiles.column(name).to_numpy()
+            for name in (
+                "step",
+                "tile_start",
+                "tile_stop",
+                "usage_standard",
+                "usage_interleaved",
+            )
+        }
         hit = (col["tile_start"] <= tile) & (tile < col["tile_stop"])
         standard = np.zeros(n_steps, dtype=np.int64)
         interleaved = np.zeros(n_steps, dtype=np.int64)
@@ -52,7 +61,13 @@ class TileEstimate:
         compiler's placement used (its top minus the tile memory base)."""
         peak, step = self.peak
         diff = peak - live_bound
-        how = f"{diff:,} B above" if diff > 0 else f"{-diff:,} B below" if diff < 0 else "exactly"
+        how = (
+            f"{diff:,} B above"
+            if diff > 0
+            else f"{-diff:,} B below"
+            if diff < 0
+            else "exactly"
+        )
         return (
             f"The planner estimated at most {fmt_bytes(peak)} on tile {self.tile} (step {step:,}): {how} the placement's live "
             f"lower bound ({live_bound:,} B); the compiler's placement spans {placed_span:,} B from the tile memory base."

@@ -30,13 +30,8 @@ from tilescope.derived.placement_opened import (
     Solved,
     solved,
 )
-from tilescope.derived.placement_profile_view import (
-    PROBLEM_CAVEAT,
-    TileRows,
-    address_bound,
-    tile_problem,
-)
-from tilescope.models.format import fmt_bytes
+from tilescope.derived.placement_profile_figures import TileFigures
+from tilescope.derived.placement_profile_view import TileRows
 from tilescope.models.placement_profile import KINDS
 
 CSS = static_text("placement.css")
@@ -66,87 +61,6 @@ COMPILER, TILESCOPE = "the compiler's placement", "tilescope's placement"
 
 def _empty() -> dict:
     return {k: [] for k in FIELDS}
-
-
-class TileFigures:
-    """What the figures line says of one tile: the compiler's top, the live bound, tilescope's answer."""
-
-    def __init__(self, opened: OpenedPlacementProfile, position: int):
-        self.rows = rows = opened.tile(position)
-        self.problem, self.movable = tile_problem(opened.profile, rows)
-        self.placed_top = rows.placed_top
-        self.live, self.live_event = rows.live_lower_bound()
-        self.bound = address_bound(self.problem.ranges, self.live)
-
-    def sentences(
-        self, result: Solved | None, error: str = ""
-    ) -> list[tuple[str, str]]:
-        """(data-testid, sentence) pairs."""
-        r = self.rows
-        n = int(self.movable.size)
-        event = (
-            "after the program"
-            if self.live_event == 4294967295
-            else f"event {self.live_event:,}"
-        )
-        out = [
-            (
-                "ts-pp-placed",
-                f"The compiler placed tile {r.logical}'s {n:,} allocations up to address {self.placed_top:,} (its highest end).",
-            ),
-            (
-                "ts-pp-bound",
-                (
-                    f"At {event}, {fmt_bytes(self.live)} are live; the free ranges below address {self.bound:,} hold just that, "
-                    f"so no placement of them ends lower: the compiler's top is {self.placed_top - self.bound:,} B above that bound."
-                ),
-            ),
-        ]
-        if error:
-            out.append(("ts-pp-solver", f"tilescope's solver did not answer: {error}"))
-        elif result is None:
-            out.append(
-                (
-                    "ts-pp-solver",
-                    f"tilescope's solver is running (time limit {APP_TIME_LIMIT_S:g} s)…",
-                )
-            )
-        elif result.verdict == "placed" and result.height is not None:
-            diff = self.placed_top - result.height
-            how = (
-                f"{diff:,} B below the compiler's top"
-                if diff > 0
-                else f"{-diff:,} B above the compiler's top"
-                if diff < 0
-                else "exactly the compiler's top"
-            )
-            out.append(
-                (
-                    "ts-pp-solver",
-                    (
-                        f"tilescope placed them up to address {result.height:,}: {how}, "
-                        f"{result.height - self.bound:,} B above the bound ({result.proof})."
-                    ),
-                )
-            )
-        elif result.verdict == "infeasible":
-            out.append(
-                ("ts-pp-solver", f"tilescope says no placement exists: {result.proof}.")
-            )
-        else:
-            best = (
-                f" (its best placement ends at {result.height:,})"
-                if result.height
-                else ""
-            )
-            out.append(
-                (
-                    "ts-pp-solver",
-                    f"tilescope's verdict is unknown{best}: {result.proof}.",
-                )
-            )
-        out.append(("ts-pp-caveat", PROBLEM_CAVEAT))
-        return out
 
 
 def rect_data(
@@ -238,6 +152,23 @@ class PlacementProfileView(pn.viewable.Viewer):
         self.figures: TileFigures | None = None
         self.result: Solved | None = None
         self.error = ""
+        # the planner's estimate of the same build (a v2/v3 memory profile), when one is given
+        self.estimate_source = ColumnDataSource(
+            {"step": [], "standard": [], "interleaved": [], "total": []},
+            name="ts-pp-estimate",
+        )
+        self.estimate_figure = self._estimate_figure()
+        self.estimate_note = pn.pane.HTML(
+            '<div class="note" data-testid="ts-pp-estimate">No memory profile of the same build is open beside it '
+            "(add <code>&amp;profile=NAME</code> to the address to see the planner's estimate per step).</div>",
+            stylesheets=[CSS],
+            sizing_mode="stretch_width",
+        )
+        self.estimate_pane = pn.Column(self.estimate_note, width=420)
+        self._estimates = (
+            None  # logical tile → derived.tile_estimate.TileEstimate (None: no profile)
+        )
+        self._estimate_name = ""
         self.picker.param.watch(self._on_tile, "value")
         self.which.param.watch(lambda *_: self._draw(), "value")
         self._layout = pn.Column(
@@ -248,7 +179,11 @@ class PlacementProfileView(pn.viewable.Viewer):
             ),
             pn.Row(self.picker, self.which),
             self.head,
-            pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
+            pn.Row(
+                pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
+                self.estimate_pane,
+                sizing_mode="stretch_width",
+            ),
             sizing_mode="stretch_width",
             css_classes=["ts-pp"],
             stylesheets=[CSS],
@@ -306,6 +241,80 @@ class PlacementProfileView(pn.viewable.Viewer):
             else:
                 self.solve_here()
 
+    def _estimate_figure(self):
+        fig = figure(
+            name="ts-pp-estimate-plot",
+            height=300,
+            width=400,
+            tools="pan,wheel_zoom,reset",
+            toolbar_location="above",
+            x_axis_label="step",
+            y_axis_label="estimated bytes on this tile",
+        )
+        fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
+        fig.line(
+            "step",
+            "total",
+            source=self.estimate_source,
+            line_color="#111111",
+            legend_label="total",
+        )
+        fig.line(
+            "step",
+            "standard",
+            source=self.estimate_source,
+            line_color="#4C78A8",
+            legend_label="standard",
+        )
+        fig.line(
+            "step",
+            "interleaved",
+            source=self.estimate_source,
+            line_color="#F58518",
+            legend_label="interleaved",
+        )
+        fig.legend.location = "top_left"
+        fig.add_tools(
+            HoverTool(
+                tooltips=[
+                    ("step", "@step"),
+                    ("total", "@total{0,0} B"),
+                    ("standard", "@standard{0,0} B"),
+                    ("interleaved", "@interleaved{0,0} B"),
+                ],
+                mode="vline",
+            )
+        )
+        return fig
+
+    def set_estimates(self, estimate_of, name: str) -> None:
+        """Show the planner's estimate from a memory profile of the same build: ``estimate_of(logical
+        tile)`` gives its ``TileEstimate`` (``name``: the profile as the user named it)."""
+        self._estimates, self._estimate_name = estimate_of, name
+        self.estimate_pane.objects = [
+            self.estimate_note,
+            pn.pane.Bokeh(self.estimate_figure),
+        ]
+        self._draw_estimate()
+
+    def estimate_failed(self, message: str) -> None:
+        self.estimate_note.object = f'<div class="bad" data-testid="ts-pp-estimate">The memory profile was not opened: {esc(message)}</div>'
+
+    def _draw_estimate(self) -> None:
+        f = self.figures
+        if self._estimates is None or f is None:
+            return
+        estimate = self._estimates(f.rows.logical)
+        steps = np.arange(estimate.total.size)
+        self.estimate_source.data = {
+            "step": steps,
+            "standard": estimate.standard,
+            "interleaved": estimate.interleaved,
+            "total": estimate.total,
+        }
+        sentence = estimate.sentence(f.live, f.placed_top - self.opened.profile.start)
+        self.estimate_note.object = f'<div data-testid="ts-pp-estimate"><b>Planner estimate</b> ({esc(self._estimate_name)}): {esc(sentence)}</div>'
+
     def _select(self, position: int) -> None:
         if self.opened.profile.tile_count == 0:
             self.head.object = '<div class="note">The profile has no tiles.</div>'
@@ -320,6 +329,7 @@ class PlacementProfileView(pn.viewable.Viewer):
             reset_end=rows.end_event + 1,
         )
         self._draw()
+        self._draw_estimate()
 
     async def solve(self) -> None:
         """tilescope's solve of the shown tile, in a load worker."""
@@ -386,7 +396,9 @@ class PlacementProfileView(pn.viewable.Viewer):
         p = self.opened.profile
         top = max(f.placed_top, f.bound, height or 0)
         top = min(p.end, top + max((top - p.start) // 20, 1024))
-        self.figure.y_range.update(start=p.start, end=top, reset_start=p.start, reset_end=top)
+        self.figure.y_range.update(
+            start=p.start, end=top, reset_start=p.start, reset_end=top
+        )
         lines = "".join(
             f'<div data-testid="{tid}">{esc(text)}</div>'
             for tid, text in f.sentences(self.result, self.error)
@@ -395,7 +407,7 @@ class PlacementProfileView(pn.viewable.Viewer):
             f'<div class="ts-pp-figures">placed top <b data-testid="ts-pp-placed-top">{f.placed_top:,}</b> · lower bound '
             f'<b data-testid="ts-pp-live">{f.live:,}</b> B live (address ≥ <b data-testid="ts-pp-bound-address">{f.bound:,}</b>) · '
             f'tilescope <b data-testid="ts-pp-height">{"…" if self.result is None else (f"{height:,}" if height else self.result.verdict)}</b>'
-            f'<span class="note"> (lines: the compiler\'s top solid, the bound dashed green, tilescope\'s height dotted red)</span></div>'
+            f"<span class=\"note\"> (lines: the compiler's top solid, the bound dashed green, tilescope's height dotted red)</span></div>"
         )
         self.head.object = (
             f'<div class="ts-pp-head" data-testid="ts-pp-head">{figures}{lines}</div>'
