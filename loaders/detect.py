@@ -48,9 +48,11 @@ def kind_of_bytes(data: bytes) -> Kind:
     version = bytes(probe.version)
     if not version:
         raise InputError("$.version", "a field `version` (1)", "none")
-    if version != b"1":
-        # The JSON text as found, on one line (a list or object may span several).
-        raise InputError("$.version", "version 1", " ".join(version.decode("utf-8", "replace").split())[:40])
+    if version not in (b"1", b"2", b"3") or (version != b"1" and not bytes(probe.timeline)):
+        # The JSON text as found, on one line (a list or object may span several). Memory profiles
+        # have versions 1–3 (docs/formats.md §7); search states here, version 1.
+        raise InputError("$.version", "version 1, 2 or 3" if bytes(probe.timeline) else "version 1",
+                         " ".join(version.decode("utf-8", "replace").split())[:40])
     if bytes(probe.timeline):
         return "memory_profile"
     if bytes(probe.context) or bytes(probe.recipe):

@@ -28,14 +28,15 @@ from tilescope.models.errors import InputError, describe
 from tilescope.models.json_text import decode_error, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
 from tilescope.models.profile import MemoryProfile
 from tilescope.models.records import MemoryProfileRecord, StepRecord, ValueRecord
-from tilescope.models.schemas import LIVE_INTERVALS, PROFILE, STEPS
+from tilescope.models.schemas import LIVE_INTERVALS, PROFILE, STEP_TILES, STEPS, VALUE_TILES
 
 from .debug_text import DebugSyntaxError, Struct, Tuple, Unit, parse_debug_sequence
 from .detect import kind_of_bytes
 from .json_input import InputBuffer, validation_error
 from .layouts import debug_syntax_error
 from .live_lists import live_lists
-from .profile_checks import STEP_KEYS, VALUE_KEYS, KeyTally, check_alias_layouts, check_figure_bounds, check_ids, largest_costs
+from .profile_checks import STEP_KEYS, TILED_STEP_KEYS, TILED_VALUE_KEYS, VALUE_KEYS, KeyTally, check_alias_layouts, check_figure_bounds, check_ids, largest_costs
+from .profile_tiles import VERSIONS, TileRuns, coarse_columns
 from .profile_values import ValueColumns, gather
 
 Progress = Callable[[str, float], None]
@@ -81,8 +82,8 @@ def decode_profile(data: InputBuffer) -> LazyProfileRecord:
         record = _LAZY_DECODER.decode(data.data)
     except (msgspec.DecodeError, msgspec.ValidationError):
         _raise_decode_error(data.whole())
-    if record.version != 1:
-        raise InputError("$.version", "version 1", describe(record.version))
+    if record.version not in VERSIONS:
+        raise InputError("$.version", "version 1, 2 or 3", describe(record.version))
     return record
 
 
@@ -146,7 +147,7 @@ def _profile_table(r: MemoryProfileRecord) -> pa.Table:
     return pa.Table.from_pylist([row], schema=PROFILE)
 
 
-def _steps_table(steps: list[StepRecord], live_count: np.ndarray, tally: KeyTally) -> pa.Table:
+def _steps_table(steps: list[StepRecord], live_count: np.ndarray, tally: KeyTally, tiled: bool) -> pa.Table:
     kinds: dict[str, str] = {}
     operation_kinds = []
     for i, s in enumerate(steps):
@@ -156,7 +157,7 @@ def _steps_table(steps: list[StepRecord], live_count: np.ndarray, tally: KeyTall
         if kind is None:
             kind = kinds[s.operation] = operation_kind(s.operation, f"$.timeline.steps[{i}].operation")
         operation_kinds.append(kind)
-    tally.add(STEP_KEYS * len(steps), sum(s.operation.count(":") for s in steps))
+    tally.add((STEP_KEYS + (TILED_STEP_KEYS if tiled else 0)) * len(steps), sum(s.operation.count(":") for s in steps))
     columns = {
         "index": [s.index for s in steps],
         "source": [s.source for s in steps],
@@ -171,9 +172,10 @@ def _steps_table(steps: list[StepRecord], live_count: np.ndarray, tally: KeyTall
     arrays = [
         gather(columns[n], np.arange(len(steps)), STEPS.field(n).type) if pa.types.is_dictionary(STEPS.field(n).type)
         else pa.array(columns[n], type=STEPS.field(n).type)
-        for n in STEPS.names if n != "live_count"
+        for n in STEPS.names if n not in ("live_count", "coarse_standard", "coarse_interleaved")
     ]
     arrays.append(pa.array(live_count, type=pa.int64()))
+    arrays.extend(coarse_columns(steps, tiled))
     return pa.Table.from_arrays(arrays, schema=STEPS)
 
 
@@ -221,6 +223,8 @@ def _read(record: LazyProfileRecord, data: InputBuffer, note: Progress) -> Memor
     tally.header(record)
     note("values and layouts", 0.35)
     columns = ValueColumns(record.tile_count)
+    tiled = record.version >= 2
+    tiles = TileRuns(record.version, record.tile_count) if tiled else None
     n_values = len(record.timeline.values)
     deferred: InputError | None = None
     for first, batch in value_batches(record, data):
@@ -229,6 +233,8 @@ def _read(record: LazyProfileRecord, data: InputBuffer, note: Progress) -> Memor
         if deferred is None:
             try:
                 columns.add_batch(first, batch)
+                if tiles is not None:
+                    tiles.add_values(first, batch)
             except InputError as exc:
                 deferred = exc
         note("values and layouts", 0.35 + 0.15 * (first + len(batch)) / n_values)
@@ -244,7 +250,7 @@ def _read(record: LazyProfileRecord, data: InputBuffer, note: Progress) -> Memor
     kinds = columns.kinds
     kind = columns.code
     per_kind = np.bincount(kind, minlength=len(kinds["text_colons"]))  # values of each kind
-    tally.add(VALUE_KEYS * n_values, columns.text_colons + int(np.dot(per_kind, kinds["text_colons"])))
+    tally.add((VALUE_KEYS + (TILED_VALUE_KEYS if tiled else 0)) * n_values, columns.text_colons + int(np.dot(per_kind, kinds["text_colons"])))
     ids = values.column("id").to_numpy()
     roots = values.column("root").to_numpy()
     order, root_rows = check_ids(ids, roots)
@@ -254,15 +260,20 @@ def _read(record: LazyProfileRecord, data: InputBuffer, note: Progress) -> Memor
     note("live lists", 0.5)
     steps = record.timeline.steps
     raws = [s.live for s in steps]
+    if tiles is not None:
+        tiles.check_steps(steps)
 
     def parsed(begin: int, end: int) -> None:
-        data.release(raws[begin], raws[end - 1])
+        if tiles is not None:  # the chunk's per-tile arrays, before its text is handed back
+            tiles.add_steps(steps, begin, end, data.release)
+        else:
+            data.release(raws[begin], raws[end - 1])
         note("live lists", 0.5 + 0.45 * end / len(raws))
 
     lists = live_lists(raws, ids[order], order, parsed)
     intervals = lists.intervals
     note("steps", 0.95)
-    steps_table = _steps_table(steps, lists.live_count, tally)
+    steps_table = _steps_table(steps, lists.live_count, tally, tiled)
     if not tally.proves_unique():  # unknown fields (or a \u003a escape): scan what the count cannot prove
         whole = data.whole()
         refuse_deep_nesting(whole)  # (with only known fields the file nests 5 deep)
@@ -274,4 +285,5 @@ def _read(record: LazyProfileRecord, data: InputBuffer, note: Progress) -> Memor
         schema=LIVE_INTERVALS,
     )
     note("done", 1.0)
-    return MemoryProfile("", _profile_table(record), values, axes, steps_table, live)
+    value_tiles, step_tiles = tiles.tables() if tiles is not None else (VALUE_TILES.empty_table(), STEP_TILES.empty_table())
+    return MemoryProfile("", _profile_table(record), values, axes, steps_table, live, value_tiles=value_tiles, step_tiles=step_tiles)

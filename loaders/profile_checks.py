@@ -155,8 +155,12 @@ def _fields(struct: type) -> int:
     return len(struct.__struct_fields__)
 
 
-VALUE_KEYS = _fields(ValueRecord)
-STEP_KEYS = _fields(StepRecord) + 2 * _fields(RegionBytes)  # its own, scratch's and usage's
+# Keys of a version 1 value and step (the v2/v3 fields are optional in the records).
+VALUE_KEYS = _fields(ValueRecord) - 2
+STEP_KEYS = _fields(StepRecord) - 3 + 2 * _fields(RegionBytes)  # its own, scratch's and usage's
+# What versions 2 and 3 add: tile_shards, tile_bytes; tile_usage, tile_scratch, coarse_usage and its two.
+TILED_VALUE_KEYS = 2
+TILED_STEP_KEYS = 3 + _fields(RegionBytes)
 _HEADER_STRINGS = ("scope", "model", "gemm_output_packing", "attention_products")
 _ESCAPED_COLON = re.compile(rb"\\u003[aA]")
 

@@ -45,6 +45,10 @@ class ValueRecord(msgspec.Struct, frozen=True):
     aligned_bytes: Count
     copies: Positive
     bytes: Count
+    # Versions 2 and 3 (docs/formats.md §7): one entry per device tile, kept as raw JSON text and
+    # parsed with numpy into runs (loaders.tile_arrays). Absent (UNSET) in version 1.
+    tile_shards: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    tile_bytes: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
 
 
 class StepRecord(msgspec.Struct, frozen=True):
@@ -55,6 +59,10 @@ class StepRecord(msgspec.Struct, frozen=True):
     live: msgspec.Raw
     scratch: RegionBytes
     usage: RegionBytes
+    # Versions 2 and 3 (docs/formats.md §7); absent (UNSET) in version 1.
+    tile_usage: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    tile_scratch: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    coarse_usage: RegionBytes | msgspec.UnsetType = msgspec.UNSET
 
 
 class TimelineRecord(msgspec.Struct, frozen=True):

@@ -7,7 +7,7 @@ import pyarrow as pa
 
 # Bump when a table's schema or the meaning of a column changes: cached tables of an older version
 # are never read again (loaders.cache) and every Parquet file says which version wrote it.
-SCHEMA_VERSION = 4  # 2: repeated text columns dictionary-encoded (REPEATED_TEXT); 3: field units, all fields documented; 4: the loader refuses more (docs/formats.md §6)
+SCHEMA_VERSION = 5  # 2: repeated text columns dictionary-encoded (REPEATED_TEXT); 3: field units, all fields documented; 4: the loader refuses more (docs/formats.md §6); 5: versions 2 and 3 (value_tiles, step_tiles, coarse usage)
 
 BYTES_PER_TILE = "bytes per tile"  # every memory figure of a profile is one tile's (docs/formats.md §1)
 STEP_INDEX = "step index"  # 0-based, in program order
@@ -35,7 +35,7 @@ REPEATED_TEXT = pa.dictionary(pa.int32(), pa.string())
 
 PROFILE = pa.schema(
     [
-        _f("version", pa.int64(), "format version (1)"),
+        _f("version", pa.int64(), "format version (1, 2 or 3: docs/formats.md §7)"),
         _f("scope", pa.string(), "which candidate this profile is for"),
         _f("model", pa.string(), "the planner's sentence describing its estimate"),
         _f("tile_count", pa.int64(), "tiles on the device"),
@@ -113,6 +113,8 @@ STEPS = pa.schema(
         _f("usage_standard", pa.int64(), "recorded bytes used, standard region", unit=B),
         _f("usage_interleaved", pa.int64(), "recorded bytes used, interleaved region", unit=B),
         _f("live_count", pa.int64(), "distinct values live at the step"),
+        _f("coarse_standard", pa.int64(), "recorded coarse_usage.standard (v2/v3: the v1 scalar rule; null in v1)", True, unit=B),
+        _f("coarse_interleaved", pa.int64(), "recorded coarse_usage.interleaved (v2/v3; null in v1)", True, unit=B),
     ]
 )
 
@@ -124,10 +126,40 @@ LIVE_INTERVALS = pa.schema(
     ]
 )
 
+# Per-tile figures of versions 2 and 3 (docs/formats.md §7), as runs: one row per maximal run of
+# consecutive device tiles [tile_start, tile_stop) whose entries are all equal. Tiles no row covers
+# hold 0 in every column (all-zero runs are not stored). A dense values × tiles array would be 10^8
+# entries on a large profile; runs are a few per value and a few dozen per step.
+TILE = "device tile index"
+VALUE_TILES = pa.schema(
+    [
+        _f("value_row", pa.int32(), "row of the value in the values table (file order)"),
+        _f("tile_start", pa.int32(), "first device tile of the run", unit=TILE),
+        _f("tile_stop", pa.int32(), "one past the last device tile of the run", unit=TILE),
+        _f("shard", pa.int64(), "recorded tile_shards on each tile of the run (payload, before copies)", unit=B),
+        _f("bytes", pa.int64(), "recorded tile_bytes on each tile of the run (aligned size × copies)", unit=B),
+    ]
+)
+
+STEP_TILES = pa.schema(
+    [
+        _f("step", pa.int32(), "step index", unit=S),
+        _f("tile_start", pa.int32(), "first device tile of the run", unit=TILE),
+        _f("tile_stop", pa.int32(), "one past the last device tile of the run", unit=TILE),
+        _f("scratch_standard", pa.int64(), "recorded tile_scratch[t][0]", unit=B),
+        _f("scratch_interleaved", pa.int64(), "recorded tile_scratch[t][1]", unit=B),
+        _f("usage_standard", pa.int64(), "recorded tile_usage[t][0]", unit=B),
+        _f("usage_interleaved", pa.int64(), "recorded tile_usage[t][1]", unit=B),
+    ]
+)
+
 PROFILE_TABLES = {
     "profile": PROFILE,
     "values": VALUES,
     "axes": AXES,
     "steps": STEPS,
     "live_intervals": LIVE_INTERVALS,
+    "value_tiles": VALUE_TILES,
+    "step_tiles": STEP_TILES,
 }
+PER_TILE_TABLES = ("value_tiles", "step_tiles")  # versions 2 and 3 only (empty for version 1)

@@ -198,7 +198,7 @@ case("top_number", "$", ["object", "int"], "a JSON number")(lambda base: b"1")
 
 # --- version and kind
 edit("version_missing", "$.version", ["version", "none"], "no `version` field", delete(top, "version"))
-edit("version_2", "$.version", ["version 1", "2"], "`version: 2`", assign(top, "version", 2))
+edit("version_4", "$.version", ["version 1, 2 or 3", "4"], "`version: 4`", assign(top, "version", 4))
 edit("version_string", "$.version", ["version 1", '"1"'], 'version as the string "1"', assign(top, "version", "1"))
 edit("version_null", "$.version", ["version 1", "null"], "`version: null`", assign(top, "version", None))
 

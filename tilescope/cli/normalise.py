@@ -29,7 +29,7 @@ def run(args) -> int:
         tables = search_state_tables(parse_search_state(opened, str(args.file)))
         source = Source.of_bytes(args.file, opened)
     else:
-        tables = opened.tables()
+        tables = opened.file_tables()  # (a version 1 profile has no per-tile tables)
         source = Source.of_file(args.file, opened.content_sha256)
     paths = write_parquet_tables(tables, args.out, source, overwrite=args.overwrite)
     if args.json:
