@@ -243,3 +243,21 @@ def test_tile_estimate_from_runs():
     assert TileEstimate.of(table, 3, 3).peak == (12, 2)  # 3 + 9 at step 2 beats 7 at step 0
     assert TileEstimate.of(table, 3, 0).peak == (11, 2)
     assert "exactly the placement's live lower bound" in TileEstimate.of(table, 3, 0).sentence(11, 40)
+
+
+def test_tile_estimate_of_a_v2_profile(tmp_path):
+    """A v2 profile written by the spec's own generator (``profile_generator``), loaded by the
+    v2/v3 loader: each tile's estimate is its recorded ``tile_usage`` column of the raw JSON."""
+    from profile_generator import program_18, write
+
+    from tilescope.derived.tile_estimate import TileEstimate
+    from tilescope.loaders.memory_profile import load_memory_profile
+
+    path = write(program_18(), 2, tmp_path / "p.memory_profile.json")
+    raw = json.loads(path.read_text())
+    profile = load_memory_profile(path)
+    steps = raw["timeline"]["steps"]
+    for tile in range(raw["tile_count"]):
+        estimate = TileEstimate.of(profile.step_tiles, len(steps), tile)
+        assert estimate.standard.tolist() == [s["tile_usage"][tile][0] for s in steps]
+        assert estimate.interleaved.tolist() == [s["tile_usage"][tile][1] for s in steps]
