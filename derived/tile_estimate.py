@@ -8,9 +8,11 @@ Pure numpy and pyarrow: no Panel, no Bokeh.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from tilescope.models.errors import InputError
 from tilescope.models.format import fmt_bytes
 
 
@@ -72,3 +74,24 @@ class TileEstimate:
             f"The planner estimated at most {fmt_bytes(peak)} on tile {self.tile} (step {step:,}): {how} the placement's live "
             f"lower bound ({live_bound:,} B); the compiler's placement spans {placed_span:,} B from the tile memory base."
         )
+
+
+def estimates_of(profile) -> Callable[[int], TileEstimate | None]:
+    """``tile → TileEstimate`` of a loaded v2/v3 ``models.profile.MemoryProfile`` (None for a tile the
+    profile does not have); InputError naming the file for a v1 profile (no per-tile usage)."""
+    if not profile.per_tile:
+        raise InputError(
+            "$.version",
+            "a memory profile of version 2 or 3 (per-tile usage)",
+            f"version {profile.version}",
+            file=profile.source,
+        )
+    n_steps, runs = profile.steps.num_rows, profile.step_tiles
+    tiles = int(profile.header["tile_count"])
+
+    def of(tile: int) -> TileEstimate | None:
+        return TileEstimate.of(runs, n_steps, tile) if 0 <= tile < tiles else None
+
+    of.tile_count = tiles  # type: ignore[attr-defined] (said when a tile is not among them)
+
+    return of

@@ -6,12 +6,18 @@ A page is built once per session, the first time a file of its kind is open; it 
 ``state.opened``: each newly opened file of its kind gets a view of its own, whose solve is started
 in the server's load workers (``context.opener.run``) and shown under the session's document lock
 (``context.opener.in_session``).
+
+A placement profile's page also reads ``?profile=NAME`` (a memory profile of the same build, v2 or
+v3, under the data root): opened in a load worker like any file, its per-tile estimate is shown
+beside each tile (``derived.tile_estimate``).
 """
 
 from __future__ import annotations
 
 import panel as pn
 from tilescope.app.assets import static_text
+from tilescope.app.loading import resolve_in_root
+from tilescope.app.state import error_text
 from tilescope.app.view_guard import watch_state
 from tilescope.app.views.placement_problem import PlacementProblemView
 from tilescope.app.views.placement_profile import PlacementProfileView
@@ -56,9 +62,47 @@ class _FollowingPage(pn.viewable.Viewer):
         )
         self._body.objects = [self.view]
         pn.state.execute(self.view.solve)
+        if isinstance(opened, OpenedPlacementProfile) and (
+            name := _requested_profile()
+        ):
+            pn.state.execute(lambda: self._open_estimate(self.view, name))
+
+    async def _open_estimate(self, view, name: str) -> None:
+        """The memory profile ``name`` (under the data root) opened in a load worker; its per-tile
+        estimate handed to ``view``, or why it could not be."""
+        opener = self.context.opener
+        root = opener.data_root
+
+        def job(progress):
+            opened = opener.shared.open(
+                Source.of_path(resolve_in_root(root, name), name), progress
+            )
+            if not isinstance(opened, OpenedProfile):
+                raise InputError(
+                    "$",
+                    "a memory profile (version 2 or 3)",
+                    f"a {opened.kind.replace('_', ' ')}",
+                    file=name,
+                )
+            return estimates_of(opened.profile)
+
+        try:
+            estimates = await opener.run(job, label=name)
+        except Exception as exc:  # noqa: BLE001 (a bad or missing file: said beside the tile, the page stays)
+            message = error_text(exc)
+            await opener.in_session(lambda: view.estimate_failed(message))
+            return
+        await opener.in_session(lambda: view.set_estimates(estimates, name))
 
     def __panel__(self):
         return self._layout
+
+
+def _requested_profile() -> str | None:
+    """The URL's ``profile=`` (the session's arguments), if any."""
+    values = (pn.state.session_args or {}).get("profile") or []
+    value = values[0] if values else None
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
 def placement_problem_page(context) -> _FollowingPage:

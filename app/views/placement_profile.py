@@ -305,6 +305,19 @@ class PlacementProfileView(pn.viewable.Viewer):
         if self._estimates is None or f is None:
             return
         estimate = self._estimates(f.rows.logical)
+        if estimate is None:
+            self.estimate_source.data = {
+                "step": [],
+                "standard": [],
+                "interleaved": [],
+                "total": [],
+            }
+            count = getattr(self._estimates, "tile_count", "?")
+            self.estimate_note.object = (
+                f'<div class="note" data-testid="ts-pp-estimate">{esc(self._estimate_name)} has {count} tiles: '
+                f"tile {f.rows.logical} is not among them.</div>"
+            )
+            return
         steps = np.arange(estimate.total.size)
         self.estimate_source.data = {
             "step": steps,
