@@ -21,10 +21,13 @@ from tilescope.app.state import error_text
 from tilescope.app.view_guard import watch_state
 from tilescope.app.views.placement_problem import PlacementProblemView
 from tilescope.app.views.placement_profile import PlacementProfileView
+from tilescope.derived.opening import OpenedProfile, Source
 from tilescope.derived.placement_opened import (
     OpenedPlacementDump,
     OpenedPlacementProfile,
 )
+from tilescope.derived.tile_estimate import estimates_of
+from tilescope.models.errors import InputError
 
 CSS = static_text("page.css")
 
