@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import JS_DATA_TO_PAGE, JS_SOURCE_DATA, served_app, watch_console
+from browser_support import JS_DATA_TO_PAGE, JS_SOURCE_DATA, kib, served_app, watch_console
 from dump_check import conflict_partners, problems
 from placement_profile_gen import HOSTILE_LABEL, live_lower_bound, placed_top, placement_profile
 
@@ -24,6 +24,7 @@ pytestmark = pytest.mark.browser
 BENCH = Path(os.environ.get("TILESCOPE_SHARED_BENCH", Path(__file__).resolve().parent.parent.parent / "shared" / "bench"))
 FRAGMENTED = BENCH / "ipu-stack-placement" / "fragmented.json"
 PROFILE = "placement-4242.json"
+MEMORY_PROFILE = "build.memory_profile.json"  # a v2 profile of 8 tiles (profile_generator.program_18)
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +34,11 @@ def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("placement-root")
     shutil.copy(FRAGMENTED, root / "fragmented.json")
     (root / PROFILE).write_text(json.dumps(placement_profile(tiles=3, seed=11)))
+    from profile_generator import program_18, write
+
+    write(program_18(), 2, root / MEMORY_PROFILE)
     with served_app("--data-root", str(root)) as app:
+        app.data_root = root
         yield app
 
 
@@ -113,8 +118,9 @@ def test_placement_profile_tile_view(server, page_of):
     from playwright.sync_api import expect
 
     raw = placement_profile(tiles=3, seed=11)
+    estimate = json.loads((Path(server.data_root) / MEMORY_PROFILE).read_text())["timeline"]["steps"]
     page = page_of()
-    page.goto(f"{server.url}?file={PROFILE}")
+    page.goto(f"{server.url}?file={PROFILE}&profile={MEMORY_PROFILE}")
     for position in (0, 2):
         if position:
             page.locator(".ts-pp-tile select").select_option(index=position)
@@ -125,6 +131,12 @@ def test_placement_profile_tile_view(server, page_of):
         expect(page.locator("[data-testid=ts-pp-solver]")).to_contain_text("tilescope placed them up to address")
         drawn = source(page, "ts-pp-rects")
         assert len(drawn["left"]) == len(rows)
+        # the planner's estimate of the same logical tile, its peak read from the raw tile_usage
+        totals = [sum(s["tile_usage"][position]) for s in estimate]
+        peak = max(totals)
+        expect(page.locator("[data-testid=ts-pp-estimate]")).to_contain_text(
+            f"at most {kib(peak)} on tile {position} (step {totals.index(peak)})"
+        )
     page.locator(".ts-pp-tile select").select_option(index=0)
     expect(page.locator("[data-testid=ts-pp-placed-top]")).to_have_text(f"{placed_top(raw['tiles'][0]['allocations']):,}")
     page.wait_for_function(
