@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tilescope.planner.tile_plan import requirement_at_tile, scratch_at
+
 from .live import live_rows_at
 
 if TYPE_CHECKING:
@@ -96,23 +98,44 @@ def peak_of(side: "CompareSide", figure: str) -> tuple[int, int]:
     return {"total": (p.total, p.total_step), "standard": (p.standard, p.standard_step), "interleaved": (p.interleaved, p.interleaved_step)}[figure]
 
 
-def _live_bytes(side: "CompareSide", step: int, regions: tuple[int, ...], entry_of_row: np.ndarray, n_entries: int) -> np.ndarray:
-    """Bytes live at ``step`` in ``regions``, per entry (each row is one entry: no collisions)."""
+def _peak_tile(side: "CompareSide", figure: str) -> int | None:
+    """The tile of a plan-per-tile peak (v2/v3, docs/formats.md §7): its parts are that tile's."""
+    tiles = side.plan.peak_tiles
+    return None if tiles is None else tiles[figure]
+
+
+def _live_bytes(side: "CompareSide", step: int, regions: tuple[int, ...], entry_of_row: np.ndarray, n_entries: int,
+                tile: int | None = None) -> np.ndarray:
+    """Bytes live at ``step`` in ``regions``, per entry (each row is one entry: no collisions); on
+    ``tile`` when given (what each value holds there, spec §1.6)."""
     out = np.zeros(n_entries, dtype=np.int64)
     if side.arrays.n_steps == 0:
         return out
     rows = live_rows_at(side.arrays, step)
     rows = rows[np.isin(side.arrays.region[rows], regions)]
-    out[entry_of_row[rows]] = side.plan.figures.bytes[rows]
+    if tile is not None and side.arrays.tiles is not None:
+        out[entry_of_row[rows]] = requirement_at_tile(side.arrays.tiles, side.arrays.root_rows, tile)[rows]
+    else:
+        out[entry_of_row[rows]] = side.plan.figures.bytes[rows]
     return out
 
 
-def _scratch(side: "CompareSide", step: int, regions: tuple[int, ...]) -> int:
+def _scratch(side: "CompareSide", step: int, regions: tuple[int, ...], tile: int | None = None) -> int:
     arrays = side.arrays
     if arrays.n_steps == 0:
         return 0
+    if tile is not None and arrays.tiles is not None:
+        on_tile = scratch_at(arrays.tiles, step, tile)
+        return sum(int(on_tile[r]) for r in regions)
     per_region = (arrays.scratch_standard, arrays.scratch_interleaved)
     return sum(int(per_region[r][step]) for r in regions)
+
+
+def _exchange(side: "CompareSide", regions: tuple[int, ...]) -> int:
+    """The exchange rows in a figure: standard and total, except in a v3 plan per tile (spec §1.3)."""
+    if 0 not in regions or (side.plan.tiles is not None and side.arrays.version >= 3):
+        return 0
+    return side.arrays.exchange_rows
 
 
 def attribute(a: "CompareSide", b: "CompareSide", match: "ValueMatch", figure: str) -> Attribution:
@@ -120,12 +143,11 @@ def attribute(a: "CompareSide", b: "CompareSide", match: "ValueMatch", figure: s
     a_peak, a_step = peak_of(a, figure)
     b_peak, b_step = peak_of(b, figure)
     n = match.n_entries
-    a_live = _live_bytes(a, a_step, regions, match.entry_of_a_row, n)
-    b_live = _live_bytes(b, b_step, regions, match.entry_of_b_row, n)
-    a_scratch, b_scratch = _scratch(a, a_step, regions), _scratch(b, b_step, regions)
-    with_exchange = 0 in regions
-    a_exchange = a.arrays.exchange_rows if with_exchange else 0
-    b_exchange = b.arrays.exchange_rows if with_exchange else 0
+    a_tile, b_tile = _peak_tile(a, figure), _peak_tile(b, figure)
+    a_live = _live_bytes(a, a_step, regions, match.entry_of_a_row, n, a_tile)
+    b_live = _live_bytes(b, b_step, regions, match.entry_of_b_row, n, b_tile)
+    a_scratch, b_scratch = _scratch(a, a_step, regions, a_tile), _scratch(b, b_step, regions, b_tile)
+    a_exchange, b_exchange = _exchange(a, regions), _exchange(b, regions)
     for side, live, scratch, exchange, peak in ((a, a_live, a_scratch, a_exchange, a_peak), (b, b_live, b_scratch, b_exchange, b_peak)):
         if int(live.sum()) + scratch + exchange != peak:  # the model's own rule; a broken invariant is not an answer
             raise ArithmeticError(f"{side.label}: {figure} peak {peak} ≠ live {int(live.sum())} + scratch {scratch} + exchange rows {exchange}")

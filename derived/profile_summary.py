@@ -9,6 +9,7 @@ def memory_profile_summary(opened: OpenedProfile) -> dict:
     p, h = plan.peaks, profile.header
     return {
         "kind": "memory_profile",
+        "version": h["version"],
         "scope": h["scope"],
         "tile_count": h["tile_count"],
         "budget_bytes": h["budget_bytes"],
@@ -24,4 +25,5 @@ def memory_profile_summary(opened: OpenedProfile) -> dict:
         "total_peak_step": p.total_step,
         "effective_peak_bytes": p.effective_peak_bytes,
         "fits_budget": p.fits_budget,
+        "peak_tiles": plan.peak_tiles,  # versions 2 and 3 (docs/formats.md §7); null for version 1
     }

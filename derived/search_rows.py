@@ -52,6 +52,13 @@ class SearchData:
     def plans_table(self) -> pa.Table:
         return search_state_tables(self.state)["plans"]
 
+    @lazy
+    def visited(self) -> list:
+        """How each visited recipe differs from the incumbent (``derived.search_visited.VisitedRow``)."""
+        from .search_visited import visited_rows  # (it imports this module)
+
+        return visited_rows(self.state)
+
     def pairs(self, operation_id: int) -> list["FormatPair"]:
         return self._kept(("pairs", operation_id), lambda: format_pairs(self.state, operation_id))
 

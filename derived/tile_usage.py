@@ -11,75 +11,44 @@
 ``tile_series(data, tile)``, ``peak_tiles(data)``, ``step_peak_tile(data, step)`` and
 ``tile_peaks(data)`` read one ``planner.tile_usage.TileUsage`` per plan, computed on first use and
 kept on the plan (``PlanData``); the file's figures and what is inferred from them are kept on the
-opened profile, shared by every plan of it. Bytes here are what a tile holds (tensors and
+profile's arrays, shared by every plan of it. Bytes here are what a tile holds (tensors and
 scratch); exchange rows are never included.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from tilescope.planner.tile_figures import (
-    SOURCE_ESTIMATE,
-    TileFigures,
-    estimate_figures,
-)
+from tilescope.planner import tile_whatif
+from tilescope.planner.tile_figures import SOURCE_ESTIMATE, TileFigures
 from tilescope.planner.tile_usage import REGIONS, TileUsage
-from tilescope.planner.tile_whatif import FileTiles, edited_figures
+from tilescope.planner.tile_whatif import FileTiles
 
 from .opening import OpenedProfile
 from .plan_data import PlanData
-from .tile_tables import figures_of_profile, recorded_usage
-
-
-def _memo(owner, key: str, compute):
-    found = owner.__dict__.get(key)
-    if found is None:
-        found = owner.__dict__[key] = compute()
-    return found
-
-
-def recorded_figures(opened: OpenedProfile) -> TileFigures | None:
-    """The per-tile figures a v2/v3 file records, None for a v1 file."""
-    return (
-        _memo(
-            opened,
-            "_recorded_tiles",
-            lambda: figures_of_profile(opened.profile, opened.arrays) or False,
-        )
-        or None
-    )
-
-
-def file_tiles(opened: OpenedProfile) -> FileTiles | None:
-    """What tilescope infers from a v2/v3 file's per-tile figures (None for v1)."""
-    figures = recorded_figures(opened)
-    if figures is None:
-        return None
-    return _memo(opened, "_file_tiles", lambda: FileTiles(opened.arrays, figures))
 
 
 def base_figures(opened: OpenedProfile) -> TileFigures:
     """The file plan's per-tile figures: recorded (v2/v3) or estimated (v1)."""
-    recorded = recorded_figures(opened)
-    if recorded is not None:
-        return recorded
-    return _memo(opened, "_estimated_tiles", lambda: estimate_figures(opened.arrays))
+    return tile_whatif.file_figures(opened.arrays)
+
+
+def file_tiles(opened: OpenedProfile) -> FileTiles | None:
+    """What tilescope infers from a v2/v3 file's per-tile figures (None for v1)."""
+    return tile_whatif.file_tiles(opened.arrays)
 
 
 def tile_usage(data: PlanData) -> TileUsage:
-    """The plan's per-tile usage (kept on ``data``)."""
-
-    def compute() -> TileUsage:
-        opened = data.opened
-        base = base_figures(opened)
-        figures = edited_figures(opened.arrays, base, data.tilings, file_tiles(opened))
-        # Unedited v2/v3: the file's own tile_usage, as recorded.
-        recorded = (
-            recorded_usage(opened.profile, opened.arrays) if figures is base else None
+    """The plan's per-tile usage: the file's, or after the plan's edits (the one a what-if plan of
+    a v2/v3 profile was made from, else computed once and kept on ``data``)."""
+    made = tile_whatif.usage_of_plan(data.plan)
+    if made is not None:
+        return made
+    found = data.__dict__.get("_tile_usage")
+    if found is None:
+        found = data.__dict__["_tile_usage"] = tile_whatif.plan_usage(
+            data.arrays, data.tilings
         )
-        return TileUsage(opened.arrays, figures, recorded)
-
-    return _memo(data, "_tile_usage", compute)
+    return found
 
 
 def source(data: PlanData) -> str:

@@ -47,6 +47,11 @@ PROFILES = pa.schema(
         _f("batch_id", pa.string(), "the `tilescope batch` run that wrote the row", nullable=False),
         _f("normalised_at", pa.timestamp("us", tz="UTC"), "when the row was written", nullable=False),
         _f("seconds", pa.float64(), "seconds spent hashing, loading and re-planning the file on its worker", nullable=False),
+        # Memory profiles v2/v3 (docs/formats.md §7): the format version, and where each peak is.
+        _f("format_version", pa.int64(), "the memory profile's format version (1, 2 or 3)"),
+        _f("standard_peak_tile", pa.int64(), "device tile of the standard peak at its step (v2/v3; null for v1)"),
+        _f("interleaved_peak_tile", pa.int64(), "device tile of the interleaved peak at its step (v2/v3; null for v1)"),
+        _f("total_peak_tile", pa.int64(), "device tile of the total peak at its step (v2/v3; null for v1)"),
     ]
 )
 
@@ -87,6 +92,7 @@ PROFILE_TABLES = {
             _f("field", pa.string(), "which figure", False),
             _f("recorded", pa.string(), "as the file records it", False),
             _f("recomputed", pa.string(), "as the planner recomputes it", False),
+            _f("tile", pa.int64(), "device tile of a per-tile figure (v2/v3); null otherwise"),
         ]
     ),
 }

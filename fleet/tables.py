@@ -8,6 +8,7 @@ import pyarrow as pa
 from tilescope.models.profile import MemoryProfile
 from tilescope.planner.check import Mismatch, check_plan
 from tilescope.planner.model import plan_profile
+from tilescope.planner.tile_check import MoreMismatches
 
 from .schema import PROFILE_TABLES
 
@@ -25,13 +26,14 @@ def _figure_text(value: object) -> str:
     return str(value)
 
 
-def _mismatches_table(key: str, mismatches: list[Mismatch]) -> pa.Table:
+def _mismatches_table(key: str, mismatches: list) -> pa.Table:
     rows = [
         {
             "profile_key": key, "subject": m.scope, "key": m.key, "field": m.field,
-            "recorded": _figure_text(m.recorded), "recomputed": _figure_text(m.recomputed),
+            "recorded": _figure_text(m.recorded), "recomputed": _figure_text(m.recomputed), "tile": m.tile,
         }
         for m in mismatches
+        if isinstance(m, Mismatch)  # (a v2/v3 field's mismatches past the listed ones are only counted)
     ]
     return pa.Table.from_pylist(rows, schema=PROFILE_TABLES["mismatches"])
 
@@ -40,7 +42,9 @@ def memory_profile_rows(profile: MemoryProfile, key: str) -> tuple[dict, dict[st
     """The ``profiles`` fields a memory profile fills, and its partitions keyed ``key``."""
     arrays, plan = plan_profile(profile)
     mismatches = check_plan(profile, arrays, plan)
+    more = sum(m.count for m in mismatches if isinstance(m, MoreMismatches))
     header, peaks, figures = profile.header, plan.peaks, plan.figures
+    peak_tiles = plan.peak_tiles or {}
     fields = {
         "kind": "memory_profile",
         "scope": header["scope"],
@@ -54,9 +58,13 @@ def memory_profile_rows(profile: MemoryProfile, key: str) -> tuple[dict, dict[st
         "total_peak_step": peaks.total_step,
         "n_values": profile.n_values,
         "n_steps": profile.n_steps,
-        "check_mismatches": len(mismatches),
+        "check_mismatches": sum(not isinstance(m, MoreMismatches) for m in mismatches) + more,
         "budget_bytes": header["budget_bytes"],
         "interleaved_budget_bytes": header["interleaved_budget_bytes"],
+        "format_version": header["version"],
+        "standard_peak_tile": peak_tiles.get("standard"),
+        "interleaved_peak_tile": peak_tiles.get("interleaved"),
+        "total_peak_tile": peak_tiles.get("total"),
     }
     # Plan arrays are indexed by value row and by step index: the values and steps tables' order.
     tables = {

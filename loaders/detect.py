@@ -48,14 +48,17 @@ def kind_of_bytes(data: bytes) -> Kind:
     version = bytes(probe.version)
     if not version:
         raise InputError("$.version", "a field `version` (1)", "none")
-    if version not in (b"1", b"2", b"3") or (version != b"1" and not bytes(probe.timeline)):
-        # The JSON text as found, on one line (a list or object may span several). Memory profiles
-        # have versions 1–3 (docs/formats.md §7); search states here, version 1.
-        raise InputError("$.version", "version 1, 2 or 3" if bytes(probe.timeline) else "version 1",
-                         " ".join(version.decode("utf-8", "replace").split())[:40])
+    search_state = not bytes(probe.timeline) and bool(bytes(probe.context) or bytes(probe.recipe))
+    # Memory profiles have versions 1–3 (docs/formats.md §7); search states 1, 3 and 8
+    # (models.search_state.SEARCH_STATE_VERSIONS).
+    accepted = (b"1", b"3", b"8") if search_state else (b"1", b"2", b"3")
+    if version not in accepted:
+        # The JSON text as found, on one line (a list or object may span several).
+        wanted = "version 1, 3 or 8" if search_state else "version 1, 2 or 3"
+        raise InputError("$.version", wanted, " ".join(version.decode("utf-8", "replace").split())[:40])
     if bytes(probe.timeline):
         return "memory_profile"
-    if bytes(probe.context) or bytes(probe.recipe):
+    if search_state:
         return "search_state"
     raise InputError(
         "$",

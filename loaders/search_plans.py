@@ -8,9 +8,9 @@ from typing import Any
 import msgspec
 
 from tilescope.models.errors import InputError, describe
-from tilescope.models.search_state import ComputeGraph, Operation, OperationPlans, Plan, Recipe, Requirement, SearchBookkeeping
+from tilescope.models.search_state import ComputeGraph, Operation, OperationPlans, Plan, Requirement, SearchBookkeeping
 
-from .json_fields import as_integer, as_list, as_object, debug_text_of, field_of, id_keys, optional_boolean, optional_integer, variant_name
+from .json_fields import as_list, as_object, debug_text_of, field_of, id_keys, optional_boolean, optional_integer, variant_name
 from .layouts import serde_to_debug_text
 from .search_formats import FormatCache, serde_path
 
@@ -144,30 +144,11 @@ def read_plans(recipe: dict, top: dict, graph: ComputeGraph, formats: FormatCach
     return out
 
 
-# ----------------------------------------------------------------------------- recipe and bookkeeping
-
-
-def read_recipe(recipe: dict) -> Recipe:
-    path = "$.recipe"
-    boundaries = as_list(field_of(recipe, "open_boundaries", path, []), f"{path}.open_boundaries")
-    pairs = []
-    for i, pair in enumerate(as_list(field_of(recipe, "cast_before_copies", path, []), f"{path}.cast_before_copies")):
-        where = f"{path}.cast_before_copies[{i}]"
-        items = as_list(pair, where, "a pair [a, b]")
-        if len(items) != 2:
-            raise InputError(where, "a pair [a, b]", describe(items))
-        pairs.append((as_integer(items[0], f"{where}[0]"), as_integer(items[1], f"{where}[1]")))
-    return Recipe(
-        open_boundaries=tuple(serde_to_debug_text(b) for b in boundaries),
-        cast_before_copies=tuple(pairs),
-        packing_rows=debug_text_of(recipe.get("packing_rows")),
-        parallel_reductions=optional_integer(recipe.get("parallel_reductions"), f"{path}.parallel_reductions"),
-        disjoint_copy_sources=optional_boolean(recipe.get("disjoint_copy_sources"), f"{path}.disjoint_copy_sources"),
-        in_place_casts=debug_text_of(recipe.get("in_place_casts")),
-    )
+# ----------------------------------------------------------------------------- bookkeeping
 
 
 def read_bookkeeping(top: dict) -> SearchBookkeeping:
+    """``visited`` (its length), ``mapping`` and ``mapping_checked`` (versions 1–3; absent in 8), ``attempts``."""
     return SearchBookkeeping(
         visited=len(as_list(top.get("visited", []), "$.visited")),
         mapping=debug_text_of(top.get("mapping")),

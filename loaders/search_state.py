@@ -1,9 +1,11 @@
-"""Search state (docs/formats.md §3) → validated ``SearchState`` (``models.search_state``).
+"""Search state (docs/formats.md §3; versions 1, 3 and 8 of docs/compiler-formats.md §3) →
+validated ``SearchState`` (``models.search_state``).
 
 The file is one JSON object. Its ``context`` holds Rust ``Debug`` text, one value per line: the
 ``ComputeGraph``, the ``PipelineConfig`` and a third value (``None`` in the sample, kept as text),
 read by ``loaders.search_context``. The rest is serde JSON: the formats (``loaders.search_formats``)
-and the plans, recipe and bookkeeping (``loaders.search_plans``). Both spellings of a format
+and the plans and bookkeeping (``loaders.search_plans``), the recipe and the visited recipes
+in the shape of the file's version (``loaders.search_recipes``). Both spellings of a format
 become the one tiling model (``models.tiling``) through ``loaders.layouts``. The Arrow tables are
 built by ``loaders.search_tables.search_state_tables``.
 
@@ -29,14 +31,15 @@ import msgspec
 
 from tilescope.models.errors import InputError, describe
 from tilescope.models.json_text import decode_error, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
-from tilescope.models.search_state import SearchState
+from tilescope.models.search_state import SEARCH_STATE_VERSIONS, V8_KEYS, SearchState
 
 from .json_fields import as_object, field_of
 from .json_input import read_bytes
 from .layouts import parse_debug_at
 from .search_context import CONFIG_LINE, GRAPH_LINE, context_lines, read_config, read_graph
 from .search_formats import FormatCache, read_input_formats
-from .search_plans import read_bookkeeping, read_plans, read_recipe
+from .search_plans import read_bookkeeping, read_plans
+from .search_recipes import read_recipe, read_visited
 
 
 def _decode(data: bytes) -> dict:
@@ -53,8 +56,15 @@ def _decode(data: bytes) -> dict:
     if "timeline" in top:
         raise InputError("$", "a search state", "a memory profile")
     version = field_of(top, "version", "$")
-    if version != 1 or isinstance(version, bool) or not isinstance(version, int):
-        raise InputError("$.version", "version 1", describe(version))
+    if isinstance(version, bool) or not isinstance(version, int) or version not in SEARCH_STATE_VERSIONS:
+        raise InputError("$.version", f"version {', '.join(map(str, SEARCH_STATE_VERSIONS[:-1]))} or {SEARCH_STATE_VERSIONS[-1]}", describe(version))
+    if version == 8:
+        # The compiler writes exactly these keys; a `mapping` here is a version 3 file mislabelled.
+        for key in top:
+            if key not in V8_KEYS:
+                raise InputError(f"$.{key}", f"only the keys of a version 8 search state ({', '.join(V8_KEYS)})", f"a key `{key}`")
+        for key in V8_KEYS:
+            field_of(top, key, "$")
     return top
 
 
@@ -72,17 +82,20 @@ def parse_search_state(data: bytes, source: str = "<search state>") -> SearchSta
         input_formats = read_input_formats(top, debug_formats, graph, formats)
         recipe = as_object(field_of(top, "recipe", "$"), "$.recipe")
         plans = read_plans(recipe, top, graph, formats)
+        version = int(top["version"])
+        tile_count = int(options["tile_count"])  # type: ignore[arg-type]  # checked by read_config
         return SearchState(
             source=source,
-            version=1,
+            version=version,
             graph=graph,
             options=options,
             option_text=texts,
             input_formats=input_formats,
             plans=plans,
-            recipe=read_recipe(recipe),
+            recipe=read_recipe(recipe, "$.recipe", version, graph, tile_count),
             bookkeeping=read_bookkeeping(top),
             context_rest=tuple(lines[2:]),
+            visited=read_visited(top, version, graph, plans, formats, tile_count),
         )
     except RecursionError:
         # The recursive readers here and in loaders.layouts give up on very deep nesting (the

@@ -17,6 +17,7 @@ from tilescope.models.search_schemas import (
     OPERATIONS,
     RECIPE,
     SEARCH_TABLES,
+    VISITED,
     dispatch_field,
     plans_schema,
 )
@@ -180,7 +181,22 @@ def _recipe_row(state: SearchState) -> dict:
         "mapping": b.mapping,
         "mapping_checked": b.mapping_checked,
         "attempts": b.attempts,
+        "version": state.version,
+        "settings": [{"name": k, "value": v} for k, v in r.settings],
+        "tile_mapping": list(r.options.tile_mapping) if r.options is not None else None,
     }
+
+
+def _visited_rows(state: SearchState) -> list[dict]:
+    return [
+        {
+            "index": i,
+            "plans": [{"operation_id": op, "alternative": p.alternative} for op, p in sorted(recipe.plans.items())],
+            "open_boundaries": list(recipe.open_boundaries),
+            "settings": [{"name": k, "value": v} for k, v in recipe.settings],
+        }
+        for i, recipe in enumerate(state.visited)
+    ]
 
 
 def search_state_tables(state: SearchState) -> dict[str, pa.Table]:
@@ -218,6 +234,7 @@ def search_state_tables(state: SearchState) -> dict[str, pa.Table]:
         "formats": _table(_formats_rows(state), FORMATS),
         "plans": _plans_table(state),
         "recipe": _table([_recipe_row(state)], RECIPE),
+        "visited": _table(_visited_rows(state), VISITED),
     }
     assert list(tables) == list(SEARCH_TABLES)
     return tables

@@ -160,6 +160,8 @@ def plans_schema(dispatch_fields: list[pa.Field]) -> pa.Schema:
     return pa.schema(list(PLANS_FIXED) + list(dispatch_fields))
 
 
+SETTINGS = pa.list_(pa.struct([pa.field("name", pa.string()), pa.field("value", pa.string())]))
+
 RECIPE = pa.schema(
     [
         _f("plan_count", pa.int64(), "operations with a plan in $.recipe.plans"),
@@ -173,6 +175,22 @@ RECIPE = pa.schema(
         _f("mapping", pa.string(), "search bookkeeping: $.mapping in Debug spelling; null when null", True),
         _f("mapping_checked", pa.bool_(), "search bookkeeping", True),
         _f("attempts", pa.int64(), "search bookkeeping", True),
+        _f("version", pa.int64(), "the file's version (1, 3 or 8)"),
+        _f("settings", SETTINGS, "every recipe setting besides plans and open boundaries, Debug spelling, file order "
+           "(version 8: $.recipe.options)"),
+        _f("tile_mapping", pa.list_(pa.int64()), "version 8: $.recipe.options.tile_mapping (device tile of each tile); "
+           "null in other versions", True),
+    ]
+)
+
+# One row per entry of $.visited: a recipe the search already tried (no cost, verdict or reason recorded).
+VISITED = pa.schema(
+    [
+        _f("index", pa.int64(), "position in $.visited"),
+        _f("plans", pa.list_(pa.struct([pa.field("operation_id", pa.int64()), pa.field("alternative", pa.int64())])),
+           "each operation's plan: its index among $.alternatives.<op>, null when equal to none of them"),
+        _f("open_boundaries", pa.list_(pa.string()), "entries in Debug spelling"),
+        _f("settings", SETTINGS, "every setting besides plans and open boundaries, Debug spelling, file order"),
     ]
 )
 
@@ -185,4 +203,5 @@ SEARCH_TABLES: dict[str, pa.Schema | None] = {
     "formats": FORMATS,
     "plans": None,
     "recipe": RECIPE,
+    "visited": VISITED,
 }

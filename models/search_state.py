@@ -7,7 +7,7 @@ The Arrow tables are built from these records by ``loaders.search_tables.search_
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Union
 
 from .tiling import TensorFormat
@@ -15,6 +15,15 @@ from .tiling import TensorFormat
 # A planner option as read from the ``PipelineConfig`` Debug text: ``None`` → None, ``Some(x)`` → x,
 # a unit variant → its name, a list of those → a list; anything structured keeps its Debug text.
 OptionValue = Union[None, bool, int, float, str, list]
+
+# The versions read (docs/compiler-formats.md §3): 1 (the sample), 3 (adds nothing at the top but
+# keeps ``mapping`` and ``mapping_checked``) and 8 (``recipe.options``; no ``mapping``). Versions
+# 2 and 4–7 were not read from the compiler's source, so they are refused rather than guessed.
+SEARCH_STATE_VERSIONS = (1, 3, 8)
+# Top-level keys of a version 8 file, exactly, in the order the compiler writes them.
+V8_KEYS = ("version", "context", "recipe", "alternatives", "inputs", "visited", "attempts")
+# ``recipe.options`` of version 8, in declaration order.
+V8_OPTIONS = ("cast_before_copies", "reuse_cast_inputs", "packing_rows", "parallel_reductions", "disjoint_copy_sources", "tile_mapping")
 
 # Which spelling of the input formats the explorer uses. Both are read and must agree.
 INPUT_FORMAT_SOURCE = "$.inputs"
@@ -122,22 +131,52 @@ class OperationPlans:
 
 
 @dataclass(frozen=True, slots=True)
+class RecipeOptions:
+    """``recipe.options`` of a version 8 file (the compiler's ``planner::recipe::Options``)."""
+
+    cast_before_copies: bool
+    reuse_cast_inputs: bool
+    packing_rows: int
+    parallel_reductions: int
+    disjoint_copy_sources: bool
+    tile_mapping: tuple[int, ...]  # device tile of each tile (empty: the baseline, no remapping)
+
+
+@dataclass(frozen=True, slots=True)
+class RecipePlan:
+    """One operation's plan in a recipe, located among that operation's ``$.alternatives``."""
+
+    operation: int
+    alternative: int | None  # its index among ``$.alternatives.<op>``; None: equal to none of them
+    plan: Plan
+
+
+@dataclass(frozen=True)
 class Recipe:
-    """``$.recipe`` apart from the plans. Fields the sample leaves null or empty keep Debug text."""
+    """A recipe: ``$.recipe`` (the incumbent) or an entry of ``$.visited``. Its plans are in
+    ``plans`` for a visited recipe; the incumbent's are ``SearchState.plans`` (chosen alternatives).
+
+    ``settings`` is every other setting as written (Debug spelling, file order): version 1/3 keep
+    them on the recipe itself, version 8 in ``recipe.options`` (then also typed, ``options``). The
+    typed v1 fields are those of the v1 sample; a version 3 or 8 recipe leaves them empty or None."""
 
     open_boundaries: tuple[str, ...]
-    cast_before_copies: tuple[tuple[int, int], ...]
+    cast_before_copies: tuple[tuple[int, int], ...]  # v1: ordinal cast sites [source operation, ordinal]
     packing_rows: str | None
     parallel_reductions: int | None
     disjoint_copy_sources: bool | None
     in_place_casts: str | None
+    settings: tuple[tuple[str, str], ...] = ()
+    options: RecipeOptions | None = None  # version 8
+    plans: Mapping[int, RecipePlan] = field(default_factory=dict)
+    json_path: str = "$.recipe"
 
 
 @dataclass(frozen=True, slots=True)
 class SearchBookkeeping:
     visited: int  # length of ``$.visited``
-    mapping: str | None  # ``$.mapping`` in Debug spelling; None when null
-    mapping_checked: bool | None
+    mapping: str | None  # ``$.mapping`` (versions 1–3) in Debug spelling; None when null or absent (v8)
+    mapping_checked: bool | None  # versions 1–3; None in version 8 (no such key)
     attempts: int | None
 
 
@@ -153,6 +192,9 @@ class SearchState:
     recipe: Recipe
     bookkeeping: SearchBookkeeping
     context_rest: tuple[str, ...]  # context lines after the PipelineConfig (``None`` in the sample)
+    # ``$.visited``: recipes already tried, in file order. The file records no cost, verdict or
+    # rejection reason for them (docs/compiler-formats §3.1).
+    visited: tuple[Recipe, ...] = ()
 
     @property
     def tile_count(self) -> int:

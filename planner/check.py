@@ -32,10 +32,15 @@ class Mismatch:
     field: str
     recorded: object
     recomputed: object
+    tile: int | None = None  # the device tile, for a per-tile figure (versions 2 and 3)
+
+    @property
+    def where(self) -> str:
+        where = {"value": f"value {self.key}", "step": f"step {self.key}"}.get(self.scope, "profile")
+        return where + (f" tile {self.tile}" if self.tile is not None else "")
 
     def __str__(self) -> str:
-        where = {"value": f"value {self.key}", "step": f"step {self.key}"}.get(self.scope, "profile")
-        return f"{where}: {self.field} recorded {self.recorded}, recomputed {self.recomputed}"
+        return f"{self.where}: {self.field} recorded {self.recorded}, recomputed {self.recomputed}"
 
 
 @dataclass(frozen=True)
@@ -56,18 +61,28 @@ def _array_mismatches(scope: str, keys: np.ndarray, field: str, recorded: np.nda
     return [Mismatch(scope, int(keys[i]), field, int(recorded[i]), int(recomputed[i])) for i in bad]
 
 
-def check_plan(profile: MemoryProfile, arrays: ProfileArrays, plan: Plan) -> list[Mismatch | Violation]:
+def check_plan(profile: MemoryProfile, arrays: ProfileArrays, plan: Plan) -> list:
     """Every difference between recorded and recomputed figures (values first, then steps, then
-    peaks), then every invariant violation (``check_invariants``)."""
-    out: list[Mismatch | Violation] = []
+    peaks), then every invariant violation (``check_invariants``). A v2/v3 profile is checked by
+    its version's rules (``planner.tile_check``; the plan is its plan per tile)."""
+    out: list = []
     ids = arrays.value_ids
     out += _array_mismatches("value", ids, "shard_bytes", arrays.recorded_shard, plan.figures.shard)
     out += _array_mismatches("value", ids, "aligned_bytes", arrays.recorded_aligned, plan.figures.aligned)
     out += _array_mismatches("value", ids, "bytes", arrays.recorded_bytes, plan.figures.bytes)
     steps = profile.steps
     index = steps.column("index").to_numpy()
-    out += _array_mismatches("step", index, "usage.standard", steps.column("usage_standard").to_numpy(), plan.usage_standard)
-    out += _array_mismatches("step", index, "usage.interleaved", steps.column("usage_interleaved").to_numpy(), plan.usage_interleaved)
+    recorded_std, recorded_intl = steps.column("usage_standard").to_numpy(), steps.column("usage_interleaved").to_numpy()
+    if arrays.tiles is not None and plan.tiles is not None:
+        from .tile_check import step_mismatches, value_mismatches
+
+        # usage is checked against the file's own tile_usage, each tile_usage against the
+        # reconstruction the plan is made of: together, the plan's usage.
+        out += value_mismatches(arrays)
+        out += step_mismatches(arrays, np.stack((recorded_std, recorded_intl), axis=1))
+    else:
+        out += _array_mismatches("step", index, "usage.standard", recorded_std, plan.usage_standard)
+        out += _array_mismatches("step", index, "usage.interleaved", recorded_intl, plan.usage_interleaved)
     h, p = profile.header, plan.peaks
     for field, recorded, recomputed in (
         ("peak.standard", h["peak_standard"], p.standard),

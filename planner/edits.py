@@ -49,6 +49,7 @@ from tilescope.models.tiling import TensorTiling
 from . import tiling_rules
 from .model import Peaks, Plan, ProfileArrays, ValueBytes, peaks_of
 from .shards import aligned_bytes, shard_bytes
+from .tile_whatif import whatif_plan
 from .tiling_rules import REPLICAS, tiling_violation
 
 RULE_UNKNOWN_VALUE = "no such value"
@@ -294,6 +295,18 @@ def extend_edits(arrays: ProfileArrays, whatif: WhatIf, edits: Sequence[TilingEd
                 changed.pop(row, None)
     peaks = peaks_of(arrays, usage[0], usage[1], figures.bytes)
     plan = Plan(figures, usage[0], usage[1], peaks)
+    if arrays.tiles is not None:
+        # A v2/v3 profile is planned per tile: the edited values re-estimated per tile, the other
+        # values' and steps' recorded figures kept (planner.tile_whatif).
+        plan, _ = whatif_plan(arrays, figures, tilings)
+        usage = [plan.usage_standard, plan.usage_interleaved]
+        peaks = plan.peaks
+        for row in rows:
+            new, original = int(plan.figures.bytes[row]), int(base.bytes[row])
+            if new != original:
+                changed[row] = (int(arrays.value_ids[row]), original, new)
+            else:
+                changed.pop(row, None)
 
     ids = arrays.value_ids
     history = whatif.history

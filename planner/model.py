@@ -18,6 +18,7 @@ from tilescope.models.profile import MemoryProfile
 from tilescope.models.tiling import Axis, AxisTiling, TensorTiling
 
 from .shards import infer_granules, shard_bytes
+from .tile_plan import TileArrays, TilePlan, tile_arrays_of, tile_plan
 
 REGION_CODES = {"standard": 0, "interleaved": 1}  # ProfileArrays.region holds these codes
 
@@ -55,6 +56,8 @@ class ProfileArrays:
     device_tiles: int
     storage_groups: np.ndarray | None = None  # storage group id per value (what-if edits of a whole group)
     standard_contiguous_overflow_bytes: int = 0  # from the header; open in docs/formats.md (planner.placement)
+    version: int = 1  # the file's format version (docs/formats.md §7)
+    tiles: TileArrays | None = None  # versions 2 and 3: the file's per-tile rows (planner.tile_plan)
 
     @property
     def n_steps(self) -> int:
@@ -196,6 +199,8 @@ def arrays_of(profile: MemoryProfile) -> ProfileArrays:
         device_tiles=int(header["tile_count"]),
         storage_groups=_int_column(v, "storage_group"),
         standard_contiguous_overflow_bytes=int(header.get("standard_contiguous_overflow_bytes") or 0),
+        version=int(header["version"]),
+        tiles=tile_arrays_of(profile),
     )
 
 
@@ -296,12 +301,66 @@ class Plan:
     usage_standard: np.ndarray
     usage_interleaved: np.ndarray
     peaks: Peaks
+    tiles: TilePlan | None = None  # the plan per tile (versions 2 and 3, without edits): usage is its peak tile's
+
+    @property
+    def peak_tiles(self) -> dict[str, int] | None:
+        """The device tile where each peak is reached, at its peak step (docs/formats.md §7); None
+        without a plan per tile."""
+        if self.tiles is None:
+            return None
+        p, t = self.peaks, self.tiles
+        return {"standard": int(t.largest_tile[p.standard_step, 0]), "interleaved": int(t.largest_tile[p.interleaved_step, 1]),
+                "total": int(t.usage_tile[p.total_step])}
 
 
 def compute_plan(arrays: ProfileArrays, figures: ValueBytes | None = None) -> Plan:
+    """The plan of ``figures`` (default: the recorded tilings'). A v2/v3 profile without edited
+    figures is planned per tile from the file's own rows (``planner.tile_plan``)."""
+    if figures is None and arrays.tiles is not None:
+        return per_tile_plan(arrays)
     figures = figures if figures is not None else value_bytes(arrays)
     std, intl = step_usage(arrays, figures.bytes)
     return Plan(figures, std, intl, peaks_of(arrays, std, intl, figures.bytes))
+
+
+def per_tile_plan(arrays: ProfileArrays) -> Plan:
+    """The plan per tile of a v2/v3 profile (docs/formats.md §7): per-step usage is the peak
+    tile's; the peaks follow the file's version (spec §1.3): maxima over steps and tiles, with the
+    exchange rows in ``standard`` and ``total`` in v2 and out in v3; each peak step the earliest."""
+    t = arrays.tiles
+    assert t is not None
+    tp = tile_plan(t, arrays.interval_row, arrays.interval_first, arrays.interval_last, arrays.root_rows, arrays.region, arrays.n_steps)
+    return plan_of_tile_plan(arrays, value_bytes(arrays), tp)
+
+
+def plan_of_tile_plan(arrays: ProfileArrays, figures: ValueBytes, tp: TilePlan) -> Plan:
+    """The plan whose per-tile figures per step are ``tp`` (``per_tile_plan``'s peaks rule; a
+    what-if of a v2/v3 profile is planned by it too, ``planner.tile_whatif``)."""
+    rows = arrays.exchange_rows if arrays.version == 2 else 0
+    total = tp.usage.sum(axis=1)
+    empty = total.size == 0
+    s_step = 0 if empty else int(np.argmax(tp.largest[:, 0]))
+    i_step = 0 if empty else int(np.argmax(tp.largest[:, 1]))
+    t_step = 0 if empty else int(np.argmax(total))
+    standard_cost = figures.bytes[arrays.region == 0]
+    largest_allocation = max(int(standard_cost.max()) if standard_cost.size else 0, int(arrays.scratch_standard.max(initial=0)))
+    effective = (0 if empty else int(total[t_step])) + arrays.support_reserve_bytes
+    interleaved = 0 if empty else int(tp.largest[i_step, 1])
+    peaks = Peaks(
+        standard=(0 if empty else int(tp.largest[s_step, 0])) + rows,
+        interleaved=interleaved,
+        total=(0 if empty else int(total[t_step])) + rows,
+        exchange_rows=arrays.exchange_rows,
+        maximum_standard_allocation=largest_allocation,
+        standard_step=s_step,
+        interleaved_step=i_step,
+        total_step=t_step,
+        effective_peak_bytes=effective,
+        fits_budget=(interleaved <= arrays.interleaved_budget_bytes and effective <= arrays.budget_bytes
+                     and arrays.standard_contiguous_overflow_bytes == 0),
+    )
+    return Plan(figures, tp.usage[:, 0].copy(), tp.usage[:, 1].copy(), peaks, tp)
 
 
 def plan_profile(profile: MemoryProfile) -> tuple[ProfileArrays, Plan]:

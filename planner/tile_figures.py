@@ -262,3 +262,61 @@ def estimate_figures(
     return TileFigures(
         arrays.device_tiles, RunTable.of(parts), RunTable.of(steps), SOURCE_ESTIMATE
     )
+
+
+# ----------------------------------------------------------------------------- a v2/v3 file's figures
+
+
+def _run_table(
+    owner: np.ndarray,
+    start: np.ndarray,
+    stop: np.ndarray,
+    columns: list[np.ndarray],
+    owners: int,
+) -> RunTable:
+    order = np.lexsort((start, owner))
+    if np.any(order != np.arange(order.size)):
+        owner, start, stop, columns = (
+            owner[order],
+            start[order],
+            stop[order],
+            [c[order] for c in columns],
+        )
+    bounds = np.searchsorted(owner, np.arange(owners + 1)).astype(np.int64)
+    return RunTable(bounds, start, stop, tuple(columns))
+
+
+def recorded_figures(arrays: ProfileArrays) -> TileFigures | None:
+    """The per-tile figures a v2/v3 file records (``ProfileArrays.tiles``), None for v1."""
+    t = arrays.tiles
+    if t is None:
+        return None
+    values = _run_table(
+        t.value_row,
+        t.value_start,
+        t.value_stop,
+        [t.value_shard, t.value_bytes],
+        arrays.n_values,
+    )
+    scratch = _run_table(
+        t.step,
+        t.step_start,
+        t.step_stop,
+        [t.scratch[:, 0].copy(), t.scratch[:, 1].copy()],
+        arrays.n_steps,
+    )
+    return TileFigures(arrays.device_tiles, values, scratch, SOURCE_FILE)
+
+
+def recorded_usage(arrays: ProfileArrays) -> RunTable | None:
+    """The recorded per-step ``tile_usage`` runs (columns standard, interleaved); None for v1."""
+    t = arrays.tiles
+    if t is None:
+        return None
+    return _run_table(
+        t.step,
+        t.step_start,
+        t.step_stop,
+        [t.usage[:, 0].copy(), t.usage[:, 1].copy()],
+        arrays.n_steps,
+    )

@@ -17,6 +17,7 @@ whole matrix. An unedited v2/v3 plan reads the file's own ``tile_usage`` runs in
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -49,7 +50,13 @@ class StepPeaks:
 
 
 class TileUsage:
-    """Per-tile usage of one plan (module doc)."""
+    """Per-tile usage of one plan (module doc).
+
+    Three ways to one answer: a sweep over ``figures`` (a v1 estimate); the file's own ``recorded``
+    tile_usage (an unedited v2/v3 plan); or, with ``edited_from``, an unedited v2/v3 plan's usage
+    plus what the edited values and steps change — only the steps where an edited value is live
+    (or whose scratch changed) are summed again, the others keep the file's figures.
+    """
 
     def __init__(
         self,
@@ -62,21 +69,35 @@ class TileUsage:
         # The file's own per-step tile_usage runs (columns standard, interleaved): what an unedited
         # v2/v3 plan shows, rather than a recomputation of it.
         self.recorded = recorded
-        self._state: list[np.ndarray] = []
+        self.base: TileUsage | None = None
+        self.changed_roots = np.zeros(0, dtype=np.int64)
+        self.changed_steps = np.zeros(0, dtype=np.int64)
+
+    @staticmethod
+    def edited_from(base: TileUsage, figures: TileFigures, rows, steps) -> TileUsage:
+        """``base`` (an unedited plan's usage) with the value ``rows`` and the ``steps`` whose runs
+        ``figures`` replaced."""
+        usage = TileUsage(base.arrays, figures)
+        usage.base = base
+        usage.changed_roots = np.unique(
+            base.arrays.root_rows[np.asarray(sorted(rows), dtype=np.int64)]
+        )
+        usage.changed_steps = np.asarray(sorted(steps), dtype=np.int64)
+        return usage
 
     @property
     def source(self) -> str:
         return self.figures.source
 
-    @cached_property
-    def requirement(self) -> RunTable:
-        """Per value row, the runs of M(root(row), t): the most any alias of its root holds on t."""
+    def _requirements(self, roots) -> dict[int, tuple]:
+        """Root row → (start, stop, (M,)) runs of the most any alias of the root holds per tile."""
         a, f = self.arrays, self.figures
         parts: dict[int, tuple] = {}
-        for root, rows in a.alias_rows.items():
+        for root in roots:
+            rows = a.alias_rows[int(root)]
             if len(rows) == 1:
                 start, stop, (_, allocated) = f.values.runs(rows[0])
-                parts[root] = (start, stop, (allocated,))
+                parts[int(root)] = (start, stop, (allocated,))
                 continue
             dense = np.zeros(a.device_tiles, dtype=np.int64)
             for row in rows:
@@ -87,7 +108,14 @@ class TileUsage:
                     out=dense,
                 )
             start, stop, (column,) = runs_of(dense)
-            parts[root] = (start, stop, (column,))
+            parts[int(root)] = (start, stop, (column,))
+        return parts
+
+    @cached_property
+    def requirement(self) -> RunTable:
+        """Per value row, the runs of M(root(row), t)."""
+        a = self.arrays
+        parts = self._requirements(a.alias_rows)
         return RunTable.of([parts[int(a.root_rows[row])] for row in range(a.n_values)])
 
     @cached_property
@@ -95,74 +123,169 @@ class TileUsage:
         """The class each row counts in: its root's (§1.6)."""
         return self.arrays.region[self.arrays.root_rows]
 
-    def _events(
-        self,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(step, tile start, tile stop, signed bytes, region) of every interval's runs starting
-        and ending, sorted by step."""
-        a, req = self.arrays, self.requirement
-        counts = np.diff(req.bounds)[a.interval_row]
-        index = np.repeat(req.bounds[a.interval_row], counts) + _ranks(counts)
-        first = np.repeat(a.interval_first, counts)
-        after = np.repeat(a.interval_last + 1, counts)
-        region = np.repeat(self.region_of_row[a.interval_row], counts)
-        size = req.columns[0][index]
-        step = np.concatenate((first, after))
-        order = np.argsort(step, kind="stable")
-        start, stop = np.tile(req.start[index], 2), np.tile(req.stop[index], 2)
+    def _interval_events(
+        self, intervals: np.ndarray, table: RunTable, row_of: np.ndarray, sign: int
+    ) -> tuple:
+        """(step, start, stop, signed bytes, region) of ``intervals`` (indices) taking their row's
+        runs from ``table`` (row ``row_of[interval]``): + at the first step, − after the last."""
+        a = self.arrays
+        owner = row_of[intervals]
+        counts = np.diff(table.bounds)[owner]
+        index = np.repeat(table.bounds[owner], counts) + _ranks(counts)
+        size = table.columns[0][index] * sign
+        step = np.concatenate(
+            (
+                np.repeat(a.interval_first[intervals], counts),
+                np.repeat(a.interval_last[intervals] + 1, counts),
+            )
+        )
+        region = np.tile(
+            np.repeat(self.region_of_row[a.interval_row[intervals]], counts), 2
+        )
         return (
-            step[order],
-            start[order],
-            stop[order],
-            np.concatenate((size, -size))[order],
-            np.tile(region, 2)[order],
+            step,
+            np.tile(table.start[index], 2),
+            np.tile(table.stop[index], 2),
+            np.concatenate((size, -size)),
+            region,
         )
 
-    def _chunk(self, c0: int, c1: int) -> list[np.ndarray]:
-        """(standard, interleaved) per tile at steps c0 … c1 − 1, a (c1 − c0) × tiles matrix each,
-        from the recorded usage or by adding the live intervals' runs to ``_state``."""
+    @cached_property
+    def _delta(self) -> tuple:
+        """An edited plan's change against its base: sorted events of the edited classes' new runs
+        (+) and old runs (−) over their intervals, the changed steps' scratch (new − old), and the
+        affected steps (a boolean per step)."""
+        a, base = self.arrays, self.base
+        assert base is not None
+        affected_interval = np.isin(a.root_rows[a.interval_row], self.changed_roots)
+        intervals = np.flatnonzero(affected_interval)
+        new = self._requirements(self.changed_roots.tolist())
+        empty = (np.zeros(0, dtype=np.int64),) * 2 + ((np.zeros(0, dtype=np.int64),),)
+        roots = self.changed_roots.tolist()
+        table = RunTable.of([new[r] for r in roots] or [empty])
+        local = np.zeros(a.n_values, dtype=np.int64)
+        local[self.changed_roots] = np.arange(len(roots))
+        row_of_new = local[a.root_rows[a.interval_row]]
+        plus = self._interval_events(intervals, table, row_of_new, 1)
+        minus = self._interval_events(intervals, base.requirement, a.interval_row, -1)
+        columns = [np.concatenate((x, y)) for x, y in zip(plus, minus)]
+        order = np.argsort(columns[0], kind="stable")
+        events = tuple(c[order] for c in columns)
+        steps = np.zeros(a.n_steps + 1, dtype=np.int64)
+        np.add.at(steps, a.interval_first[intervals], 1)
+        np.add.at(steps, a.interval_last[intervals] + 1, -1)
+        affected = np.cumsum(steps[:-1]) > 0
+        affected[self.changed_steps] = True
+        return events, affected
+
+    def _scratch_delta(self, c0: int, c1: int, code: int) -> np.ndarray:
+        assert self.base is not None
         device = self.arrays.device_tiles
-        if self.recorded is not None:
-            return [
-                _step_matrix(self.recorded, c0, c1, device, code) for code in (0, 1)
-            ]
-        step, start, stop, size, region = self._event_columns
+        return _step_matrix(self.figures.scratch, c0, c1, device, code) - _step_matrix(
+            self.base.figures.scratch, c0, c1, device, code
+        )
+
+    def _sweep(
+        self, events: tuple, c0: int, c1: int, state: list[np.ndarray]
+    ) -> list[np.ndarray]:
+        """The running sum of ``events`` over steps c0 … c1 − 1 per class, continuing ``state``."""
+        step, start, stop, size, region = events
+        device = self.arrays.device_tiles
         lo, hi = np.searchsorted(step, [c0, c1])
-        held = []
+        out = []
         for code in (0, 1):
             diff = np.zeros((c1 - c0, device + 1), dtype=np.int64)
             pick = region[lo:hi] == code
             rows = step[lo:hi][pick] - c0
             np.add.at(diff, (rows, start[lo:hi][pick]), size[lo:hi][pick])
             np.add.at(diff, (rows, stop[lo:hi][pick]), -size[lo:hi][pick])
-            live = (
-                np.cumsum(np.cumsum(diff[:, :device], axis=1), axis=0)
-                + self._state[code]
+            live = np.cumsum(np.cumsum(diff[:, :device], axis=1), axis=0) + state[code]
+            state[code] = live[-1].copy()
+            out.append(live)
+        return out
+
+    def _chunks(self) -> Iterator[tuple[int, int, list[np.ndarray]]]:
+        """(c0, c1, [standard, interleaved] matrices) of every chunk of steps to compute."""
+        a = self.arrays
+        n, device = a.n_steps, a.device_tiles
+        chunk = max(1, CHUNK_CELLS // max(device, 1))
+        state = [np.zeros(device, dtype=np.int64), np.zeros(device, dtype=np.int64)]
+        if self.recorded is not None:
+            for c0 in range(0, n, chunk):
+                c1 = min(n, c0 + chunk)
+                yield (
+                    c0,
+                    c1,
+                    [
+                        _step_matrix(self.recorded, c0, c1, device, code)
+                        for code in (0, 1)
+                    ],
+                )
+            return
+        if self.base is not None:
+            events, affected = self._delta
+            where = np.flatnonzero(affected)
+            if not where.size:
+                return
+            for c0 in range(int(where[0]), int(where[-1]) + 1, chunk):
+                c1 = min(int(where[-1]) + 1, c0 + chunk)
+                base = list(self.base._matrices(c0, c1))
+                delta = self._sweep(events, c0, c1, state)
+                yield (
+                    c0,
+                    c1,
+                    [
+                        base[k] + delta[k] + self._scratch_delta(c0, c1, k)
+                        for k in (0, 1)
+                    ],
+                )
+            return
+        events = self._events
+        for c0 in range(0, n, chunk):
+            c1 = min(n, c0 + chunk)
+            live = self._sweep(events, c0, c1, state)
+            yield (
+                c0,
+                c1,
+                [
+                    live[k] + _step_matrix(self.figures.scratch, c0, c1, device, k)
+                    for k in (0, 1)
+                ],
             )
-            self._state[code] = live[-1].copy()
-            held.append(live + _step_matrix(self.figures.scratch, c0, c1, device, code))
-        return held
+
+    def _matrices(self, c0: int, c1: int) -> list[np.ndarray]:
+        """Steps c0 … c1 − 1 of a plan that records them (``recorded``)."""
+        assert self.recorded is not None
+        return [
+            _step_matrix(self.recorded, c0, c1, self.arrays.device_tiles, code)
+            for code in (0, 1)
+        ]
 
     @cached_property
-    def _event_columns(self):
-        return self._events()
+    def _events(self) -> tuple:
+        a = self.arrays
+        columns = self._interval_events(
+            np.arange(a.interval_row.size), self.requirement, a.interval_row, 1
+        )
+        order = np.argsort(columns[0], kind="stable")
+        return tuple(c[order] for c in columns)
 
     @cached_property
     def step_peaks(self) -> StepPeaks:
         a = self.arrays
         n, device = a.n_steps, a.device_tiles
-        chunk = max(1, CHUNK_CELLS // max(device, 1))
-        most = {r: np.zeros(n, dtype=np.int64) for r in REGIONS}
-        tile = {r: np.zeros(n, dtype=np.int64) for r in REGIONS}
-        usage = [np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)]
-        usage_tile = np.zeros(n, dtype=np.int64)
-        self._state = [
-            np.zeros(device, dtype=np.int64),
-            np.zeros(device, dtype=np.int64),
-        ]
-        for c0 in range(0, n, chunk):
-            c1 = min(n, c0 + chunk)
-            held = self._chunk(c0, c1)
+        if self.base is not None:
+            base = self.base.step_peaks
+            most = {r: base.most[r].copy() for r in REGIONS}
+            tile = {r: base.tile[r].copy() for r in REGIONS}
+            usage = [base.usage_standard.copy(), base.usage_interleaved.copy()]
+            usage_tile = base.usage_tile.copy()
+        else:
+            most = {r: np.zeros(n, dtype=np.int64) for r in REGIONS}
+            tile = {r: np.zeros(n, dtype=np.int64) for r in REGIONS}
+            usage = [np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)]
+            usage_tile = np.zeros(n, dtype=np.int64)
+        for c0, c1, held in self._chunks():
             both = held[0] + held[1]
             steps = np.arange(c1 - c0)
             for name, matrix in zip(REGIONS, (held[0], held[1], both)):
@@ -174,6 +297,25 @@ class TileUsage:
             usage[1][c0:c1] = held[1][steps, last]
         return StepPeaks(most, tile, usage[0], usage[1], usage_tile)
 
+    def _tile_delta(self, tile: int) -> list[np.ndarray]:
+        """An edited plan's change on ``tile`` at every step, per class."""
+        a, base = self.arrays, self.base
+        assert base is not None
+        (events, _) = self._delta
+        step, start, stop, size, region = events
+        on = (start <= tile) & (stop > tile)
+        out = []
+        new_scratch, old_scratch = (
+            self.figures.scratch.at_tile(tile),
+            base.figures.scratch.at_tile(tile),
+        )
+        for code in (0, 1):
+            pick = on & (region == code)
+            diff = np.zeros(a.n_steps + 1, dtype=np.int64)
+            np.add.at(diff, step[pick], size[pick])
+            out.append(np.cumsum(diff[:-1]) + new_scratch[code] - old_scratch[code])
+        return out
+
     def series(self, tile: int) -> tuple[np.ndarray, np.ndarray]:
         """(standard, interleaved) on ``tile`` at every step."""
         a = self.arrays
@@ -182,6 +324,10 @@ class TileUsage:
         if self.recorded is not None:
             standard, interleaved = self.recorded.at_tile(tile)
             return standard, interleaved
+        if self.base is not None:
+            base = self.base.series(tile)
+            delta = self._tile_delta(tile)
+            return base[0] + delta[0], base[1] + delta[1]
         (held,) = self.requirement.at_tile(tile)
         size = held[a.interval_row]
         region = self.region_of_row[a.interval_row]
@@ -201,10 +347,20 @@ class TileUsage:
         if not 0 <= step < a.n_steps:
             raise IndexError(f"step {step} is not in 0..{a.n_steps - 1}")
         if self.recorded is not None:
-            start, stop, (standard, interleaved) = self.recorded.runs(step)
-            return on_device_runs(
-                start, stop, standard, a.device_tiles
-            ), on_device_runs(start, stop, interleaved, a.device_tiles)
+            standard, interleaved = self._matrices(step, step + 1)
+            return standard[0], interleaved[0]
+        if self.base is not None:
+            base = self.base.at_step(step)
+            (ev_step, start, stop, size, region), _ = self._delta
+            done = ev_step <= step  # every event up to the step, summed over tiles only
+            out = []
+            for k in (0, 1):
+                pick = done & (region == k)
+                delta = on_device_runs(
+                    start[pick], stop[pick], size[pick], a.device_tiles
+                )
+                out.append(base[k] + delta + self._scratch_delta(step, step + 1, k)[0])
+            return out[0], out[1]
         live = np.unique(
             a.interval_row[(a.interval_first <= step) & (a.interval_last >= step)]
         )

@@ -24,7 +24,7 @@ from functools import cached_property
 import numpy as np
 from tilescope.models.tiling import TensorTiling
 
-from .model import ProfileArrays
+from .model import Plan, ProfileArrays, ValueBytes, plan_of_tile_plan
 from .tile_estimate import (
     Allocation,
     LayoutUnresolvable,
@@ -37,11 +37,15 @@ from .tile_estimate import (
 from .tile_figures import (
     TileFigures,
     _Estimator,
+    estimate_figures,
     recorded_allocation,
+    recorded_figures,
+    recorded_usage,
     scratch_owners,
     scratch_runs,
 )
-from .tile_usage import on_device_runs
+from .tile_plan import TilePlan
+from .tile_usage import TileUsage, on_device_runs
 
 
 @dataclass(frozen=True)
@@ -184,15 +188,16 @@ def edited_figures(
     base: TileFigures,
     tilings: dict[int, TensorTiling],
     file: FileTiles | None = None,
-) -> TileFigures:
+) -> tuple[TileFigures, list[int], list[int]]:
     """``base`` with the values of ``tilings`` (a WhatIf's: value row → edited tiling) re-estimated,
-    and the scratch of the steps whose first result they are spread again (module doc).
+    and the scratch of the steps whose first result they are spread again (module doc); and the
+    value rows and steps replaced.
 
     With ``file`` (a v2/v3 file's ``FileTiles``) each edited value keeps its inferred tile offset and
     allocation; without (a v1 file's estimate) offset 0 and the allocation of its recorded scalars.
     """
     if not tilings:
-        return base
+        return base, [], []
     estimator = _Estimator(arrays, tilings)
     rows: dict[int, TileRuns] = {}
     offsets: dict[int, int] = {}
@@ -216,4 +221,107 @@ def edited_figures(
         steps[step] = scratch_runs(
             arrays, step, row, estimator.elements(row), offsets[row]
         )
-    return base.with_values(rows, steps)
+    return base.with_values(rows, steps), sorted(rows), sorted(steps)
+
+
+def edited_usage(
+    arrays: ProfileArrays,
+    base: TileUsage,
+    tilings: dict[int, TensorTiling],
+    file: FileTiles | None = None,
+) -> TileUsage:
+    """The per-tile usage of ``base``'s plan with ``tilings`` applied: ``base`` itself without
+    edits; from the file's recorded usage plus what the edits change when ``base`` records it
+    (v2/v3), else swept again."""
+    figures, rows, steps = edited_figures(arrays, base.figures, tilings, file)
+    if figures is base.figures:
+        return base
+    if base.recorded is not None:
+        return TileUsage.edited_from(base, figures, rows, steps)
+    return TileUsage(arrays, figures)
+
+
+# ----------------------------------------------------------------------------- a profile's own, kept on its arrays
+
+
+def _memo(arrays: ProfileArrays, key: str, compute):
+    # ProfileArrays is shared read-only by every plan of a file: what is derived from the file
+    # alone is kept on it (two threads may both compute; the results are equal).
+    found = arrays.__dict__.get(key)
+    if found is None:
+        found = arrays.__dict__[key] = compute()
+    return found
+
+
+def file_figures(arrays: ProfileArrays) -> TileFigures:
+    """The file plan's per-tile figures: recorded (v2/v3) or tilescope's estimate (v1)."""
+    return _memo(
+        arrays,
+        "_tile_figures",
+        lambda: recorded_figures(arrays) or estimate_figures(arrays),
+    )
+
+
+def file_tiles(arrays: ProfileArrays) -> FileTiles | None:
+    """What tilescope infers from a v2/v3 file's per-tile figures (None for v1)."""
+    if arrays.tiles is None:
+        return None
+    return _memo(arrays, "_file_tiles", lambda: FileTiles(arrays, file_figures(arrays)))
+
+
+def file_usage(arrays: ProfileArrays) -> TileUsage:
+    """The file plan's per-tile usage: a v2/v3 file's recorded tile_usage, or the sweep of a v1
+    file's estimate."""
+    return _memo(
+        arrays,
+        "_tile_usage",
+        lambda: TileUsage(arrays, file_figures(arrays), recorded_usage(arrays)),
+    )
+
+
+def plan_usage(arrays: ProfileArrays, tilings: dict[int, TensorTiling]) -> TileUsage:
+    """The per-tile usage of the plan with ``tilings`` (a WhatIf's; {} for the file's plan)."""
+    return edited_usage(arrays, file_usage(arrays), tilings, file_tiles(arrays))
+
+
+def tile_plan_of(usage: TileUsage) -> TilePlan:
+    sp = usage.step_peaks
+    return TilePlan(
+        usage=np.stack((sp.usage_standard, sp.usage_interleaved), axis=1),
+        usage_tile=sp.usage_tile,
+        largest=np.stack((sp.most["standard"], sp.most["interleaved"]), axis=1),
+        largest_tile=np.stack((sp.tile["standard"], sp.tile["interleaved"]), axis=1),
+    )
+
+
+def whatif_plan(
+    arrays: ProfileArrays, figures: ValueBytes, tilings: dict[int, TensorTiling]
+) -> tuple[Plan, TileUsage]:
+    """The plan per tile of a v2/v3 profile with ``tilings`` applied: the edited values' figures
+    are the maxima of their re-estimated per-tile figures (§1.4), the per-step usage the peak
+    tile's, the peaks by the file's version (``model.plan_of_tile_plan``)."""
+    usage = plan_usage(arrays, tilings)
+    shard, aligned, held = (
+        figures.shard.copy(),
+        figures.aligned.copy(),
+        figures.bytes.copy(),
+    )
+    for row in tilings:
+        runs = usage.figures.value_runs(row)
+        shard[row], held[row] = runs.max_shard, runs.max_bytes
+        aligned[row] = runs.max_bytes // max(int(arrays.copies[row]), 1)
+    plan = plan_of_tile_plan(
+        arrays, ValueBytes(shard, aligned, held), tile_plan_of(usage)
+    )
+    plan.__dict__[PLAN_USAGE] = (
+        usage  # kept with the plan it made: the views read it (usage_of_plan)
+    )
+    return plan, usage
+
+
+PLAN_USAGE = "_tile_usage"
+
+
+def usage_of_plan(plan: Plan) -> TileUsage | None:
+    """The per-tile usage a what-if plan of a v2/v3 profile was made from, if it was."""
+    return plan.__dict__.get(PLAN_USAGE)

@@ -33,6 +33,10 @@ from tilescope.loaders.layouts import layout_from_debug
 from tilescope.models.errors import InputError
 from tilescope.models.tiling import TensorTiling
 from tilescope.planner.model import Plan, ProfileArrays
+from tilescope.planner.tile_figures import SOURCE_FILE
+from tilescope.planner.tile_usage import TileUsage
+
+from .profile_tiles_json import rewrite_per_tile
 
 _FIELDS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _RECORDS = msgspec.json.Decoder(list[dict[str, msgspec.Raw]])
@@ -103,9 +107,12 @@ def _rewrite_steps(raw_steps: bytes, source: str, plan: Plan) -> list:
     return steps
 
 
-def profile_json_bytes(data: bytes, source: str, arrays: ProfileArrays, plan: Plan, tilings: dict[int, TensorTiling] | None = None) -> bytes:
+def profile_json_bytes(data: bytes, source: str, arrays: ProfileArrays, plan: Plan, tilings: dict[int, TensorTiling] | None = None,
+                       tiles: TileUsage | None = None) -> bytes:
     """The memory profile ``data`` (the bytes of the file ``source`` that ``arrays`` was loaded
-    from) with ``plan``'s figures and the ``tilings`` (value row → edited tiling: a ``WhatIf``'s)."""
+    from) with ``plan``'s figures and the ``tilings`` (value row → edited tiling: a ``WhatIf``'s).
+    A v2/v3 file is written as its version, from ``tiles``, the plan's per-tile usage
+    (``derived.tile_usage.tile_usage``; ``report.profile_tiles_json``)."""
     try:
         top = _FIELDS.decode(data)
         timeline = _FIELDS.decode(top["timeline"])
@@ -125,6 +132,8 @@ def profile_json_bytes(data: bytes, source: str, arrays: ProfileArrays, plan: Pl
         standard_peak_step=_raw(p.standard_step),
         interleaved_peak_step=_raw(p.interleaved_step),
     )
+    if tiles is not None and tiles.source == SOURCE_FILE:  # a v2/v3 file: written as its version
+        rewrite_per_tile(top, values, steps, arrays, tiles, set((tilings or {}).keys()))
     timeline["values"], timeline["steps"] = values, steps  # encoded once, with the whole file
     top["timeline"] = timeline
     return msgspec.json.encode(top)

@@ -33,8 +33,9 @@ def free_port() -> int:
 
 
 def panel_command() -> list[str]:
-    venv_panel = Path(sys.executable).parent / "panel"
-    return [str(venv_panel)] if venv_panel.exists() else [sys.executable, "-m", "panel"]
+    # This interpreter's panel, not the `panel` script beside it: a copied virtualenv's scripts
+    # still name the interpreter (and so the installed code) of the one it was copied from.
+    return [sys.executable, "-m", "panel"]
 
 
 def _die_with_parent() -> None:

@@ -143,7 +143,7 @@ def test_cli_normalise_writes_parquet(tmp_path):
     result = run_cli("normalise", str(SAMPLE), "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
     profile = load_memory_profile(SAMPLE)
-    for name, table in profile.tables().items():
+    for name, table in profile.file_tables().items():
         assert pq.read_table(tmp_path / f"{name}.parquet").equals(table)
 
 

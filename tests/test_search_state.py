@@ -196,6 +196,7 @@ def test_table_row_counts(tables, raw):
         "formats": len(raw["inputs"]) + requirement_formats,
         "plans": len(alternatives),
         "recipe": 1,
+        "visited": len(raw["visited"]),
     }
     assert counts["formats"] == 3 + 384 * 4
 
@@ -382,7 +383,7 @@ BAD_INPUTS = {
         lambda raw: _edited(raw, lambda r: r.__setitem__("mapping", json.loads("[" * 900 + "]" * 900))),
         ": expected JSON nested at most 256 deep, found deeper nesting",  # located at its byte (docs/formats.md §6)
     ),
-    "version 2": (lambda raw: _edited(raw, lambda r: r.__setitem__("version", 2)), "at $.version: expected version 1, found 2"),
+    "version 2": (lambda raw: _edited(raw, lambda r: r.__setitem__("version", 2)), "at $.version: expected version 1, 3 or 8, found 2"),
     "bad Debug text": (lambda raw: _edited(raw, _break_context), "at $.context line 2 (character "),
     "wrong type": (
         lambda raw: _edited(raw, _set_partitions),

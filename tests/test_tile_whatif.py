@@ -78,6 +78,26 @@ def assert_plan_matches(data: PlanData, program: gen.Program, version: int) -> N
     assert peaks["standard"] + rows == doc["peak"]["standard"]
     assert peaks["interleaved"] == doc["peak"]["interleaved"]
     assert peaks["total"] + rows == doc["peak"]["total"]
+    # The plan itself (what the summary, the timeline and `plan --json` show) is the plan per tile.
+    plan = data.plan
+    assert plan.usage_standard.tolist() == e.usage[:, 0].tolist()
+    assert plan.usage_interleaved.tolist() == e.usage[:, 1].tolist()
+    p = plan.peaks
+    assert (p.standard, p.interleaved, p.total) == (
+        doc["peak"]["standard"],
+        doc["peak"]["interleaved"],
+        doc["peak"]["total"],
+    )
+    assert (p.standard_step, p.interleaved_step, p.total_step) == (
+        steps["standard"],
+        steps["interleaved"],
+        steps["total"],
+    )
+    assert (p.effective_peak_bytes, p.fits_budget) == (
+        doc["effective_peak_bytes"],
+        doc["fits_budget"],
+    )
+    assert plan.peak_tiles == peak_tiles
 
 
 CASES = {

@@ -1,12 +1,15 @@
-"""The search-state view's HTML: the graph, the config and the formats table (all file text escaped)."""
+"""The search-state view's HTML: the graph, the config, the recipe, the visited recipes and the formats
+table (all file text escaped)."""
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import pandas as pd
 
 from tilescope.app.format import esc
 from tilescope.derived.search_rows import CHOSEN, OUTPUT_KEY, FormatPair, conversion_text, format_detail, format_figures, value_label
+from tilescope.derived.search_visited import NO_REASON, VisitedRow, mapping_text, setting_text
 from tilescope.models.format import fmt_bytes, shorten
 from tilescope.models.search_state import SearchState
 from tilescope.models.tiling import TensorFormat
@@ -91,19 +94,85 @@ def config_html(state: SearchState) -> str:
         for name, text in state.option_text.items()
         if name not in shown
     )
-    recipe, book = state.recipe, state.bookkeeping
-    recipe_text = (
-        f"recipe: {sum(1 for p in state.plans.values() if p.chosen is not None)} plan(s); cast before copies "
-        f"{list(recipe.cast_before_copies)}; parallel reductions {recipe.parallel_reductions}; "
-        f"search: {book.visited:,} visited, {book.attempts} attempts"
-    )
     rest = "".join(f"<div class='ts-debug'>{esc(shorten(line, 300))}</div>" for line in state.context_rest)
     return (
         "<div class='ts-sv' data-testid='ts-search-config'><h3>Pipeline config</h3><div class='ts-grid'>"
         f"<table>{''.join(rows)}</table>"
         f"<details><summary>{len(state.option_text) - len(shown)} more options</summary><table>{others}</table></details>"
-        f"<div class='ts-note'>{esc(recipe_text)}{'<br>context after the config:' if rest else ''}{rest}</div>"
+        f"<div class='ts-note'>{'context after the config (the tile-mapping argument):' if rest else ''}{rest}</div>"
         "</div></div>"
+    )
+
+
+def _mapping_words(text: str | None) -> str:
+    """``$.mapping`` (Debug text of a list of tiles, or None) in words."""
+    if text is None:
+        return "none"
+    found = re.fullmatch(r"\[\s*(\d+(?:\s*,\s*\d+)*)?\s*\]", text)
+    if found is None:
+        return shorten(text, 160)
+    return mapping_text([int(t) for t in found.group(1).split(",")] if found.group(1) else [])
+
+
+def recipe_html(state: SearchState) -> str:
+    """The incumbent recipe: each operation's plan, the open boundaries, every setting, and the
+    search's bookkeeping."""
+    recipe, book = state.recipe, state.bookkeeping
+    plans = "".join(
+        f"<tr><td class='k'>operation {op}</td><td data-testid='ts-recipe-plan-{op}'>"
+        + (f"alternative {p.chosen} of {len(p.alternatives):,}" if p.chosen is not None else "no plan")
+        + "</td></tr>"
+        for op, p in state.plans.items()
+    )
+    boundaries = ", ".join(f"value {esc(b)}" for b in recipe.open_boundaries) or "none"
+    where = "recipe.options" if recipe.options is not None else "the recipe"
+    settings = "".join(
+        f"<tr><td class='k'>{esc(name)}</td><td data-testid='ts-recipe-setting-{esc(name)}'>{esc(setting_text(name, text, recipe))}</td></tr>"
+        for name, text in recipe.settings
+    )
+    notes = []
+    if state.version == 1 and recipe.cast_before_copies:
+        notes.append("cast_before_copies holds ordinal cast sites [source operation, ordinal] (version 1).")
+    if state.version == 3:
+        notes.append("Version 3 settings are shown as written (their shapes were not read from the compiler).")
+    if state.version == 8:
+        mapping = "the tile mapping is recipe.options.tile_mapping (version 8 has no top-level mapping)"
+    else:
+        checked = {True: "yes", False: "no", None: "not given"}[book.mapping_checked]
+        mapping = f"mapping {_mapping_words(book.mapping)}; mapping checked: {checked}"
+    bookkeeping = f"{book.attempts if book.attempts is not None else 'unknown'} attempts; {book.visited:,} visited; {mapping}"
+    return (
+        f"<div class='ts-sv' data-testid='ts-search-recipe'><h3>Recipe (the incumbent) · version {state.version} file</h3>"
+        "<div class='ts-grid'>"
+        f"<div><h4>Plans</h4><table>{plans}</table><h4>Open boundaries</h4><div data-testid='ts-recipe-boundaries'>{boundaries}</div></div>"
+        f"<div><h4>Settings ({esc(where)})</h4><table>{settings}</table></div>"
+        "</div>"
+        + "".join(f"<div class='ts-note'>{esc(n)}</div>" for n in notes)
+        + f"<div class='ts-note' data-testid='ts-search-bookkeeping'>search: {esc(bookkeeping)}</div></div>"
+    )
+
+
+VISITED_SHOWN = 200
+
+
+def visited_html(rows: list[VisitedRow]) -> str:
+    """The visited recipes, each with how it differs from the incumbent."""
+    if not rows:
+        body = "<div class='ts-note'>No visited recipes in the file.</div>"
+    else:
+        lines = []
+        for row in rows[:VISITED_SHOWN]:
+            parts = row.parts
+            what = "nothing: the same recipe as the incumbent" if not parts else "<br>".join(esc(p) for p in parts)
+            lines.append(
+                f"<tr data-testid='ts-visited-row' data-index='{row.index}'><td>{row.index}</td>"
+                f"<td class='{'ts-same' if not parts else 'ts-differs'}'>{what}</td></tr>"
+            )
+        more = f"<div class='ts-note'>and {len(rows) - VISITED_SHOWN:,} more</div>" if len(rows) > VISITED_SHOWN else ""
+        body = f"<table class='ts-visited'><tr><th>#</th><th>differs from the incumbent in</th></tr>{''.join(lines)}</table>{more}"
+    return (
+        f"<div class='ts-sv' data-testid='ts-search-visited'><h3>Visited recipes (<span data-testid='ts-visited-count'>{len(rows):,}</span>)</h3>"
+        f"<div class='ts-note'>{esc(NO_REASON)}</div>{body}</div>"
     )
 
 

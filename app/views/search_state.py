@@ -4,6 +4,11 @@ What it shows, top to bottom:
 - the graph: inputs, operations and outputs with their shapes;
 - the config's key figures (tile count, tile memory budget, reservation, the other byte budgets) and
   the remaining options as written;
+- the recipe (each operation's plan, the open boundaries, its settings: version 8's
+  ``recipe.options`` with ``tile_mapping`` in words) and the search's bookkeeping (attempts; in
+  versions 1–3 ``mapping`` and ``mapping_checked``);
+- the visited recipes, each with how it differs from the incumbent (``derived.search_visited``; the
+  file gives no reason why a visited recipe was not kept, and the view says so);
 - per operation (a picker when the graph has several): the chosen plan among its alternatives, as
   a sortable table of the dispatch parameters (the chosen row marked, pinned on top and tinted) and
   a scatter of the alternatives over two numeric parameters the user picks (chosen one starred);
@@ -39,7 +44,7 @@ from bokeh.plotting import figure
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
-from tilescope.app.views.search_html import TABLE_CSS, chosen_row_styles, config_html, formats_html, graph_html
+from tilescope.app.views.search_html import TABLE_CSS, chosen_row_styles, config_html, formats_html, graph_html, recipe_html, visited_html
 from tilescope.app.widgets.count_inputs import CountInputs
 from tilescope.app.widgets.tiling_widget import TilingWidget, committed_count
 from tilescope.derived.search_rows import (
@@ -98,11 +103,13 @@ class SearchStateView(pn.viewable.Viewer):
         n_ops = len(s.graph.operations)
         self.header = pn.pane.HTML(
             f"<div class='ts-sv' data-testid='ts-search-header'><h3>Search state: {esc(s.source)}</h3>"
-            f"{n_ops} operation{'s' if n_ops != 1 else ''} · {s.tile_count:,} tiles · "
+            f"version <span data-testid='ts-search-version'>{s.version}</span> · {n_ops} operation{'s' if n_ops != 1 else ''} · {s.tile_count:,} tiles · "
             f"tile memory budget {esc(fmt_bytes(s.tile_memory_budget_bytes))}</div>", **html,
         )
         self.graph_pane = pn.pane.HTML(graph_html(s), **html)
         self.config_pane = pn.pane.HTML(config_html(s), **html)
+        self.recipe_pane = pn.pane.HTML(recipe_html(s), **html)
+        self.visited_pane = pn.pane.HTML(visited_html(self.rows.visited), **html)
 
         self.operation_select = pn.widgets.Select(
             label="Operation", options={f"operation {op.id}: {op.kind_name}": op.id for op in s.graph.operations},
@@ -140,6 +147,8 @@ class SearchStateView(pn.viewable.Viewer):
             self.header,
             self.graph_pane,
             self.config_pane,
+            self.recipe_pane,
+            self.visited_pane,
             self._rule(),
             self.operation_select,
             self.choice_pane,

@@ -29,6 +29,7 @@ COMMANDS = {
     "fleet": "run DuckDB SQL over a dataset written by batch",
     "serve": "serve the explorer in the browser (loopback only unless --address says otherwise)",
     "cache": "list or clear the cache of normalised profiles",
+    "solve": "place one tile's placement problem (a compiler dump or a MiniMalloc CSV) with proof: placed, infeasible or unknown",
     "regress": "list the profiles whose peaks grew between two datasets (or folders of one), with the values that grew",
 }
 

@@ -5,6 +5,10 @@
 "value"|"step"|"profile", "key": ID or INDEX or null, "field", "recorded", "recomputed"}],
 "violations": [{"scope": "value"|"step", "key": ID or INDEX, "rule", "detail"}]}`` (values first,
 then steps, then profile-wide figures; the exit code is the same as without it).
+
+A v2/v3 profile is checked by its version's rules (``planner.tile_check``, docs/formats.md §7): a
+per-tile mismatch adds ``"tile": T`` (the text line says ``step S tile T``), and a field with more
+than 1,000 mismatches lists the first 1,000 and counts the rest in ``"more_mismatches": {FIELD: N}``.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import sys
 from tilescope.cli.inputs import open_profile
 from tilescope.models.format import count_of, fmt_bytes
 from tilescope.planner.check import Mismatch, Violation, check_plan
+from tilescope.planner.tile_check import MoreMismatches
 
 # Mismatch fields that are not byte figures (everything else is: shard/aligned bytes, usage, peaks)
 _NOT_BYTES = {"standard_peak_step", "interleaved_peak_step", "total_peak_step", "fits_budget", "layout memory_class"}
@@ -25,7 +30,10 @@ def add_arguments(parser) -> None:
 
 
 def mismatch_json(m: Mismatch) -> dict:
-    return {"scope": m.scope, "key": m.key, "field": m.field, "recorded": m.recorded, "recomputed": m.recomputed}
+    out = {"scope": m.scope, "key": m.key, "field": m.field, "recorded": m.recorded, "recomputed": m.recomputed}
+    if m.tile is not None:  # a per-tile figure (versions 2 and 3)
+        out["tile"] = m.tile
+    return out
 
 
 def violation_json(v: Violation) -> dict:
@@ -33,10 +41,9 @@ def violation_json(v: Violation) -> dict:
 
 
 def mismatch_text(m: Mismatch) -> str:
-    where = {"value": f"value {m.key}", "step": f"step {m.key}"}.get(m.scope, "profile")
     if m.field in _NOT_BYTES:
         return str(m)
-    return f"{where}: {m.field} recorded {fmt_bytes(m.recorded)}, recomputed {fmt_bytes(m.recomputed)}"
+    return f"{m.where}: {m.field} recorded {fmt_bytes(m.recorded)}, recomputed {fmt_bytes(m.recomputed)}"
 
 
 def run(args) -> int:
@@ -45,16 +52,20 @@ def run(args) -> int:
     problems = check_plan(profile, arrays, plan)
     mismatches = [p for p in problems if isinstance(p, Mismatch)]
     violations = [p for p in problems if isinstance(p, Violation)]
+    more = [p for p in problems if isinstance(p, MoreMismatches)]
     if args.json:
-        print(json.dumps({"ok": not problems, "values": profile.n_values, "steps": profile.n_steps,
-                          "mismatches": [mismatch_json(m) for m in mismatches],
-                          "violations": [violation_json(v) for v in violations]}))
+        out = {"ok": not problems, "values": profile.n_values, "steps": profile.n_steps,
+               "mismatches": [mismatch_json(m) for m in mismatches],
+               "violations": [violation_json(v) for v in violations]}
+        if more:  # fields with more mismatches than listed (planner.tile_check.LIMIT)
+            out["more_mismatches"] = {m.field: m.count for m in more}
+        print(json.dumps(out))
         return 1 if problems else 0
     for problem in problems:
         print(mismatch_text(problem) if isinstance(problem, Mismatch) else str(problem))
     if problems:
         if not args.quiet:
-            print(f"{count_of(len(mismatches), 'mismatch', 'mismatches')}, "
+            print(f"{count_of(len(mismatches) + sum(m.count for m in more), 'mismatch', 'mismatches')}, "
                   f"{count_of(len(violations), 'invariant violation')}", file=sys.stderr)
         return 1
     if not args.quiet:

@@ -22,6 +22,17 @@ recompute the memory plan of a profile, optionally with what-if tiling edits (pl
   atomically and never replaces an existing file without ``--overwrite``; OUT naming FILE itself
   is refused even with ``--overwrite`` (the input is never written). Not with ``--each``. The text
   form ends with ``wrote OUT``; ``--json`` adds ``"written_profile": OUT``.
+- ``peak_tiles`` (``--json``): ``{"standard": T, "interleaved": T, "total": T}``, the device tile
+  where each peak is reached at its peak step (docs/formats.md §7: ties go to the last tile, as the
+  compiler's ``usage``), and ``"peak_tiles_source"``: ``"file"`` for a v2/v3 profile (its plan per
+  tile; edited values re-estimated, docs/formats.md §8); ``"estimate"`` for a version 1 profile,
+  which records no per-tile figure: tilescope's own per-tile estimate (docs/formats.md §8,
+  ``derived.tile_usage``) at the plan's peak steps, with edits too, ``"peak_tiles_note"`` saying
+  so and ``"peak_tiles_at"`` where a tile holds the most of each region at any step (``{step,
+  tile, bytes}``; that step need not be the v1 peak step).
+- ``--tile T`` (``--json``): adds ``"tile_usage": {"tile": T, "standard": [...], "interleaved": [...],
+  "source": "file"|"estimate"}``, tile T's usage at every step of the (edited) plan
+  (``derived.tile_usage``); T must be a device tile (0 … tile_count − 1), else exit 2.
 - An invalid edit set exits 2 with one line naming the value, the axis and the rule (EditError);
   a malformed ``--edit`` argument exits 2 with one line.
 """
@@ -80,6 +91,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--each", action="store_true", help="apply the edits one at a time; one JSON line per edit")
     parser.add_argument("--write-profile", metavar="OUT.json", help="also write the plan as a memory profile (edited layouts, figures recomputed)")
     parser.add_argument("--overwrite", action="store_true", help="let --write-profile replace an existing file")
+    parser.add_argument("--tile", type=int, metavar="T", help="with --json: add device tile T's usage at every step (v2/v3 profiles)")
 
 
 def plan_json(arrays: ProfileArrays, plan: Plan, layout_errors: list) -> dict:
@@ -99,11 +111,47 @@ def plan_json(arrays: ProfileArrays, plan: Plan, layout_errors: list) -> dict:
         "total_peak_step": p.total_step,
         "effective_peak_bytes": p.effective_peak_bytes,
         "fits_budget": p.fits_budget,
+        **_peak_tiles(plan),
         "values": [
             {"id": int(i), "shard_bytes": int(s), "aligned_bytes": int(a), "bytes": int(b), "layout_error": e}
             for i, s, a, b, e in zip(arrays.value_ids, f.shard, f.aligned, f.bytes, layout_errors)
         ],
     }
+
+
+PEAK_TILES_V1 = ("tilescope's own per-tile estimate (docs/formats.md §8): a version 1 profile records no "
+                 "per-tile figures")
+
+
+def _peak_tiles(plan: Plan) -> dict:
+    tiles = plan.peak_tiles
+    return {"peak_tiles": tiles, "peak_tiles_source": "file"} if tiles is not None else {"peak_tiles": None}
+
+
+def estimated_peak_tiles(data, plan: Plan) -> dict:
+    """A version 1 plan's ``peak_tiles`` from tilescope's estimate (``derived.tile_usage``): at each
+    of the plan's peak steps, the tile the estimate loads most (ties: the last tile); and where a
+    tile holds the most at any step (``peak_tiles_at``)."""
+    from tilescope.derived.tile_usage import peak_tiles, step_peak_tile, tile_peaks
+
+    where, most, p = peak_tiles(data), tile_peaks(data), plan.peaks
+    steps = (("standard", p.standard_step), ("interleaved", p.interleaved_step), ("total", p.total_step))
+    return {
+        "peak_tiles": {region: step_peak_tile(data, step, region)[0] for region, step in steps},
+        "peak_tiles_source": "estimate",
+        "peak_tiles_note": PEAK_TILES_V1,
+        "peak_tiles_at": {region: {"step": step, "tile": tile, "bytes": most[region]} for region, (step, tile) in where.items()},
+    }
+
+
+def tile_usage_json(data, tile: int) -> dict:
+    """``--tile T``: tile T's usage at every step (module doc), from ``derived.tile_usage``."""
+    from tilescope.derived.tile_usage import source, tile_series
+
+    if not 0 <= tile < data.arrays.device_tiles:
+        raise TilescopeError(f"--tile {tile}: expected a device tile 0 … {data.arrays.device_tiles - 1}")
+    standard, interleaved = tile_series(data, tile)
+    return {"tile": tile, "standard": standard.tolist(), "interleaved": interleaved.tolist(), "source": source(data)}
 
 
 def human_summary(arrays: ProfileArrays, plan: Plan) -> str:
@@ -177,15 +225,26 @@ def _profile_target(args) -> Path | None:
     return out
 
 
-def write_profile(args, out: Path, arrays: ProfileArrays, plan: Plan, whatif: WhatIf | None) -> Path:
+def write_profile(args, out: Path, arrays: ProfileArrays, plan: Plan, whatif: WhatIf | None, tiles=None) -> Path:
+    """``tiles``: the plan's per-tile usage, for a v2/v3 file (written as its version)."""
     from tilescope.report.profile_json import profile_json_bytes
 
     try:
         data = Path(args.file).read_bytes()
     except OSError as exc:
         raise cannot_read(args.file, exc) from None
-    text = profile_json_bytes(data, str(args.file), arrays, plan, whatif.tilings if whatif is not None else {})
+    text = profile_json_bytes(data, str(args.file), arrays, plan, whatif.tilings if whatif is not None else {}, tiles)
     return write_atomically(out, text, overwrite=args.overwrite)
+
+
+def _per_tile(opened, whatif: WhatIf | None):
+    """The plan's per-tile usage when the file records per-tile figures (v2/v3), else None."""
+    if not getattr(opened.profile, "per_tile", False):
+        return None
+    from tilescope.derived.plan_data import PlanData
+    from tilescope.derived.tile_usage import tile_usage
+
+    return tile_usage(PlanData(opened, whatif))
 
 
 def run(args) -> int:
@@ -193,6 +252,8 @@ def run(args) -> int:
     if args.each and not edits:
         raise TilescopeError("--each needs edits (--edits FILE or --edit V:K=N)")
     target = _profile_target(args)
+    if args.tile is not None and not args.json:
+        raise TilescopeError("--tile goes with --json")
     opened = open_profile(args.file, quiet=args.quiet)
     profile, arrays, plan = opened.profile, opened.arrays, opened.plan
     if args.each:
@@ -203,11 +264,19 @@ def run(args) -> int:
         return 0
     whatif = apply_edits(arrays, plan, edits, whole_storage_group=args.storage_group) if edits else None
     shown = whatif.plan if whatif is not None else plan
-    written = write_profile(args, target, arrays, shown, whatif) if target is not None else None
+    written = write_profile(args, target, arrays, shown, whatif, _per_tile(opened, whatif)) if target is not None else None
     if args.json:
         out = plan_json(arrays, shown, profile.values.column("layout_error").to_pylist())
         if whatif is not None:
             out["edits"] = [applied_edit_json(a) for a in whatif.applied]
+        if out["peak_tiles"] is None or args.tile is not None:
+            from tilescope.derived.plan_data import PlanData
+
+            data = PlanData(opened, whatif)
+            if out["peak_tiles"] is None:
+                out.update(estimated_peak_tiles(data, shown))
+            if args.tile is not None:
+                out["tile_usage"] = tile_usage_json(data, args.tile)
         if written is not None:
             out["written_profile"] = str(written)
         print(json.dumps(out))

@@ -1,0 +1,127 @@
+"""``check`` of what versions 2 and 3 record per tile (docs/formats.md §7), vectorised over runs and
+blocks of steps:
+
+- each value: ``bytes == aligned_bytes × copies``, ``bytes == max tile_bytes``,
+  ``shard_bytes == max tile_shards``;
+- each step and tile: the reconstruction rule (spec §1.6): ``tile_usage`` = ``tile_scratch`` + the
+  live roots' largest alias ``tile_bytes``, per class;
+- each step: ``usage`` = the ``tile_usage`` of its peak tile (largest total, ties: the last tile),
+  ``coarse_usage`` = the v1 scalar rule (scratch + each live root's largest alias ``bytes``, in its
+  class), and no tile above it (spec §1.6);
+
+the peaks, peak steps, effective peak and ``fits_budget`` are compared by ``planner.check`` with the
+plan per tile (``planner.model.per_tile_plan``). At most ``LIMIT`` mismatches of one field are
+listed, then one line says how many more there are.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .check import Mismatch
+from .model import ProfileArrays
+from .tile_plan import blocks, last_argmax, value_maxima
+
+LIMIT = 1000  # mismatches listed per field; beyond it, one line counts the rest
+CLASSES = ("standard", "interleaved")
+RULE_COARSE_BOUND = "no tile above coarse_usage"
+
+
+@dataclass(frozen=True)
+class MoreMismatches:
+    """How many mismatches of one field were not listed (beyond ``LIMIT``)."""
+
+    field: str
+    count: int
+
+    def __str__(self) -> str:
+        return f"… and {self.count:,} more {self.field} mismatches"
+
+
+class _Listed:
+    def __init__(self):
+        self.items: list = []
+        self.counts: dict[str, int] = {}
+
+    def add(self, field: str, found: list[Mismatch], total: int) -> None:
+        listed = self.counts.get(field, 0)
+        room = max(LIMIT - listed, 0)
+        self.items += found[:room]
+        self.counts[field] = listed + total
+
+    def more(self) -> list[MoreMismatches]:
+        return [MoreMismatches(f, n - LIMIT) for f, n in self.counts.items() if n > LIMIT]
+
+
+def value_mismatches(arrays: ProfileArrays) -> list[Mismatch]:
+    t = arrays.tiles
+    assert t is not None
+    shard, held = value_maxima(t, arrays.n_values)
+    out: list[Mismatch] = []
+    ids = arrays.value_ids
+    for field, recorded, recomputed in (
+        ("bytes (aligned_bytes × copies)", arrays.recorded_bytes, arrays.recorded_aligned * arrays.copies),
+        ("bytes (largest tile_bytes)", arrays.recorded_bytes, held),
+        ("shard_bytes (largest tile_shards)", arrays.recorded_shard, shard),
+    ):
+        for i in np.flatnonzero(recorded != recomputed).tolist():
+            out.append(Mismatch("value", int(ids[i]), field, int(recorded[i]), int(recomputed[i])))
+    return out
+
+
+def coarse_usage(arrays: ProfileArrays) -> np.ndarray:
+    """``[steps, 2]``: the v1 scalar rule over the recorded ``bytes`` (each live value counts its
+    root's largest alias ``bytes``, in the root's class)."""
+    largest = np.zeros(arrays.n_values, np.int64)
+    np.maximum.at(largest, arrays.root_rows, arrays.recorded_bytes)
+    root = arrays.root_rows[arrays.interval_row]
+    cost = largest[root]
+    out = np.zeros((arrays.n_steps, 2), np.int64)
+    for c, scratch in ((0, arrays.scratch_standard), (1, arrays.scratch_interleaved)):
+        mask = arrays.region[root] == c
+        diff = np.zeros(arrays.n_steps + 1, np.int64)
+        np.add.at(diff, arrays.interval_first[mask], cost[mask])
+        np.add.at(diff, arrays.interval_last[mask] + 1, -cost[mask])
+        out[:, c] = np.cumsum(diff[:-1]) + scratch
+    return out
+
+
+def step_mismatches(arrays: ProfileArrays, recorded_usage: np.ndarray) -> list:
+    """Per-step and per-tile mismatches (module doc), steps in order within each field; then one
+    line per field with more than ``LIMIT``."""
+    t = arrays.tiles
+    assert t is not None
+    listed = _Listed()
+    coarse = coarse_usage(arrays)
+    for c, name in enumerate(CLASSES):
+        bad = np.flatnonzero(t.coarse[:, c] != coarse[:, c])
+        listed.add(f"coarse_usage.{name}", [Mismatch("step", int(s), f"coarse_usage.{name}", int(t.coarse[s, c]), int(coarse[s, c]))
+                                            for s in bad[:LIMIT].tolist()], bad.size)
+    bound = t.coarse.sum(axis=1)
+    for b in blocks(t, arrays.interval_row, arrays.interval_first, arrays.interval_last, arrays.root_rows, arrays.region, arrays.n_steps):
+        rows = np.arange(b.recorded.shape[0])
+        steps = rows + b.first
+        usage = b.usage
+        for c, name in enumerate(CLASSES):
+            step, tile = np.nonzero(b.recorded[:, :, c] != usage[:, :, c])
+            listed.add(f"tile_usage.{name}", [
+                Mismatch("step", int(s + b.first), f"tile_usage.{name}", int(b.recorded[s, x, c]), int(usage[s, x, c]), int(x))
+                for s, x in zip(step[:LIMIT].tolist(), tile[:LIMIT].tolist())
+            ], step.size)
+        peak = last_argmax(b.recorded.sum(axis=2))
+        at_peak = b.recorded[rows, peak]
+        for c, name in enumerate(CLASSES):
+            bad = np.flatnonzero(recorded_usage[steps, c] != at_peak[:, c])
+            listed.add(f"usage.{name}", [
+                Mismatch("step", int(steps[s]), f"usage.{name} (tile_usage of the peak tile {int(peak[s])})",
+                             int(recorded_usage[steps[s], c]), int(at_peak[s, c]))
+                for s in bad[:LIMIT].tolist()
+            ], bad.size)
+        over_step, over_tile = np.nonzero(b.recorded.sum(axis=2) > bound[steps][:, None])
+        listed.add(RULE_COARSE_BOUND, [
+            Mismatch("step", int(s + b.first), "tile_usage total (at most coarse_usage total)", int(b.recorded[s, x].sum()),
+                         int(bound[s + b.first]), int(x))
+            for s, x in zip(over_step[:LIMIT].tolist(), over_tile[:LIMIT].tolist())
+        ], over_step.size)
+    return sorted(listed.items, key=lambda m: (m.key, -1 if m.tile is None else m.tile, m.field)) + listed.more()
