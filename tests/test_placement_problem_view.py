@@ -133,3 +133,43 @@ def test_overcapacity_is_infeasible_with_its_proof():
     # the README's figures: 515,200 B live against 498,872 B available
     assert sum(e - s for s, e in raw["ranges"]) == 498_872
     assert "515,200" in result.proof and "498,872" in result.proof
+
+
+def test_version_1_dump_draws_the_compilers_placement(tmp_path):
+    """A version-1 dump (§4: ``placed``, the region constants, ``assigned_root_spans``), made from the
+    fixture and a placement of it: the compiler's picture has one rectangle per request at its span,
+    and the view's header says how many the compiler placed."""
+    from tilescope.app.views.placement_problem import PlacementProblemView
+    from tilescope.derived.placement_opened import OpenedPlacementDump
+
+    raw, problem = fixture("bank-branching")
+    spans = solved(problem, 10.0).spans
+    dump = dict(
+        raw,
+        version=1,
+        tile=40,
+        placed=True,
+        region_boundary=524_288,
+        region0_element_bytes=16_384,
+        region1_element_bytes=32_768,
+        host_scratch_range=[327_680, 360_448],
+        assigned_root_spans={str(root): list(span) for root, span in spans.items()},
+    )
+    path = tmp_path / "tile-40-0123456789abcdef.json"
+    path.write_text(json.dumps(dump))
+    opened = OpenedPlacementDump(path.name, load_placement_dump(path, path.name))
+    picture = Picture.of(opened.geometry, opened.problem.assigned_root_spans)
+    assert picture.missing == ()
+    for k, bottom, top in zip(
+        picture.request.tolist(), picture.bottom.tolist(), picture.top.tolist()
+    ):
+        root = raw["requests"][k]["assignments"][0][0]
+        assert (bottom, top) == tuple(float(v) for v in spans[root])
+    view = PlacementProblemView(opened=opened)
+    assert (
+        "tile 40" in view.head.object
+        and "The compiler placed it; its assigned_root_spans place 101 of 101 requests"
+        in view.head.object
+    )
+    view.which.value = "the compiler's placement"
+    assert len(view.rects.data["left"]) == len(raw["requests"])

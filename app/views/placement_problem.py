@@ -139,8 +139,7 @@ class PlacementProblemView(pn.viewable.Viewer):
         self.which = pn.widgets.RadioButtonGroup(
             options=[TILESCOPE, COMPILER],
             value=TILESCOPE,
-            button_type="primary",
-            button_style="outline",
+            color="primary",
             css_classes=["ts-dump-toggle"],
             margin=(5, 10),
         )

@@ -129,8 +129,7 @@ class PlacementProfileView(pn.viewable.Viewer):
         self.which = pn.widgets.RadioButtonGroup(
             options=[COMPILER, TILESCOPE],
             value=COMPILER,
-            button_type="primary",
-            button_style="outline",
+            color="primary",
             css_classes=["ts-pp-toggle"],
             margin=(5, 10),
         )
