@@ -167,7 +167,7 @@ def test_placement_profile_tile_view(server, page_of):
             page.locator(".ts-pp-tile select").select_option(index=position)
         rows = raw["tiles"][position]["allocations"]
         expect(page.locator("[data-testid=ts-pp-placed-top]")).to_have_text(
-            f"{placed_top(rows):,}"
+            f"{placed_top(rows):,}", timeout=60_000
         )
         expect(page.locator("[data-testid=ts-pp-live]")).to_have_text(
             f"{live_lower_bound(rows)[0]:,}"

@@ -68,7 +68,12 @@ class _FollowingPage(pn.viewable.Viewer):
         if isinstance(opened, OpenedPlacementProfile) and (
             name := _requested_profile()
         ):
-            pn.state.execute(lambda: self._open_estimate(self.view, name))
+            view = self.view
+
+            async def open_estimate() -> None:  # (a coroutine function: pn.state.execute awaits only those)
+                await self._open_estimate(view, name)
+
+            pn.state.execute(open_estimate)
 
     async def _open_estimate(self, view, name: str) -> None:
         """The memory profile ``name`` (under the data root) opened in a load worker; its per-tile

@@ -141,6 +141,7 @@ class PlacementProblemView(pn.viewable.Viewer):
             value=TILESCOPE,
             color="primary",
             css_classes=["ts-dump-toggle"],
+            width=420,
             margin=(5, 10),
         )
         self.which.param.watch(lambda *_: self._draw(), "value")

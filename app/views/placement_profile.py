@@ -131,6 +131,7 @@ class PlacementProfileView(pn.viewable.Viewer):
             value=COMPILER,
             color="primary",
             css_classes=["ts-pp-toggle"],
+            width=420,
             margin=(5, 10),
         )
         self.source = ColumnDataSource(_empty(), name="ts-pp-rects")
