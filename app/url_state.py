@@ -3,6 +3,7 @@
 
 - ``file``: the open file's name under the data root (absent for the served default or an upload);
 - ``step``: the selected step; ``value``: the value open in the editor (the last one selected);
+- ``tile``: the device tile the per-tile views show (``SessionState.selected_tile``);
 - ``tab``: the side panel's tab (``app.layout.SIDE_TABS`` keys);
 - ``edits``: the what-if edits in ``models.edits.compact_edits`` form;
 - ``compare``: the file (under the data root) the open profile is compared with.
@@ -30,11 +31,12 @@ class UrlState:
     edits: tuple[TilingEdit, ...] = ()
     problems: tuple[str, ...] = field(default=(), compare=False)  # what was dropped, and why
     compare: str | None = None
+    tile: int | None = None
 
     def query(self) -> str:
         """``?file=…&step=…`` (parts that are unset are left out; ``,``, ``:`` and ``=`` kept readable)."""
         parts = {
-            "file": self.file, "step": self.step, "value": self.value, "tab": self.tab,
+            "file": self.file, "step": self.step, "value": self.value, "tile": self.tile, "tab": self.tab,
             "edits": compact_edits(self.edits) if self.edits else None, "compare": self.compare,
         }
         text = urlencode({k: v for k, v in parts.items() if v is not None}, safe=",:=")
@@ -58,18 +60,17 @@ def parse_query(args: dict[str, list] | str, tab_keys: tuple[str, ...]) -> UrlSt
         return item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item)
 
     problems = []
-    step = value = None
-    for name in ("step", "value"):
+    numbers: dict[str, int | None] = {"step": None, "value": None, "tile": None}
+    for name in numbers:
         text = first(name)
         if text is None:
             continue
         number = _number(text)
         if number is None:
-            problems.append(f"the URL's {name}={text[:40]!r} is not a step or value number; ignored")
-        elif name == "step":
-            step = number
+            problems.append(f"the URL's {name}={text[:40]!r} is not a {name} number; ignored")
         else:
-            value = number
+            numbers[name] = number
+    step, value = numbers["step"], numbers["value"]
     tab = first("tab")
     if tab is not None and tab not in tab_keys:
         problems.append(f"the URL's tab={tab[:40]!r} is not one of {', '.join(tab_keys)}; ignored")
@@ -81,4 +82,4 @@ def parse_query(args: dict[str, list] | str, tab_keys: tuple[str, ...]) -> UrlSt
             edits = tuple(parse_compact_edits(text))
         except InputError as exc:
             problems.append(f"{exc}; the URL's edits were not applied")
-    return UrlState(first("file"), step, value, tab, edits, tuple(problems), compare=first("compare"))
+    return UrlState(first("file"), step, value, tab, edits, tuple(problems), compare=first("compare"), tile=numbers["tile"])

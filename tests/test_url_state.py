@@ -35,24 +35,24 @@ def test_session_args_bytes_are_read_like_a_query():
 @pytest.fixture
 def explorer(sample_path):
     from tilescope.app.explorer import build_app
-    from tilescope.derived.opening import open_path
+    from tilescope.derived.opening import open_file
 
     app = build_app([str(sample_path)])
-    app.adopt(open_path(sample_path), "sample")
+    app.adopt(open_file(sample_path), "sample")
     return app
 
 
 def test_a_page_restores_a_url_and_writes_it_back(explorer, raw):
     explorer.apply_url(parse_query("?step=45&value=84&tab=editor&edits=84:1=18,84:r=27", TAB_KEYS))
     s = explorer.state
-    assert s.selected_step == 45 and s.selected_values == [84] and explorer.side.key == "editor"
+    assert s.selected_step == 45 and s.selected_values == [84] and explorer.profile_page.tabs.key == "editor"
     assert s.edits == [TilingEdit(84, axis=1, partitions=18), TilingEdit(84, replicas=27)]
     assert explorer.controls.query == "?step=45&value=84&tab=editor&edits=84:1=18,84:r=27"
     s.select_step(46)
     assert explorer.controls.query.startswith("?step=46&")
     # back to a URL without edits or value: both go
     explorer.restore_query("?step=45")
-    assert s.edits == [] and s.selected_values == [] and s.selected_step == 45 and explorer.side.key == "step"
+    assert s.edits == [] and s.selected_values == [] and s.selected_step == 45 and explorer.profile_page.tabs.key == "step"
 
 
 def test_a_url_naming_an_unknown_value_says_so(explorer):
