@@ -30,6 +30,7 @@ from pathlib import Path
 
 from tilescope.derived.compare import CompareSide, Comparison, compare_plans
 from tilescope.models.errors import InputError, TilescopeError
+from tilescope.models.format import parse_size
 
 from .layout import MANIFEST_NAME, Dataset
 from .reopen import is_loaded_profile, reopen_profile
@@ -38,7 +39,6 @@ BY = ("path", "scope")
 # figure → its column in ``profiles``; the attribution that explains it (derived.compare)
 FIGURES = {"standard": "standard_peak", "interleaved": "interleaved_peak", "total": "total_peak", "effective_peak_bytes": "effective_peak_bytes"}
 ATTRIBUTED_AS = {"standard": "standard", "interleaved": "interleaved", "total": "total", "effective_peak_bytes": "total"}
-UNITS = {"": 1, "b": 1, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
 DEFAULT_TOP = 5
 
 
@@ -97,20 +97,17 @@ class Threshold:
 
 
 def parse_threshold(text: str) -> Threshold:
-    """``4096``, ``4096B``, ``4KiB``, ``1.5MiB`` (bytes, whole) or ``2%``, ``0.5%`` (of BASE's figure)."""
+    """A size as ``models.format.parse_size`` reads it (``4096``, ``4KiB``, ``5MB``, ``1.5MiB``; whole bytes) or ``2%``, ``0.5%`` (of BASE's figure)."""
     cleaned = text.strip().replace("_", "")
     if cleaned.endswith("%"):
         number = cleaned[:-1].strip()
-        if not re.fullmatch(r"\d+(\.\d+)?", number):
+        if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", number):
             raise TilescopeError(f"--threshold {text!r}: expected a percentage such as 2% or 0.5%")
         return Threshold(text, percent=Fraction(number))
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([A-Za-z]*)", cleaned)
-    if not match or match[2].lower() not in UNITS:
-        raise TilescopeError(f"--threshold {text!r}: expected bytes (4096, 4KiB, 1MiB) or a percentage (2%)")
-    value = Fraction(match[1]) * UNITS[match[2].lower()]
-    if value.denominator != 1:
-        raise TilescopeError(f"--threshold {text!r}: expected a whole number of bytes, found {float(value)}")
-    return Threshold(text, bytes=int(value))
+    try:
+        return Threshold(text, bytes=parse_size(cleaned))  # the one size parser (models.format)
+    except ValueError as exc:
+        raise TilescopeError(f"--threshold {text!r}: expected {exc} or a percentage (2%)") from None
 
 
 # ----------------------------------------------------------------------------- the report
