@@ -1,10 +1,9 @@
 """Opening the second side of a comparison: a file under the data root (``?compare=NAME`` or the
 picker), an upload, or the session's own what-if against its file.
 
-Like the first file (``app.main``): the name is checked by ``app.loading.resolve_in_root``, the
-file is opened by ``app.shared.SharedProfiles.open_path`` (or ``derived.opening.open_bytes``) and
-the comparison computed (``CompareData.warm``) in a worker thread, never on the session's event
-loop; the result is adopted on the loop under the document lock. A failed load shows its one-line
+Like the first file: the name is checked by ``app.loading.resolve_in_root``, the file is opened
+by ``app.shared.SharedProfiles.open`` and the comparison computed (``CompareData.warm``) in a load
+worker (``app.open_flow.SessionOpener.run``), never on the session's event loop; the result is adopted on the loop under the document lock. A failed load shows its one-line
 error and keeps everything that was open (the first file, its edits, any comparison).
 """
 from __future__ import annotations
@@ -14,11 +13,11 @@ from functools import partial
 from pathlib import Path
 from typing import Callable
 
-from tilescope.app.load_pool import load_pool
 from tilescope.app.loading import PathRefused, check_upload_size, resolve_in_root
-from tilescope.app.state import SessionState, error_text
+from tilescope.app.open_flow import SessionOpener
+from tilescope.app.state import error_text
 from tilescope.derived.compare_data import CompareData
-from tilescope.derived.opening import OpenedProfile, open_bytes
+from tilescope.derived.opening import OpenedProfile, Source
 from tilescope.models.errors import TilescopeError
 
 PICKER_LIMIT = 2000  # files listed in the picker (a data root may hold many)
@@ -52,13 +51,11 @@ def _profile_only(opened, name: str) -> OpenedProfile:
 
 
 class CompareOpener:
-    """Opens B for one session. ``in_session(doc, change)`` runs ``change`` on the session's loop
-    under its document lock (``app.main.ExplorerApp._in_session``); ``doc()`` is the session's
-    document (None outside a server)."""
+    """Opens B for one session, through the session's opener (``app.open_flow.SessionOpener``:
+    its load workers, its document lock)."""
 
-    def __init__(self, state: SessionState, shared, data_root: Path, in_session: Callable, doc: Callable[[], object]):
-        self.state, self.shared, self.data_root = state, shared, Path(data_root)
-        self._in_session, self._doc = in_session, doc
+    def __init__(self, opener: SessionOpener):
+        self.opener, self.state, self.shared, self.data_root = opener, opener.state, opener.shared, opener.data_root
 
     def files(self) -> list[str]:
         return data_root_files(self.data_root)
@@ -68,42 +65,45 @@ class CompareOpener:
         try:
             path = resolve_in_root(self.data_root, name)
         except PathRefused as exc:
-            await self._in_session(self._doc(), partial(self.state.fail, f"compare: {exc}"))
+            await self._fail(f"compare: {exc}")
             return False
         return await self._run(lambda current, progress: CompareData.against_file(
-            current, _profile_only(self.shared.open_path(path, progress, name), name).base, other_name=name).warm())
+            current, _profile_only(self.shared.open(Source.of_path(path, name), progress, prepare=False), name).base, other_name=name).warm())
 
     async def open_upload(self, data: bytes, name: str) -> bool:
         name = Path(name).name
         try:
             check_upload_size(len(data))
         except TilescopeError as exc:
-            await self._in_session(self._doc(), partial(self.state.fail, f"compare: {exc}"))
+            await self._fail(f"compare: {exc}")
             return False
         return await self._run(lambda current, progress: CompareData.against_file(
-            current, _profile_only(open_bytes(data, name, progress), name).base, other_name=name).warm())
+            current, _profile_only(self.shared.open(Source.of_bytes(data, name), progress, prepare=False), name).base, other_name=name).warm())
 
     async def compare_whatif(self) -> bool:
         """Compare the file's plan (A) with the session's what-if plan (B)."""
         if not self.state.edits:
-            await self._in_session(self._doc(), partial(self.state.fail, "compare: no what-if edits to compare with the file"))
+            await self._fail("compare: no what-if edits to compare with the file")
             return False
         return await self._run(lambda current, progress: CompareData.whatif_against_file(current, self.state.source).warm())
 
+    async def _fail(self, message: str) -> None:
+        await self.opener.in_session(partial(self.state.fail, message))
+
     async def _run(self, job: Callable) -> bool:
-        """``job(current PlanData, progress) -> CompareData`` in a worker thread, adopted on the loop."""
-        state, doc = self.state, self._doc()
+        """``job(current PlanData, progress) -> CompareData`` in a load worker, adopted on the loop."""
+        state, in_session = self.state, self.opener.in_session
         current = state.data  # read on the loop: the worker gets an immutable snapshot
         if current is None:
-            await self._in_session(doc, partial(state.fail, "compare: no memory profile is open"))
+            await self._fail("compare: no memory profile is open")
             return False
-        await self._in_session(doc, state.begin_load)
+        await in_session(state.begin_load)
         try:
-            compare = await load_pool().run(job, current, progress=state.report_progress)  # the server's load workers
+            compare = await self.opener.run(job, current)
         except Exception as exc:  # bad input or anything else: say it, keep what is open
-            await self._in_session(doc, partial(state.fail, _compare_error(exc)))
+            await self._fail(_compare_error(exc))
             return False
-        await self._in_session(doc, partial(state.adopt_compare, compare))
+        await in_session(partial(state.adopt_compare, compare))
         return True
 
 

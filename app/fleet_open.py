@@ -5,8 +5,8 @@
   ``app.loading.resolve_in_root``), else ``--args --dataset DIR`` (what ``tilescope serve
   --dataset DIR`` passes; the server's own choice, not checked against the data root).
 - A row opens from its input file when that file is under the data root and unchanged since the
-  batch (its content hash equal to the row's), through ``app.shared.SharedProfiles.open_path``
-  like any ``?file=``, named by its data-root name (so ``?file=`` and ``?compare=`` links name
+  batch (its content hash equal to the row's), through ``app.shared.SharedProfiles.open``
+  like any ``?file=`` (``SharedProfiles.open``), named by its data-root name (so ``?file=`` and ``?compare=`` links name
   it). Otherwise (file gone, changed, or outside the data root) a memory profile opens from the
   dataset's partitions (``fleet.reopen``), named ``DATASET:PATH``: what the row describes, exactly.
 """
@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from tilescope.app.loading import AppOptions, PathRefused, display_name, resolve_in_root
-from tilescope.derived.opening import Opened, OpenedProfile
+from tilescope.derived.opening import Opened, OpenedProfile, Source, prepare_profile
 from tilescope.fleet.layout import Dataset
 from tilescope.fleet.overview import profiles_frame
 from tilescope.fleet.reopen import is_loaded_profile, reopen_profile
@@ -98,14 +98,15 @@ def row_source(fleet: Fleet, position: int, data_root: Path) -> RowSource:
     return RowSource(f"{fleet.name}:{row['path']}", None)
 
 
-def open_row(fleet: Fleet, position: int, data_root: Path, shared, progress=None) -> Opened:
-    """Row ``position``'s profile, opened as its ``row_source`` says (in a worker thread)."""
+def open_row(fleet: Fleet, position: int, data_root: Path, shared, staged=None, progress=None) -> Opened:
+    """Row ``position``'s profile, opened as its ``row_source`` says (in a load worker; ``staged``:
+    ``derived.opening.open_file``'s)."""
     row = _row(fleet, position)
     if row["error"] is not None:
         raise TilescopeError(f"{row['path']} did not load when batched: {row['error']}")
     source = row_source(fleet, position, data_root)
     if source.path is not None:
-        return shared.open_path(source.path, progress, name=source.name)
+        return shared.open(Source.of_path(source.path, source.name), progress, staged=staged)
     if not is_loaded_profile(row):
         raise TilescopeError(
             f"{source.name}: a search state opens from its file, which is not under the data root unchanged "
@@ -114,7 +115,9 @@ def open_row(fleet: Fleet, position: int, data_root: Path, shared, progress=None
     if progress is not None:
         progress("reading the dataset's partitions", 0.2)
     profile, arrays, plan = reopen_profile(fleet.dataset, row, source.name)
-    return OpenedProfile(source.name, profile, arrays, plan)
+    opened = OpenedProfile(source.name, profile, arrays, plan)
+    prepare_profile(opened)
+    return opened
 
 
 def compare_link(a: RowSource, b: RowSource) -> str | None:

@@ -9,7 +9,7 @@ session (one ``SessionState``; the page is ``app.explorer.ExplorerApp``). Which 
 - else ``sample_data/vit_finalist5.memory_profile.json``.
 The rest of the URL restores a shared state (``app.url_state``: ``step``, ``value``, ``tab``,
 ``edits``). A file can also be uploaded in the page (up to ``app.loading.MAX_UPLOAD_BYTES``,
-200 MB, sent in chunks). Loads run in a worker thread so other sessions keep working; a bad file
+200 MB, sent in chunks). Loads run in the load workers (``app.open_flow``) so other sessions keep working; a bad file
 shows its one-line located error and the open profile stays.
 """
 from __future__ import annotations

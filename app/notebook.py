@@ -15,7 +15,7 @@ from tilescope.app.loading import DEFAULT_DATA_ROOT, AppOptions, display_name
 from tilescope.app.resources import configure_panel
 from tilescope.app.shared import SharedProfiles
 from tilescope.app.state import SessionState
-from tilescope.derived.opening import open_path
+from tilescope.derived.opening import open_file
 from tilescope.samples import sample_path
 
 
@@ -25,7 +25,7 @@ def explore(path: str | Path | None = None) -> ExplorerApp:
     ``SessionState`` (select a step, apply edits from Python: the views follow)."""
     configure_panel(notebook=True)
     path = Path(path).expanduser() if path is not None else sample_path()
-    opened = open_path(path)  # raises InputError on a bad file
+    opened = open_file(path)  # raises InputError on a bad file
     app = ExplorerApp(AppOptions(path, DEFAULT_DATA_ROOT), state=SessionState(), shared=SharedProfiles())
     app.adopt(opened, display_name(path))
     return app

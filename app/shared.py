@@ -2,7 +2,7 @@
 
 A 90 MB profile costs a session ~100 MB of arrays and a second of loading and planning; ten
 engineers opening the same large profile should not cost ten times that. What is shared is
-immutable: the ``tilescope.derived.opening.OpenedProfile`` (Arrow tables never modified, numpy
+immutable: the ``tilescope.derived.opened.OpenedProfile`` (Arrow tables never modified, numpy
 arrays made read-only by ``planner.model.plan_profile``) and what is derived from it alone (its
 values table columns, storage groups, the file plan's ``PlanData``...), computed once per process
 by whichever session asks first. Each session keeps its own edits, what-if plans, selection and
@@ -33,9 +33,12 @@ from typing import Callable
 import panel as pn
 
 from tilescope.app.loading import DEFAULT_MAX_FILE_BYTES, check_file
-from tilescope.derived.opening import Opened, OpenedProfile, open_path
+from tilescope.derived.opening import Opened, OpenedProfile, Source, open_file, prepare_profile
+
+__all__ = ["SharedProfiles", "file_identity", "shared_profiles"]
 
 Progress = Callable[[str, float], None]
+Staged = Callable[[OpenedProfile], None]
 CACHE_KEY = "tilescope.shared_profiles"
 
 
@@ -65,16 +68,18 @@ class SharedProfiles:
             return self.max_file_bytes
         return None
 
-    def open_path(self, path: str | Path, progress: Progress | None = None, name: str | None = None, *, staged: bool = False,
-                  build_behind: bool = True) -> Opened:
-        """``derived.opening.open_path``, served from a session's earlier load of the same unchanged
-        file. (A shared profile keeps the name it was first opened under; a session shows its own.)
-        A file that is not regular, or over its cap, is refused (InputError) before it is read.
-        ``staged``: a cached profile may come back before its plan exists (its overview is there,
-        the rest is being built: ``OpenedProfile.ready``); another session asking meanwhile gets the
-        same one, and waits for the same build. ``build_behind=False``: that build starts when
-        someone first waits for it (``OpenedProfile.wait``), in the waiter's thread."""
-        check_file(path, name or str(path), self.cap_for(path))
+    def open(self, source: Source, progress: Progress | None = None, *, staged: Staged | None = None, prepare: bool = True) -> Opened:
+        """``derived.opening.open_file(source, prepare=...)``, served from a session's earlier
+        load of the same unchanged file. (A shared profile keeps the name it was first opened
+        under; a session shows its own.) An upload's bytes are opened, never shared. A file that
+        is not regular, or over its cap, is refused (InputError) before it is read. ``staged``
+        (``open_file``): a cached profile is shared as soon as its overview is there; another
+        session asking meanwhile gets the same one (its overview shown at once) and waits for
+        the same build."""
+        if source.path is None:
+            return open_file(source, progress, staged=staged, prepare=prepare)
+        path = source.path
+        check_file(path, source.name, self.cap_for(path))
         before = file_identity(path)
         while True:
             with self._lock:
@@ -83,27 +88,53 @@ class SharedProfiles:
                 if entry is None and other is None and before is not None:
                     self._loading[before] = threading.Event()  # this call loads it
             if entry is not None:
-                if progress is not None:
-                    progress("done (already open in another session)", 1.0)
-                return entry
+                return self._served(entry, progress, staged, prepare)
             if other is None:
                 break
             while not other.wait(0.25):  # another session is loading this very file
                 if progress is not None:
                     progress("waiting for another session's load of the same file", 0.0)
+
+        def share(opened: OpenedProfile) -> None:  # the overview is there: others may have it now
+            self._share(before, path, opened)
+            if staged is not None:
+                staged(opened)
+
         try:
-            opened = open_path(path, progress, name, staged=staged, build_behind=build_behind)
+            opened = open_file(source, progress, staged=share, prepare=prepare)
             with self._lock:
                 self.loads += 1
-            if isinstance(opened, OpenedProfile) and before is not None and file_identity(path) == before:
-                with self._lock:
-                    self._entries[before] = opened
+            if isinstance(opened, OpenedProfile):
+                self._share(before, path, opened)
             return opened
         finally:
+            self._done_loading(before)
+
+    def _share(self, before: tuple | None, path: Path, opened: OpenedProfile) -> None:
+        """Keep ``opened`` for other sessions (if the file is unchanged since it was looked at) and
+        let the sessions waiting for this load have it."""
+        if before is not None and file_identity(path) == before:
             with self._lock:
-                done = self._loading.pop(before, None) if before is not None else None
-            if done is not None:
-                done.set()
+                self._entries[before] = opened
+        self._done_loading(before)
+
+    def _done_loading(self, before: tuple | None) -> None:
+        with self._lock:
+            done = self._loading.pop(before, None) if before is not None else None
+        if done is not None:
+            done.set()
+
+    @staticmethod
+    def _served(entry: OpenedProfile, progress: Progress | None, staged: Staged | None, prepare: bool) -> OpenedProfile:
+        """A profile another session opened: its overview first if its plan is still being built."""
+        if not entry.ready and staged is not None:
+            staged(entry)
+        entry.wait()
+        if prepare:
+            prepare_profile(entry)
+        if progress is not None:
+            progress("done (already open in another session)", 1.0)
+        return entry
 
     def __len__(self) -> int:
         with self._lock:

@@ -2,25 +2,22 @@
 the derived data of the current plan that every view reads.
 
 It stores; it does not load and it does not derive. Opening a file is
-``tilescope.derived.opening`` (run in a worker thread by ``app.main``), then ``adopt`` here;
+``tilescope.derived.opening.open_file`` (run in a load worker by ``app.open_flow``), then ``adopt`` here;
 everything a view shows comes from ``data`` (a ``tilescope.derived.plan_data.PlanData``), which is
 replaced, never changed, once per plan: the file's plan on open, a what-if plan after each edit.
 Views watch ``data`` (and the selection), as Lumen's views watch ``Pipeline.data``.
 """
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import param
 
-from tilescope.derived.opening import Opened, OpenedProfile, OpenedSearchState, open_bytes, open_path
+from tilescope.derived.opening import Opened, OpenedProfile, OpenedSearchState, kind_label
 from tilescope.derived.plan_data import PlanData
 from tilescope.models.edits import TilingEdit, parse_edit_set
 from tilescope.models.errors import InputError, TilescopeError
 from tilescope.planner.edits import apply_edits
-
-Progress = Callable[[str, float], None]
 
 
 def error_text(exc: BaseException) -> str:
@@ -34,8 +31,8 @@ class SessionState(param.Parameterized):
     """Everything one session knows."""
 
     source = param.String(default="", doc="name of the open file, as the user gave it")
-    kind = param.String(default="", doc='"memory_profile" or "search_state"')
-    opened = param.Parameter(default=None, doc="the open file: derived.opening.OpenedProfile or OpenedSearchState")
+    kind = param.String(default="", doc='the open file\'s kind (derived.opening.FILE_KINDS): "memory_profile", "search_state"…')
+    opened = param.Parameter(default=None, doc="the open file: what its kind's opener made (derived.opening.open_file)")
     data = param.Parameter(default=None, doc="PlanData of the current plan (the what-if plan when edited); None for a search state")
     compare = param.Parameter(default=None, doc="derived.compare_data.CompareData: the current plan beside a second side; None when not comparing")
     edits = param.List(default=[], item_type=TilingEdit)
@@ -45,6 +42,9 @@ class SessionState(param.Parameterized):
         changes the same handles of the same value as the last unit replaces it (coalescing).""")
     whole_storage_group = param.Boolean(default=False, doc="an edit applies to the value's whole storage group")
     selected_step = param.Integer(default=0)
+    selected_tile = param.Integer(default=None, allow_None=True, doc="""
+        The device tile the per-tile views show (``select_tile``); None until one is chosen (the
+        tiles view then picks the step's peak tile). Cleared when another file opens.""")
     selected_values = param.List(default=[], item_type=int, doc="selected value ids")
     error = param.String(default="", doc="last error message (one line), empty when the last action worked")
     status = param.String(default="", doc="what is happening (loading progress, last action)")
@@ -85,29 +85,11 @@ class SessionState(param.Parameterized):
         clears edits and selection."""
         name = name or opened.name
         common = dict(source=name, kind=opened.kind, opened=opened, edits=[], edit_units=[], selected_values=[], error="",
-                      loading=False, progress=1.0, compare=None)
-        if isinstance(opened, OpenedSearchState):
-            self.param.update(**common, data=None, selected_step=0, status=f"opened {name} (search state)")
+                      loading=False, progress=1.0, compare=None, selected_tile=None)
+        if not isinstance(opened, OpenedProfile):  # a search state, or another kind: its view reads ``opened``
+            self.param.update(**common, data=None, selected_step=0, status=f"opened {name} ({kind_label(opened.kind)})")
             return
         self.param.update(**common, data=opened.base, selected_step=opened.total_peak_step, status=f"opened {name}")
-
-    def open_path(self, path: str | Path, name: str | None = None) -> bool:
-        """Open a file synchronously (notebooks, tests; the app opens in a worker thread). On
-        failure the open file stays and ``error`` says why."""
-        return self._open(lambda progress: open_path(path, progress, name), name)
-
-    def open_bytes(self, data: bytes, name: str) -> bool:
-        return self._open(lambda progress: open_bytes(data, name, progress), name)
-
-    def _open(self, job: Callable[[Progress], Opened], name: str | None) -> bool:
-        self.begin_load()
-        try:
-            opened = job(self.report_progress)
-        except Exception as exc:  # a bad file must never take the session down
-            self.fail(exc)
-            return False
-        self.adopt(opened, name)
-        return True
 
     def begin_load(self) -> None:
         self.param.update(loading=True, progress=0.0, status="loading…")
@@ -213,6 +195,20 @@ class SessionState(param.Parameterized):
         if self.arrays is None:
             return
         self.selected_step = int(min(max(int(step), 0), max(self.arrays.n_steps - 1, 0)))
+
+    def select_tile(self, tile: int | None) -> str | None:
+        """Show ``tile`` in the per-tile views (None: back to the step's peak tile). Returns why a
+        tile is refused (not a tile of the device), else None."""
+        if tile is None:
+            self.selected_tile = None
+            return None
+        if self.arrays is None:
+            return "no memory profile is open"
+        tiles = int(self.arrays.device_tiles)
+        if not 0 <= int(tile) < tiles:
+            return f"tile {int(tile):,} is not a tile of this device (0 to {tiles - 1:,})"
+        self.selected_tile = int(tile)
+        return None
 
     def select_values(self, ids: Sequence[int]) -> None:
         """Replace the selection (the one rule of every view: a click replaces)."""

@@ -3,8 +3,8 @@
     .venv/bin/python -m benchmarks.bench_app [--blocks 200 --layers 24] [--profile FILE] [--steps 20] [--edits 10] [--values 10]
 
 Opens the sample and a ~90 MB synthetic profile (``benchmarks.__main__.synthetic``; 200 blocks ×
-24 layers) the way a session does (``SessionState.open_path``: the content-hash cache, then the
-plan), builds every view the page builds for a memory profile (``app.main.ExplorerApp._profile_layout``)
+24 layers) the way a session does (``derived.opening.open_file``: the content-hash cache, then the
+plan; then ``SessionState.adopt``), builds every view the page builds for a memory profile (``app.views.profile_page.ProfilePage``)
 and renders each on one Bokeh ``Document``, so the Bokeh models exist and every update really runs.
 Each interaction is timed from the state call until it returns: param runs the views' watchers
 synchronously, and every document change is serialised into the PATCH-DOC message a Bokeh server
@@ -54,9 +54,22 @@ from tilescope.models.edits import TilingEdit
 from tilescope.planner.edits import EditError, apply_edits
 from tilescope.planner.model import Plan, ProfileArrays
 from tilescope.synth import SAMPLE_PATH
+from tilescope.derived.opening import Source, open_file
+from tilescope.models.errors import TilescopeError
 
 GOAL_SECONDS = 0.5
-# The page's views in page order (app.main.ExplorerApp._profile_layout): summary, timeline, at-step
+
+
+def open_session(path: Path, name: str | None = None) -> SessionState:
+    """A session with ``path`` open, as the app opens it (``derived.opening.open_file``, then
+    ``SessionState.adopt``); a bad file ends the benchmark with its message."""
+    state = SessionState()
+    try:
+        state.adopt(open_file(Source.of_path(path, name)))
+    except TilescopeError as exc:
+        raise SystemExit(f"cannot open {path}: {exc}") from None
+    return state
+# The page's views in page order (app.views.profile_page.ProfilePage): summary, timeline, at-step
 # and lifetimes side by side, then the tabs (the placement tab: addresses and the tile map).
 VIEW_CLASSES = (SummaryView, TimelineView, AtStepView, LifetimesView, ValuesTableView, StorageGroupsView, EditorView,
                 AddressView, TileMapView, ExportView)
@@ -107,7 +120,7 @@ class AppFigures:
     n_steps: int
     n_values: int
     n_intervals: int
-    open_seconds: float  # SessionState.open_path: read (or reuse the cache), validate, plan
+    open_seconds: float  # open_file and adopt: read (or reuse the cache), validate, plan
     build_seconds: float  # constructing the views
     render_seconds: float  # their Bokeh models, and the document's first JSON (what a new page is sent)
     interactions: dict[str, Interaction]
@@ -228,10 +241,7 @@ def _timed_with_cpu(action: Callable[[], object]) -> tuple[float, float, object]
 def measure_app(path: str | Path, name: str | None = None, steps: int = 20, edits: int = 10, values: int = 10) -> AppFigures:
     """Open ``path`` as a session does, build and render the page, and time the interactions."""
     path = Path(path)
-    state = SessionState()
-    open_seconds, opened = _timed(lambda: state.open_path(path))
-    if not opened:
-        raise SystemExit(f"cannot open {path}: {state.error}")
+    open_seconds, state = _timed(lambda: open_session(path))
     arrays, base_plan = state.arrays, state.base_plan
     _views, doc, build_seconds, render_seconds = build_page(state)
     patches = PatchRecorder(doc)

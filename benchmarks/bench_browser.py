@@ -128,11 +128,11 @@ def drag_target(path: Path) -> tuple[int, str, int, int]:
     """(value id, axis, the file's partitions, a new count) whose edit changes the total peak: a
     value live at the total peak's step, largest first, with one axis's partitions halved (its
     shards grow; the editor shows that value, ``?value=``). Checked with the planner."""
-    from tilescope.derived.opening import open_path
+    from tilescope.derived.opening import open_file
     from tilescope.models.edits import TilingEdit
     from tilescope.planner.edits import EditError, apply_edits
 
-    opened = open_path(path)
+    opened = open_file(path)
     arrays, plan = opened.arrays, opened.plan
     live = opened.base.live_at(plan.peaks.total_step)
     for row in live.rows.tolist():

@@ -6,7 +6,7 @@ A is the synthetic profile (``benchmarks.__main__.synthetic``; 200 blocks × 24 
 steps, 88,000 values, ~92 MB); B is A with ``--edits`` byte-changing edits written as a profile
 (``report.profile_json``, what ``plan --write-profile`` writes), and C a profile of another program
 (``--layers`` + 1: steps aligned by LCS, values on one side only). A session opens A
-(``SessionState.open_path``), the page is built and rendered on one Bokeh document
+(``derived.opening.open_file``, adopted), the page is built and rendered on one Bokeh document
 (``benchmarks.bench_app.build_page``, plus ``app.views.compare.CompareView``), and every document
 change is serialised as the PATCH-DOC a Bokeh server would send (``bench_app.PatchRecorder``).
 
@@ -15,7 +15,7 @@ Measured, with the baseline measured in the same run:
 - **open a compare** (``CompareOpener.open_name``, as ``?compare=`` and the picker do), B and C:
   the worker-thread part (open and plan the file, compare, ``CompareData.warm``) and the part on
   the session's event loop (``state.adopt_compare``: every compare view redrawn, patches
-  serialised); baseline: opening the same file as the session's own (``SessionState.open_path``),
+  serialised); baseline: opening the same file as the session's own (``bench_app.open_session``),
   content-hash cache warm for both;
 - **select a changed value** in the changed-values table (``table.selection = [row]``, what a click
   sends) for ``--values`` rows spread over the table; baseline: the numpy look-up of both sides'
@@ -35,15 +35,16 @@ from pathlib import Path
 import numpy as np
 
 from tilescope.app.compare_open import CompareOpener
+from tilescope.app.loading import AppOptions
+from tilescope.app.open_flow import SessionOpener
 from tilescope.app.shared import SharedProfiles
-from tilescope.app.state import SessionState
 from tilescope.app.views.compare import CompareView
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.planner.edits import apply_edits
 from tilescope.planner.model import plan_profile
 from tilescope.report.profile_json import profile_json_bytes
 
-from .bench_app import GOAL_SECONDS, Interaction, PatchRecorder, _timed, _timed_with_cpu, build_page, edits_to_apply
+from .bench_app import GOAL_SECONDS, Interaction, PatchRecorder, _timed, _timed_with_cpu, build_page, edits_to_apply, open_session
 from .bench_replan import pick_edits
 
 
@@ -57,25 +58,29 @@ def write_pair(folder: Path, path_a: Path, n_edits: int) -> Path:
     return path_b
 
 
+class _TimedOpener(SessionOpener):
+    """The session's opener, its changes on the loop timed (that is the event loop's share)."""
+
+    loop_seconds: list[float]
+
+    async def in_session(self, change) -> None:
+        seconds, _ = _timed(change)
+        self.loop_seconds.append(seconds)
+
+
 class Session:
     """A opened, the page and the compare view rendered, every patch recorded."""
 
     def __init__(self, path_a: Path, root: Path):
-        self.state = SessionState()
-        if not self.state.open_path(path_a, name=path_a.name):
-            raise SystemExit(f"cannot open {path_a}: {self.state.error}")
-        self.loop_seconds: list[float] = []
-        self.opener = CompareOpener(self.state, SharedProfiles(), root, self._in_session, lambda: None)
+        self.state = open_session(path_a, path_a.name)
+        timed = _TimedOpener(self.state, SharedProfiles(), AppOptions(None, root), lambda: None)
+        self.loop_seconds = timed.loop_seconds = []
+        self.opener = CompareOpener(timed)
         self.views, self.doc, _, _ = build_page(self.state)
         self.compare_view = CompareView(state=self.state, opener=self.opener)
         self.doc.add_root(self.compare_view.__panel__().get_root(self.doc))
         self.doc.to_json()
         self.patches = PatchRecorder(self.doc)
-
-    async def _in_session(self, doc, change) -> None:
-        """What ``app.main`` does under the document lock; timed (that is the event loop's share)."""
-        seconds, _ = _timed(change)
-        self.loop_seconds.append(seconds)
 
     def open_compare(self, name: str) -> tuple[float, float, int]:
         """(worker seconds, event-loop seconds, patch bytes) of opening ``name`` as B."""
@@ -98,9 +103,8 @@ def _ms(seconds: float) -> str:
 
 
 def bench_open(session: Session, path: Path, label: str, repeat: int) -> None:
-    state = SessionState()
-    state.open_path(path)  # the content-hash cache now holds the file, as it does for the compare's opens
-    baseline = statistics.median(_timed(lambda: SessionState().open_path(path))[0] for _ in range(repeat))
+    open_session(path)  # the content-hash cache now holds the file, as it does for the compare's opens
+    baseline = statistics.median(_timed(lambda: open_session(path))[0] for _ in range(repeat))
     runs = [session.open_compare(path.name) for _ in range(repeat)]
     worker, loop, sent = (statistics.median(r[k] for r in runs) for k in range(3))
     c = session.state.compare

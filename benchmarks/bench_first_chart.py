@@ -6,7 +6,7 @@ drawn points, and → the summary (the page built), for profiles of several size
 Profiles: the sample and the 92.5 MB synthetic one (``benchmarks.__main__.synthetic``, 200 blocks
 × 24 layers), plus the 1 GB one (2,200 × 24) with ``--large``, or the files given. Each is linked
 (a hard link, never written) into a data root under ``--work`` (default ``/tmp/tilescope-first-chart``)
-and opened once beforehand in a process of its own (``derived.opening.open_path``: normalised,
+and opened once beforehand in a process of its own (``derived.opening.open_file``: normalised,
 planned, its overview written beside its cache entry: a cache of the run's own).
 
 Each measurement is a fresh ``panel serve app`` (``tests/browser_support.AppServer``; so no
@@ -43,7 +43,7 @@ FIRST_POINTS = (Path(__file__).resolve().parent / "bench_first_chart.js").read_t
 
 def prime(path: Path, cache_dir: Path) -> None:
     """Open ``path`` once in a process of its own: the cache entry and the overview written."""
-    code = "import sys; from tilescope.derived.opening import open_path; open_path(sys.argv[1])"
+    code = "import sys; from tilescope.derived.opening import open_file; open_file(sys.argv[1])"
     subprocess.run([sys.executable, "-c", code, str(path)], check=True, env=dict(os.environ, TILESCOPE_CACHE_DIR=str(cache_dir)))
 
 

@@ -11,7 +11,7 @@ Modes (each prints one JSON object: wall and CPU seconds, baseline and peak RSS)
   five tables as Parquet (into a temporary folder);
 - ``cache-fill``: ``load_profile_cached`` into CACHE_DIR (not timed as a goal; prepares ``cached``);
 - ``cached``: ``load_profile_cached`` again: hash the file, memory-map the cached tables.
-- ``first-chart``: what the app does to draw a file's timeline (``app.shared.SharedProfiles.open_path``
+- ``first-chart``: what the app does to draw a file's timeline (``app.shared.SharedProfiles.open``
   with CACHE_DIR as the cache, staged, then the whole-profile series the timeline sends,
   downsampled per pixel column: ``first_chart_points``); run once to fill the cache, then timed
   from the cache. CPU time and ``ready`` (when the arrays and plan built behind it exist) are of
@@ -81,13 +81,15 @@ def _first_chart(path: Path) -> float:
     """Open as the app does, staged; the first points in hand. Returns when the rest (arrays,
     plan) is built too, and how long after the start that was."""
     from tilescope.app.shared import SharedProfiles
+    from tilescope.derived.opening import Source
+
+    def first(opened) -> None:  # the overview, before the plan is built
+        global _FIRST_CHART_AT
+        first_chart_points(opened)
+        _FIRST_CHART_AT = time.perf_counter()
 
     started = time.perf_counter()
-    opened = SharedProfiles().open_path(path, staged=True)
-    first_chart_points(opened)
-    global _FIRST_CHART_AT
-    _FIRST_CHART_AT = time.perf_counter()
-    opened.wait()
+    SharedProfiles().open(Source.of_path(path), staged=first, prepare=False)
     return time.perf_counter() - started
 
 

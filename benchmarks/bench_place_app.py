@@ -38,7 +38,7 @@ from tilescope.planner.edits import apply_edits
 from tilescope.planner.placement import place
 from tilescope.synth import SAMPLE_PATH
 
-from .bench_app import GOAL_SECONDS, VIEW_CLASSES, Interaction, PatchRecorder, build_page, edits_to_apply
+from .bench_app import GOAL_SECONDS, VIEW_CLASSES, Interaction, PatchRecorder, build_page, edits_to_apply, open_session
 
 PLACEMENT_VIEWS = (AddressView, TileMapView)
 PAGES = {
@@ -65,9 +65,7 @@ def _timed(action) -> tuple[float, float, object]:
 
 
 def _page_run(path: Path, classes, edits) -> dict[str, Interaction]:
-    state = SessionState()
-    if not state.open_path(path):
-        raise SystemExit(f"cannot open {path}: {state.error}")
+    state = open_session(path)
     _views, doc, _build, _render = build_page(state, classes)
     patches = PatchRecorder(doc)
     found = {"apply edit": Interaction("apply edit", "bare re-plan"), "undo": Interaction("undo", "bare re-plan")}
@@ -91,9 +89,7 @@ def _page_run(path: Path, classes, edits) -> dict[str, Interaction]:
 
 def measure_place_app(path: str | Path, name: str | None = None, edits: int = 10) -> PlaceAppFigures:
     path = Path(path)
-    probe = SessionState()
-    if not probe.open_path(path):
-        raise SystemExit(f"cannot open {path}: {probe.error}")
+    probe = open_session(path)
     arrays, base_plan = probe.arrays, probe.base_plan
     base_placement = probe.data.placement
     chosen = edits_to_apply(arrays, base_plan, edits)

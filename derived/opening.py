@@ -1,219 +1,127 @@
-"""Opening a planner output: one path for a file or an upload's bytes, either kind of file, for
-the app (run in a worker thread, never on a session's event loop) and the CLI.
+"""Opening a file: the one entry (``open_file``: a path or an upload's bytes → an opened object),
+and the registry of the kinds of file tilescope opens (``FILE_KINDS``).
 
-A memory profile is read through the content-hash cache (``loaders.cache``), then planned
-(``planner.model.plan_profile``); a search state is parsed (``loaders.search_state``). Both come
-back immutable (``OpenedProfile``, ``OpenedSearchState``), so a server process may share them
-between sessions; what is derived from them is computed on first use and kept on them.
+Every caller opens through ``open_file``: the app (in a load worker, ``app.open_flow``), the
+notebook API (``tilescope.open``), the CLI (``tilescope.cli.inputs``). A file's kind is recognised
+once, here (``recognise``), then the kind's opener makes the opened object:
 
-A profile's first chart does not wait for the rest: the first time a content is planned, its
-``derived.overview.UsageOverview`` (the timeline's whole-profile points, a few thousand rows) is
-written beside its cache entry; reopening it with ``staged=True`` reads that table and returns,
-the arrays and the plan built behind it (``OpenedProfile.build_behind``).
+1. A path whose content was normalised before (``loaders.cache``: the content-hash cache, which
+   only holds memory profiles) is a memory profile, recognised without reading the file.
+2. Otherwise the bytes are read once (``loaders.json_input.InputBuffer``) and their top-level
+   fields listed (``loaders.detect.top_fields``: the whole text checked to be JSON, no value
+   built); the first kind in ``FILE_KINDS`` whose ``recognise`` accepts them opens those same bytes
+   (a large profile's JSON is read once and parsed once).
+
+**Adding a file kind is one registration**: a ``FileKind`` line in ``FILE_KINDS`` naming
+
+- ``recognise(Found) -> bool``: from the file's top-level fields (``found.fields``, key → the start
+  of its JSON text) and its name (``found.source.name``);
+- ``open(Found, progress) -> object``: the opener (a module of the kind's own under ``derived/``);
+  the object has ``name`` and a class attribute ``kind`` (the key);
+- ``view``: ``"module:function"`` of the app's page for it, ``function(PageContext) -> Viewable``
+  (``app.page_context``; the app imports it, so this layer never imports Panel);
+- ``prepare`` (optional): what its view reads first, computed in the load worker (never on a
+  session's event loop).
+
+A staged open (``staged=``, the app's opens by path) gives a cached profile's overview first:
+``staged(opened)`` is called with the profile whose ``overview`` is there and whose plan is not
+built yet, then the plan is built in the calling thread before ``open_file`` returns.
 """
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, ClassVar, Union
+from typing import Any, Callable
 
-from tilescope.loaders.cache import CachedProfile, open_cached_output, open_planner_output
-from tilescope.loaders.detect import kind_of_bytes
-from tilescope.loaders.memory_profile import parse_memory_profile
+from tilescope.loaders.cache import CachedProfile, cached_profile, open_cached
+from tilescope.loaders.detect import top_fields
+from tilescope.loaders.json_input import InputBuffer
+from tilescope.loaders.memory_profile import load_memory_profile, parse_memory_profile
 from tilescope.loaders.search_state import parse_search_state
 from tilescope.models.errors import InputError
-from tilescope.models.profile import MemoryProfile
-from tilescope.models.search_state import SearchState
-from tilescope.planner.live import first_last_steps
-from tilescope.planner.model import Plan, ProfileArrays, plan_profile
 
-from .groups import GroupTable
-from .lazy import lazy
+from .opened import Opened, OpenedProfile, OpenedSearchState, build_profile, opened_profile
 from .overview import OVERVIEW_TABLE, UsageOverview
-from .series import StepInfo
-from .value_search import LabelSearch
-from .values import FileColumns, ValueText
+from .placement_opened import (
+    is_placement_dump, is_placement_profile, open_placement_dump, open_placement_profile, prepare_dump, prepare_placement_profile,
+)
+
+__all__ = [
+    "FILE_KINDS", "FileKind", "Found", "Opened", "OpenedProfile", "OpenedSearchState", "Source", "kind_label", "kind_named",
+    "open_file",
+    "opened_profile", "prepare_profile", "recognise",
+]
 
 Progress = Callable[[str, float], None]
+Staged = Callable[[OpenedProfile], None]
 
 
 @dataclass(frozen=True)
-class _Built:
-    """What opening a profile builds: its tables, arrays, plan and what the timeline first draws."""
+class Source:
+    """What to open: a file (``path``) or an upload's bytes (``data``), shown and named in errors
+    as ``name`` (a ``?file=`` name, not the server's absolute path)."""
 
-    profile: MemoryProfile
-    arrays: ProfileArrays
-    plan: Plan
-    steps: StepInfo | None
-    overview: UsageOverview | None
-
-
-def build_profile(profile: MemoryProfile) -> _Built:
-    """Plan a loaded profile, and its overview."""
-    arrays, plan = plan_profile(profile)
-    steps = StepInfo.of(profile.steps)
-    return _Built(profile, arrays, plan, steps, UsageOverview.of(arrays, plan, steps))
-
-
-class OpenedProfile:
-    """A loaded memory profile with its arrays and the plan of the file's own tilings, and what is
-    derived from the file alone (the same for every plan of it): each computed on first use and
-    kept, so in the app every session that has the file open shares it.
-
-    Opened from the cache with ``staged=True`` (``open_path``), it exists before its arrays and plan
-    do: ``overview`` (what the timeline first draws, read from the cache entry) is there at once,
-    and ``profile``, ``arrays``, ``plan`` are built in a thread of their own; reading one of them
-    waits for that build (``ready`` says whether it is done). Otherwise everything is built when
-    it is opened, as ``OpenedProfile(name, profile, arrays, plan)`` has it given.
-    """
-
-    kind: ClassVar[str] = "memory_profile"
-
-    def __init__(self, name: str, profile: MemoryProfile | None = None, arrays: ProfileArrays | None = None,
-                 plan: Plan | None = None, *, build: Callable[[], _Built] | None = None, overview: UsageOverview | None = None):
-        self.name = name  # the file as the user named it
-        self._overview = overview
-        self._build = build
-        self._built: _Built | None = None
-        self._error: BaseException | None = None
-        self._lock = threading.Lock()  # this profile's own: the second reader waits for the first's build
-        if build is None:
-            if profile is None or arrays is None or plan is None:
-                raise TypeError("OpenedProfile needs profile, arrays and plan, or build")
-            self._built = _Built(profile, arrays, plan, None, None)  # (steps and overview on first use)
-
-    # ------------------------------------------------------------------ the build behind
-
-    @property
-    def ready(self) -> bool:
-        """Whether the arrays and the plan exist (reading them will not wait)."""
-        return self._built is not None
-
-    def wait(self) -> "OpenedProfile":
-        """Build now (in this thread) unless built or being built elsewhere (then wait); raises
-        what the build raised."""
-        if self._built is None:
-            with self._lock:
-                if self._built is None and self._error is None:
-                    try:
-                        self._built = self._build()
-                    except BaseException as exc:  # every reader gets it, not only the first
-                        self._error = exc
-        if self._error is not None:
-            raise self._error
-        return self
-
-    def build_behind(self) -> "OpenedProfile":
-        """Start the build in a daemon thread (readers of ``plan`` and the rest wait for it)."""
-        if self._built is None:
-            threading.Thread(target=self._build_quietly, name=f"build {self.name}", daemon=True).start()
-        return self
-
-    def _build_quietly(self) -> None:
-        try:
-            self.wait()
-        except BaseException:  # kept in _error: the first reader raises it
-            pass
-
-    @property
-    def profile(self) -> MemoryProfile:
-        return self.wait()._built.profile
-
-    @property
-    def arrays(self) -> ProfileArrays:
-        return self.wait()._built.arrays
-
-    @property
-    def plan(self) -> Plan:
-        return self.wait()._built.plan
-
-    @property
-    def overview(self) -> UsageOverview:
-        """What the timeline first draws (``derived.overview``): from the cache when it was there,
-        else from the plan."""
-        if self._overview is None:
-            built = self.wait()._built
-            self._overview = built.overview or UsageOverview.of(built.arrays, built.plan, self.steps)
-        return self._overview
-
-    @property
-    def total_peak_step(self) -> int:
-        """The step the app selects on open (the total peak's), known before the plan is."""
-        return self.overview.peaks.total_step if self._overview is not None else self.plan.peaks.total_step
-
-    # ------------------------------------------------------------------ derived from the file
-
-    @lazy
-    def base(self):
-        """The derived data of the file's plan (a ``PlanData``)."""
-        from .plan_data import PlanData  # (plan_data builds on this module)
-
-        return PlanData(self)
-
-    @lazy
-    def live_ranges(self) -> tuple:
-        """First and last live step of every value (-1: never live)."""
-        return first_last_steps(self.arrays)
-
-    @lazy
-    def file_columns(self) -> FileColumns:
-        return FileColumns.of(self.profile, self.arrays, self.live_ranges)
-
-    @lazy
-    def group_table(self) -> GroupTable:
-        return GroupTable.of(self.arrays, self.arrays.storage_groups, self.live_ranges)
-
-    @lazy
-    def steps(self) -> StepInfo:
-        built = self.wait()._built
-        return built.steps if built.steps is not None else StepInfo.of(built.profile.steps)
-
-    @lazy
-    def value_text(self) -> ValueText:
-        return ValueText.of(self.profile, self.arrays)
-
-    @lazy
-    def value_search(self) -> LabelSearch:
-        """The value picker's search over ``value_text.labels``."""
-        return LabelSearch(self.value_text.labels)
-
-
-@dataclass(frozen=True, eq=False)
-class OpenedSearchState:
-    """A parsed search state."""
-
-    kind: ClassVar[str] = "search_state"
     name: str
-    search_state: SearchState
+    path: Path | None = None
+    data: bytes | None = None
 
-    @lazy
-    def view_data(self):
-        """What the search-state view shows (``derived.search_rows.SearchData``)."""
-        from .search_rows import SearchData
+    @classmethod
+    def of_path(cls, path: str | Path, name: str | None = None) -> "Source":
+        return cls(name or str(path), Path(path))
 
-        return SearchData.of(self.search_state)
-
-
-Opened = Union[OpenedProfile, OpenedSearchState]
-
-
-def opened_profile(name: str, profile: MemoryProfile) -> OpenedProfile:
-    """Plan a loaded profile."""
-    return OpenedProfile(name, build=lambda: build_profile(profile)).wait()
+    @classmethod
+    def of_bytes(cls, data: bytes, name: str) -> "Source":
+        return cls(name, None, data)
 
 
-def _from_cache(name: str, cached: CachedProfile, staged: bool, build_behind: bool = True) -> OpenedProfile:
+@dataclass
+class Found:
+    """A source as recognised: its top-level fields, and what was read to recognise it (the
+    kind's opener reads these, never the file again)."""
+
+    source: Source
+    fields: dict[str, bytes] = field(default_factory=dict)  # top-level key → the start of its JSON text
+    buffer: InputBuffer | None = None  # the bytes, once read
+    cached: CachedProfile | None = None  # a content normalised before (a memory profile)
+    use_cache: bool = True
+    staged: Staged | None = None
+
+    def has(self, *keys: str) -> bool:
+        return all(k in self.fields for k in keys)
+
+    def bytes(self) -> bytes:
+        """The whole text (a small file's: an opener that needs plain bytes)."""
+        assert self.buffer is not None
+        return self.buffer.data if isinstance(self.buffer.data, bytes) else bytes(self.buffer.data)
+
+
+@dataclass(frozen=True)
+class FileKind:
+    """One kind of file tilescope opens (module doc: how to add one)."""
+
+    key: str  # the opened object's ``kind``; the session's ``state.kind``
+    label: str  # what the page and messages call it: "memory profile"
+    fields: str  # what recognises it, for the message when nothing does: "with `timeline`"
+    recognise: Callable[[Found], bool]
+    open: Callable[[Found, Progress], Any]
+    view: str  # "module:function" of the app's page for it
+    prepare: Callable[[Any], None] | None = None  # what its view reads first, computed in the load worker
+
+
+# ---------------------------------------------------------------------- memory profiles
+
+
+def _from_cache(name: str, cached: CachedProfile, staged: Staged | None) -> OpenedProfile:
     """A profile opened through the cache. When the entry has the overview (written the first
-    time this content was planned), a staged open returns at once and builds the rest behind it
-    (``build_behind``; else the first reader builds it); otherwise it is built here, and the
-    overview written to the entry for the next open."""
+    time this content was planned), a staged open shows it first (``staged(opened)``), then the
+    rest is built here; otherwise it is built, and the overview written to the entry for the next
+    open."""
     stored = None
     if cached.profile is None:  # a cache hit: the overview may be there
         table = cached.entry.read_table(OVERVIEW_TABLE)
         stored = UsageOverview.from_table(table) if table is not None else None
 
-    def build() -> _Built:
+    def build():
         try:
             built = build_profile(cached.read())
         except InputError as exc:  # (the entry was damaged and the file changed into a bad one since)
@@ -223,54 +131,101 @@ def _from_cache(name: str, cached: CachedProfile, staged: bool, build_behind: bo
         return built
 
     opened = OpenedProfile(name, build=build, overview=stored)
-    if not (staged and stored is not None):
-        return opened.wait()
-    return opened.build_behind() if build_behind else opened
+    if staged is not None and stored is not None:
+        staged(opened)
+    return opened.wait()
 
 
-def _opened(name: str, kind: str, payload: MemoryProfile | bytes) -> Opened:
-    if kind == "search_state":
-        return OpenedSearchState(name, parse_search_state(payload, name))
-    return opened_profile(name, payload)
+def open_memory_profile(found: Found, progress: Progress) -> OpenedProfile:
+    """A memory profile, planned: through the cache for a path (the JSON is parsed only when this
+    content was never normalised), else from the bytes."""
+    source = found.source
+    if found.cached is not None:
+        return _from_cache(source.name, found.cached, found.staged)
+    if source.path is not None and found.use_cache:
+        return _from_cache(source.name, open_cached(source.path, progress=progress, buffer=found.buffer), found.staged)
+    if source.path is not None:
+        return opened_profile(source.name, load_memory_profile(source.path, progress, found.buffer))
+    return opened_profile(source.name, parse_memory_profile(found.bytes(), source.name, progress))
 
 
-def open_path(path: str | Path, progress: Progress | None = None, name: str | None = None, *, use_cache: bool = True,
-              staged: bool = False, build_behind: bool = True) -> Opened:
-    """Open a file (``name``: how errors and the page name it; default the path).
+def prepare_profile(opened: OpenedProfile) -> None:
+    """What the profile's page reads first (the timeline, the summary with its placement, the
+    value search): computed once, kept on the shared profile."""
+    opened.base.series, opened.base.placement, opened.steps, opened.value_search  # noqa: B018
 
-    ``staged``: a profile whose cache entry has its overview comes back as soon as that is read,
-    its arrays and plan built in a thread behind it (``OpenedProfile``); otherwise everything is
-    built before this returns. Raises ``InputError`` naming the file as the user named it (a
-    ``?file=`` name, not the server's absolute path); with ``staged``, a failure of the build
-    behind (the file changed into a bad one since it was cached) is raised by the first reader of
-    the plan. ``build_behind=False`` (with ``staged``): no thread is started; the first reader of
-    the plan (or ``wait()``) builds it in its own thread (the app: in its load worker, which then
-    keeps its time limit and shows its CPU use, ``app.load_pool``).
-    """
-    label = name or str(path)
+
+# ---------------------------------------------------------------------- search states
+
+
+def open_search_state(found: Found, progress: Progress) -> OpenedSearchState:
+    return OpenedSearchState(found.source.name, parse_search_state(found.bytes(), found.source.name))
+
+
+# ---------------------------------------------------------------------- the registry
+
+FILE_KINDS: tuple[FileKind, ...] = (
+    FileKind("memory_profile", "memory profile", "with `timeline`", lambda f: f.has("timeline"), open_memory_profile,
+             "tilescope.app.views.profile_page:profile_page", prepare_profile),
+    FileKind("search_state", "search state", "with `context` and `recipe`", lambda f: f.has("context") or f.has("recipe"),
+             open_search_state, "tilescope.app.views.search_state:search_state_page"),
+    FileKind("placement_dump", "placement dump", "with `requests` and `ranges`", lambda f: is_placement_dump(f.fields),
+             open_placement_dump, "tilescope.app.views.placement_pages:placement_problem_page", prepare_dump),
+    FileKind("placement_profile", "placement profile", "with `schema_version` and `tiles`", lambda f: is_placement_profile(f.fields),
+             open_placement_profile, "tilescope.app.views.placement_pages:placement_profile_page", prepare_placement_profile),
+)
+
+
+def kind_named(key: str) -> FileKind:
+    return next(kind for kind in FILE_KINDS if kind.key == key)
+
+
+def kind_label(key: str) -> str:
+    """What the page calls kind ``key`` ("memory profile")."""
+    return next((kind.label for kind in FILE_KINDS if kind.key == key), key.replace("_", " "))
+
+
+def _nothing_matches(found: Found) -> InputError:
+    if "version" not in found.fields and "schema_version" not in found.fields:
+        return InputError("$.version", "a field `version` (1)", "none")
+    wanted = " or ".join(f"a {kind.label} ({kind.fields})" for kind in FILE_KINDS)
+    return InputError("$", wanted, "an object with none of these")
+
+
+def recognise(source: Source, progress: Progress | None = None, *, use_cache: bool = True,
+              staged: Staged | None = None) -> tuple[FileKind, Found]:
+    """The kind of ``source`` and what was read to tell (module doc). Raises ``InputError``."""
+    note = progress or (lambda stage, fraction: None)
+    found = Found(source, use_cache=use_cache, staged=staged)
+    if source.path is not None and use_cache:
+        found.cached = cached_profile(source.path, progress=note)
+        if found.cached is not None:
+            return kind_named("memory_profile"), found
+    note("reading", 0.1)
+    found.buffer = InputBuffer.read(source.path) if source.path is not None else InputBuffer(source.data or b"")
+    found.fields = top_fields(found.buffer.data)
+    for kind in FILE_KINDS:
+        if kind.recognise(found):
+            return kind, found
+    raise _nothing_matches(found)
+
+
+def open_file(source: Source | str | Path, progress: Progress | None = None, *, use_cache: bool = True,
+              staged: Staged | None = None, prepare: bool = False) -> Any:
+    """Open ``source`` (a path, or a ``Source``: a path or bytes, with the name it is shown by) as
+    the kind it is. ``staged``: called with a cached profile's overview-first object before its
+    plan is built (module doc). ``prepare``: also compute what the kind's view reads first (the app
+    does, in its load worker). Raises ``InputError`` naming the file as the user named it."""
+    if not isinstance(source, Source):
+        source = Source.of_path(source)
+    note = progress or (lambda stage, fraction: None)
     try:
-        if use_cache:
-            kind, payload = open_cached_output(path, progress=progress)
-            if kind == "memory_profile":
-                opened = _from_cache(label, payload, staged, build_behind)
-                if progress is not None:
-                    progress("done", 1.0)
-                return opened
-            return OpenedSearchState(label, parse_search_state(payload, label))
-        kind, payload = open_planner_output(path, progress=progress, use_cache=False)
-        return _opened(label, kind, payload)
+        kind, found = recognise(source, note, use_cache=use_cache, staged=staged)
+        opened = kind.open(found, note)
+        del found  # the bytes: what the loader did not release yet goes now
+        if prepare and kind.prepare is not None:
+            kind.prepare(opened)
     except InputError as exc:
-        raise exc.naming(label) from None
-
-
-def open_bytes(data: bytes, name: str, progress: Progress | None = None) -> Opened:
-    """Open an upload's bytes (parsed in memory, never written to disk)."""
-    if progress is not None:
-        progress("reading", 0.0)
-    try:
-        kind = kind_of_bytes(data)
-    except InputError as exc:
-        raise exc.in_file(name) from None
-    if kind == "search_state":
-        return OpenedSearchState(name, parse_search_state(data, name))
-    return opened_profile(name, parse_memory_profile(data, name, progress))
+        raise exc.naming(source.name) from None
+    note("done", 1.0)
+    return opened

@@ -36,7 +36,7 @@ from tilescope.models.schemas import PROFILE_TABLES, SCHEMA_VERSION
 from . import cache_files, cache_store, memory_profile
 from .cache_store import CACHE_ENV, default_cache_dir  # noqa: F401  (the cache's public names)
 from .detect import kind_of_bytes
-from .json_input import check_input, open_input, read_bytes
+from .json_input import InputBuffer, check_input, open_input, read_bytes
 
 _READ_BLOCK = 1 << 20
 _HASH_SHARE = 0.1  # of the progress bar (on a cache hit, hashing is most of the time: the bar then jumps)
@@ -202,7 +202,8 @@ def locate(path: str | Path, cache_dir: str | Path | None = None, progress: Prog
     return CacheEntry(folder, key), before
 
 
-def _load_and_store(path: str | Path, entry: CacheEntry, before: dict | None, note: Progress, start: float) -> MemoryProfile:
+def _load_and_store(path: str | Path, entry: CacheEntry, before: dict | None, note: Progress, start: float,
+                    buffer: InputBuffer | None = None) -> MemoryProfile:
     """Load the file (progress from ``start`` to 0.9) and write its entry, unless the file
     changed since its key was found (the entry would hold another content than its key's)."""
     max_bytes = cache_store.max_cache_bytes()
@@ -212,24 +213,39 @@ def _load_and_store(path: str | Path, entry: CacheEntry, before: dict | None, no
         if stage != "done":  # the load is not the end of this call: writing the entry follows
             note(stage, start + scale * fraction)
 
-    profile = dataclasses.replace(memory_profile.load_memory_profile(path, loading), content_sha256=entry.sha256)
+    profile = dataclasses.replace(memory_profile.load_memory_profile(path, loading, buffer), content_sha256=entry.sha256)
     note("writing cache", 0.9)
     if before is None or cache_files.file_state(path) == before:
         entry.write_profile(profile, path, max_bytes)
     return profile
 
 
-def open_cached(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None) -> CachedProfile:
+def open_cached(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None,
+                buffer: InputBuffer | None = None) -> CachedProfile:
     """The file as a memory profile through the cache: a content normalised before comes back
-    without its tables read yet (``CachedProfile.read``), else loaded and written to the cache.
-    Bad input is the loader's InputError, naming the file."""
+    without its tables read yet (``CachedProfile.read``), else loaded (from ``buffer``, the file's
+    bytes, when they were read already) and written to the cache. Bad input is the loader's
+    InputError, naming the file."""
     note = progress or (lambda stage, fraction: None)
     cache_store.max_cache_bytes()  # a bad setting is said before a long load, not after
     entry, before = locate(path, cache_dir, note)
     if entry.complete():
         note("reading cache", 0.9)
         return CachedProfile(entry, str(path))
-    return CachedProfile(entry, str(path), _load_and_store(path, entry, before, note, _HASH_SHARE))
+    return CachedProfile(entry, str(path), _load_and_store(path, entry, before, note, _HASH_SHARE, buffer))
+
+
+def cached_profile(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None) -> CachedProfile | None:
+    """The file's entry when its content was normalised before (only memory profiles are: the
+    file is one), its tables not read yet; else None. Hashes the file unless its key is
+    remembered; never parses it."""
+    note = progress or (lambda stage, fraction: None)
+    cache_store.max_cache_bytes()  # a bad setting is said before a long load, not after
+    entry, _ = locate(path, cache_dir, note)
+    if not entry.complete():
+        return None
+    note("reading cache", 0.9)
+    return CachedProfile(entry, str(path))
 
 
 def load_profile_cached(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None) -> MemoryProfile:

@@ -1,6 +1,12 @@
-"""Which planner output a file is, read cheaply: only ``version``, ``timeline``, ``context`` and
-``recipe`` are kept (as raw JSON bytes); everything else is skipped by msgspec without building
-Python objects, though the whole file is still checked to be JSON."""
+"""What a planner output's top level holds, read cheaply: msgspec skips every value, keeping
+each as raw JSON text (a view into the bytes, no Python objects built), though the whole file is
+still checked to be JSON.
+
+- ``top_fields``: every top-level key and its raw JSON text: what ``derived.opening`` recognises a
+  file's kind by (each kind's recogniser reads them).
+- ``kind_of_bytes``: whether bytes are a v1 memory profile or search state, for the loaders'
+  messages about a file of the wrong kind or version.
+"""
 from __future__ import annotations
 
 import re
@@ -30,6 +36,26 @@ class _Probe(msgspec.Struct):
 
 
 _PROBE = msgspec.json.Decoder(_Probe)
+_FIELDS = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+FIELD_HEAD = 64  # bytes of each top-level value's JSON text kept: a number or short string whole
+
+
+def top_fields(data) -> dict[str, bytes]:
+    """Each top-level key of the JSON object in ``data`` (bytes-like) and the start of its value's
+    JSON text (``FIELD_HEAD`` bytes); InputError (without a file name) when ``data`` is not a JSON
+    object."""
+    try:
+        fields = _FIELDS.decode(data)
+    except msgspec.ValidationError as exc:  # (a DecodeError too: first) valid JSON, not an object
+        got = re.search(r"got `([^`]*)`", str(exc))
+        raise InputError("$", "a JSON object", f"a JSON {got.group(1)}" if got else "not an object") from None
+    except msgspec.DecodeError as exc:
+        raise decode_error(bytes(data), exc) from None
+    except RecursionError:
+        raise InputError("$", "JSON nested a few hundred levels deep at most", "deeper nesting") from None
+    return {key: bytes(memoryview(raw)[:FIELD_HEAD]) for key, raw in fields.items()}
 
 
 def kind_of_bytes(data: bytes) -> Kind:

@@ -188,9 +188,10 @@ def parse_memory_profile(data: bytes, source: str = "<memory profile>", progress
     return _parse_input(InputBuffer(data), source, progress)
 
 
-def load_memory_profile(path: str | Path, progress: Progress | None = None) -> MemoryProfile:
-    """``parse_memory_profile`` of a file, whose text is released as it is parsed (peak memory)."""
-    return _parse_input(InputBuffer.read(path), str(path), progress)
+def load_memory_profile(path: str | Path, progress: Progress | None = None, buffer: InputBuffer | None = None) -> MemoryProfile:
+    """``parse_memory_profile`` of a file, whose text is released as it is parsed (peak memory);
+    ``buffer``: the file's bytes when they were read already (to recognise its kind)."""
+    return _parse_input(buffer if buffer is not None else InputBuffer.read(path), str(path), progress)
 
 
 def _parse_input(data: InputBuffer, source: str, progress: Progress | None) -> MemoryProfile:

@@ -34,7 +34,7 @@ from tilescope.app.loading import (DEFAULT_LOAD_TIMEOUT_S, DEFAULT_LOAD_WORKERS,
                                    check_file, parse_app_args, upload_timeout)
 from tilescope.app.shared import SharedProfiles
 from tilescope.app.widgets.upload import CHUNK_BYTES, CappedFileDropper
-from tilescope.derived.opening import OpenedProfile, open_path
+from tilescope.derived.opening import OpenedProfile, Source, open_file
 from tilescope.models.errors import InputError, TilescopeError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
@@ -90,7 +90,7 @@ def test_special_files_are_refused_with_the_clis_message_before_a_read(special_r
             continue
         started = time.perf_counter()
         with pytest.raises(InputError) as refused:
-            shared.open_path(root / name, name=name)
+            shared.open(Source.of_path(root / name, name))
         assert time.perf_counter() - started < 2.0, what
         message = str(refused.value)
         assert message.startswith(f"{name}: ") and all(w in message for w in words), (what, message)
@@ -106,7 +106,7 @@ def test_a_fifo_keeps_what_its_writer_put_in(special_root):
     try:
         os.write(fd, b'{"version": 1}')
         with pytest.raises(InputError, match="a FIFO"):
-            SharedProfiles(data_root=root).open_path(root / "fifo.json", name="fifo.json")
+            SharedProfiles(data_root=root).open(Source.of_path(root / "fifo.json", "fifo.json"))
         assert os.read(fd, 100) == b'{"version": 1}'  # nothing was read from it
     finally:
         os.close(fd)
@@ -121,18 +121,18 @@ def test_the_size_cap_holds_under_the_data_root_only(tmp_path, sample_path):
     check_file(inside, "vit.json", size)  # exactly the cap is accepted
     shared = SharedProfiles(data_root=root, max_file_bytes=size - 1)
     with pytest.raises(InputError) as refused:
-        shared.open_path(inside, name="vit.json")
+        shared.open(Source.of_path(inside, "vit.json"))
     assert str(refused.value) == (f"vit.json: refused: {size:,} bytes is over the {size - 1:,}-byte limit for a file under the "
                                   "data root (--args --max-file-bytes N, or TILESCOPE_MAX_FILE_BYTES, raises it)")
     assert shared.loads == 0
-    assert isinstance(shared.open_path(sample_path, name="sample"), OpenedProfile)  # outside the root: not capped
+    assert isinstance(shared.open(Source.of_path(sample_path, "sample")), OpenedProfile)  # outside the root: not capped
     # A 4 GiB sparse file under the root: refused at once, nothing of it read (RSS does not grow by it).
     sparse = root / "sparse.json"
     with open(sparse, "wb") as handle:
         handle.truncate(4 * 2**30)
     started = time.perf_counter()
     with pytest.raises(InputError, match="4,294,967,296 bytes is over"):
-        SharedProfiles(data_root=root).open_path(sparse, name="sparse.json")
+        SharedProfiles(data_root=root).open(Source.of_path(sparse, "sparse.json"))
     assert time.perf_counter() - started < 1.0
 
 
@@ -160,18 +160,18 @@ def test_blocked_loads_give_up_their_workers_and_never_starve_another(sample_pat
     """Ten loads blocked in ``read`` (real threads in a real system call) on a pool of 2: each is
     found blocked after ``stall`` and its worker replaced; the sample, asked for after them, opens;
     the ten are reported as timed out; their threads exit when their reads return."""
-    pool = LoadPool(workers=2, time_limit=60, stall=0.3)
+    pool = LoadPool(workers=2, time_limit=60, stall=0.3, name="blocked-test")  # (its own threads: other tests leave the process-wide pool running)
     pipes = [os.pipe() for _ in range(10)]
     try:
         async def scenario():
             started = time.perf_counter()
-            await pool.run(open_path, sample_path)
+            await pool.run(open_file, sample_path)
             usual = time.perf_counter() - started
             blocked = [asyncio.ensure_future(pool.run(blocked_read(r), time_limit=8, label=f"blocked {k}"))
                        for k, (r, _) in enumerate(pipes)]
             await asyncio.sleep(0.05)
             started = time.perf_counter()
-            opened = await pool.run(open_path, sample_path)
+            opened = await pool.run(open_file, sample_path)
             during = time.perf_counter() - started
             outcomes = await asyncio.gather(*blocked, return_exceptions=True)
             return usual, during, opened, outcomes
@@ -198,7 +198,7 @@ def test_blocked_loads_give_up_their_workers_and_never_starve_another(sample_pat
             os.close(w)
     stats = pool.stats()
     assert stats["stuck"] == 0 and stats["busy"] == 0 and stats["workers"] == 2
-    alive = [t for t in threading.enumerate() if t.name.startswith("tilescope-load")]
+    alive = [t for t in threading.enumerate() if t.name.startswith("blocked-test-")]
     assert len(alive) == 2, [t.name for t in alive]  # only the pool's own two remain
     pool.close()
 
@@ -279,7 +279,7 @@ def test_a_jobs_own_error_comes_back_as_it_is(tmp_path):
     bad.write_text('{"version": 1, "timeline": 7}')
     pool = LoadPool(workers=1, time_limit=10)
     with pytest.raises(InputError) as refused:
-        run(pool.run(functools.partial(open_path, bad, name="bad.json")))
+        run(pool.run(functools.partial(open_file, Source.of_path(bad, "bad.json"))))
     assert str(refused.value).startswith("bad.json: at $")
     pool.close()
 
@@ -368,24 +368,24 @@ def test_sessions_waiting_on_a_blocked_load_of_the_same_file_give_up_their_worke
     copy = tmp_path / "same.json"
     shutil.copyfile(sample_path, copy)
     r, w = os.pipe()
-    real_open = shared_module.open_path
+    real_open = shared_module.open_file
     first = []
 
-    def open_blocking_once(path, progress=None, name=None, **options):
+    def open_blocking_once(source, progress=None, **options):
         if not first:
-            first.append(path)
+            first.append(source.path)
             os.read(r, 1)  # the first load of the file blocks in a real read
-        return real_open(path, progress, name, **options)
+        return real_open(source, progress, **options)
 
-    monkeypatch.setattr(shared_module, "open_path", open_blocking_once)
+    monkeypatch.setattr(shared_module, "open_file", open_blocking_once)
     shared = SharedProfiles()
     pool = LoadPool(workers=2, time_limit=20, stall=0.3)
     try:
         async def scenario():
-            same = [asyncio.ensure_future(pool.run(functools.partial(shared.open_path, copy, name=f"s{k}"))) for k in range(4)]
+            same = [asyncio.ensure_future(pool.run(functools.partial(shared.open, Source.of_path(copy, f"s{k}")))) for k in range(4)]
             await asyncio.sleep(0.1)
             started = time.perf_counter()
-            other = await pool.run(functools.partial(shared.open_path, sample_path, name="other"), time_limit=15)
+            other = await pool.run(functools.partial(shared.open, Source.of_path(sample_path, "other")), time_limit=15)
             waited = time.perf_counter() - started
             os.write(w, b"x")
             return waited, other, await asyncio.gather(*same)
@@ -399,3 +399,48 @@ def test_sessions_waiting_on_a_blocked_load_of_the_same_file_give_up_their_worke
         os.close(w)
         wait_until_none_stuck(pool)
         pool.close()
+
+
+def test_all_sessions_unfinished_uploads_share_one_server_cap():
+    """Three sessions' upload boxes against a server cap of 60,000 bytes: a chunk that would pass
+    it refuses its upload (and lets go of what that upload held); a finished or dropped upload gives
+    its bytes back."""
+    from tilescope.app.widgets.upload import SERVER_UPLOADS, UploadBudget
+
+    assert CappedFileDropper()._budget is SERVER_UPLOADS and SERVER_UPLOADS.limit == 2 * MAX_UPLOAD_BYTES  # one per process
+    budget = UploadBudget(60_000)
+    boxes = []
+    for _ in range(3):
+        widget = CappedFileDropper(max_bytes=50_000, chunk_size=20_000, idle_timeout=0)
+        widget._models_model = lambda widget=widget: widget.get_root()
+        widget._budget = budget
+        widget.refusals = []
+        widget.param.watch(lambda e, widget=widget: widget.refusals.append(e.new) if e.new else None, "refused")
+        boxes.append(widget)
+    one, two, three = boxes
+    for k in (1, 2):
+        one._process_event(chunk_event(one, k, 3, b"a" * 20_000))
+    two._process_event(chunk_event(two, 1, 3, b"b" * 20_000))
+    assert budget.held == 60_000 and one.buffered_bytes == 40_000 and two.buffered_bytes == 20_000
+    three._process_event(chunk_event(three, 1, 2, b"c" * 100))
+    assert three.refusals == ["refused upload of up.json: the server is receiving 60,000 B (58.6 KiB) of other uploads, "
+                              "and all uploads together may hold 60,000 B (58.6 KiB); try again when they finish"]
+    assert three.buffered_bytes == 0 and budget.held == 60_000
+    two._process_event(chunk_event(two, 2, 3, b"b" * 20_000))  # its own second chunk passes the server's cap: it is dropped
+    assert len(two.refusals) == 1 and "the server is receiving 40,000 B" in two.refusals[0]
+    assert two.buffered_bytes == 0 and budget.held == 40_000
+    one._process_event(chunk_event(one, 3, 3, b"a" * 5_000))  # finished: handed over, no longer held
+    assert one.value == {"up.json": b"a" * 45_000} and budget.held == 0
+    three._process_event(chunk_event(three, 1, 2, b"c" * 20_000))
+    assert budget.held == 20_000
+    three._on_session_destroyed(None)
+    assert budget.held == 0 and three.buffered_bytes == 0
+
+
+def test_the_server_cap_is_a_size_from_the_environment():
+    from tilescope.app.loading import uploads_max_bytes
+
+    assert uploads_max_bytes({}) == 400 * 1024 * 1024
+    assert uploads_max_bytes({"TILESCOPE_UPLOADS_MAX_BYTES": "1GiB"}) == 1 << 30
+    with pytest.raises(TilescopeError, match="TILESCOPE_UPLOADS_MAX_BYTES"):
+        uploads_max_bytes({"TILESCOPE_UPLOADS_MAX_BYTES": "lots"})

@@ -11,12 +11,13 @@ from tilescope.app.loading import MAX_UPLOAD_BYTES, PathRefused, check_upload_si
 from tilescope.app.state import SessionState
 from tilescope.models.edits import TilingEdit
 from tilescope.models.errors import TilescopeError
+from opening_support import open_into
 
 
 @pytest.fixture
 def state(sample_path):
     s = SessionState()
-    assert s.open_path(sample_path), s.error
+    assert open_into(s, sample_path), s.error
     return s
 
 
@@ -49,34 +50,34 @@ def test_a_bad_file_keeps_the_open_profile_and_says_where(state, sample_path, tm
     data["timeline"]["values"][0]["shard_bytes"] = "lots"
     broken.write_text(json.dumps(data))
     profile, plan = state.profile, state.plan
-    assert not state.open_path(broken)
+    assert not open_into(state, broken)
     assert state.profile is profile and state.plan is plan and state.source == str(sample_path)
     assert state.error.startswith(f"{broken}: at $.timeline.values[0].shard_bytes: expected int")
     assert "\n" not in state.error
 
     truncated = tmp_path / "truncated.json"
     truncated.write_bytes(sample_path.read_bytes()[:5000])
-    assert not state.open_path(truncated)
+    assert not open_into(state, truncated)
     assert state.error.startswith(f"{truncated}: at byte 5000 (line ")
     assert state.profile is profile
 
-    assert not state.open_bytes(b"[1, 2", "upload.json")
+    assert not open_into(state, b"[1, 2", "upload.json")
     assert state.error.startswith("upload.json: at ")
-    assert not state.open_path(tmp_path / "missing.json")
+    assert not open_into(state, tmp_path / "missing.json")
     assert "missing.json" in state.error and state.profile is profile
 
 
 def test_a_good_load_clears_the_error(state, sample_path, tmp_path):
-    state.open_bytes(b"{}", "empty.json")
+    open_into(state, b"{}", "empty.json")
     assert state.error
-    assert state.open_bytes(sample_path.read_bytes(), "again.json")
+    assert open_into(state, sample_path.read_bytes(), "again.json")
     assert state.error == "" and state.source == "again.json"
 
 
 def test_a_search_state_is_routed_not_planned(sample_path):
     s = SessionState()
     search = sample_path.parent / "flash_attention.search_state.json"
-    assert s.open_path(search)
+    assert open_into(s, search)
     assert s.kind == "search_state" and s.profile is None and s.data is None
     assert s.search.search_state.source == str(search)  # parsed when opened, in the open path
     assert len(s.search.search_state.plans[0].alternatives) == 384
@@ -146,8 +147,8 @@ def test_load_edits_replaces_the_set_and_reports_bad_files(state):
 
 def test_sessions_do_not_share_state(sample_path):
     a, b = SessionState(), SessionState()
-    a.open_path(sample_path)
-    b.open_path(sample_path)
+    open_into(a, sample_path)
+    open_into(b, sample_path)
     a.apply_edit(TilingEdit(85, axis=0, partitions=1))
     a.select_step(3)
     a.select_values([84])

@@ -16,6 +16,7 @@ from tilescope.derived.groups import GroupTable
 from tilescope.app.views.values_table import ValuesTableView
 from benchmarks.bench_app import INTERACTIONS, edits_to_apply, measure_app, report
 from tilescope.synth import write_synthetic_profile
+from opening_support import open_into
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +50,7 @@ def test_the_benchmark_measures_every_interaction(small_profile):
 @pytest.mark.parametrize("which", ["small", "deep"])
 def test_group_table_matches_hand_overs_group_by_group(which, small_profile, deep_profile):
     state = SessionState()
-    assert state.open_path(small_profile if which == "small" else deep_profile), state.error
+    assert open_into(state, small_profile if which == "small" else deep_profile), state.error
     arrays, cost = state.arrays, state.plan.figures.bytes
     storage_group = state.profile.values.column("storage_group").to_numpy()
     table = GroupTable.of(arrays, storage_group)
@@ -73,7 +74,7 @@ def test_group_table_matches_hand_overs_group_by_group(which, small_profile, dee
 
 def test_views_patched_after_edits_match_views_built_on_the_same_plan(small_profile):
     state = SessionState()
-    assert state.open_path(small_profile), state.error
+    assert open_into(state, small_profile), state.error
     values, groups = ValuesTableView(state=state), StorageGroupsView(state=state)
     edits = edits_to_apply(state.arrays, state.base_plan, 3)
     assert len(edits) == 3

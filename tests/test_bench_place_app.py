@@ -8,6 +8,7 @@ import pytest
 from benchmarks.bench_place_app import PAGES, measure_place_app, report
 from tilescope.app.state import SessionState
 from tilescope.synth import write_synthetic_profile
+from opening_support import open_into
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,7 @@ def test_the_app_places_what_the_bare_call_places(small_profile):
     from tilescope.planner.placement import place
 
     state = SessionState()
-    assert state.open_path(small_profile), state.error
+    assert open_into(state, small_profile), state.error
     base = state.data.placement
     edits = edits_to_apply(state.arrays, state.base_plan, 2)
     assert state.apply_edits(edits) is None

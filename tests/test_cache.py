@@ -202,13 +202,13 @@ def forbid_reading_json(monkeypatch):
 
 
 def test_app_reopen_skips_the_json_even_to_tell_its_kind(sample, tmp_path, monkeypatch):
-    from tilescope.derived.opening import open_path
+    from tilescope.derived.opening import Source, open_file
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
-    first = open_path(sample, name="vit.json")
+    first = open_file(Source.of_path(sample, "vit.json"))
     assert first.kind == "memory_profile"
     forbid_reading_json(monkeypatch)
-    second = open_path(sample, name="vit.json")
+    second = open_file(Source.of_path(sample, "vit.json"))
     assert second.kind == "memory_profile"
     assert_same_tables(first.profile, second.profile)
 

@@ -26,6 +26,8 @@ from async_support import run_on_own_loop
 from benchmarks.bench_app import edits_to_apply
 from compare_support import expected_comparison, lcs_length, peaks_of, with_edits, write
 from tilescope.app.compare_open import CompareOpener, data_root_files
+from tilescope.app.loading import AppOptions
+from tilescope.app.open_flow import SessionOpener
 from tilescope.app.shared import SharedProfiles
 from tilescope.app.state import SessionState
 from tilescope.app.views.compare import CompareView
@@ -36,6 +38,7 @@ from tilescope.derived.compare import CompareSide, compare_plans
 from tilescope.derived.compare_json import comparison_json
 from tilescope.models.edits import TilingEdit
 from tilescope.synth import write_synthetic_profile
+from opening_support import open_into
 
 EDITS = [(84, 1, 18), (84, "replicas", 27), (20, 0, 27), (153, 1, 3)]  # all three peaks move (docs: tests/test_compare.py)
 HOSTILE = '<img src=x onerror="window.__pwned=1">'
@@ -62,8 +65,9 @@ def live_runs(raw: dict, value_id: int) -> list[tuple[int, int]]:
     return [tuple(r) for r in runs]
 
 
-async def direct(doc, change):  # outside a server: no document lock to take
-    change()
+def compare_opener(state: SessionState, root: Path) -> CompareOpener:
+    """The compare opener of a session outside a server (no document lock: changes made directly)."""
+    return CompareOpener(SessionOpener(state, SharedProfiles(), AppOptions(None, root), lambda: None))
 
 
 run = run_on_own_loop
@@ -86,8 +90,8 @@ def root(tmp_path_factory, raw) -> Path:
 
 def session(root: Path, first: str = "vit.json") -> tuple[SessionState, CompareOpener, CompareView, Document]:
     state = SessionState()
-    assert state.open_path(root / first, name=first), state.error
-    opener = CompareOpener(state, SharedProfiles(), root, direct, lambda: None)
+    assert open_into(state, root / first, name=first), state.error
+    opener = compare_opener(state, root)
     view = CompareView(state=state, opener=opener)
     doc = Document()
     doc.add_root(view.__panel__().get_root(doc))  # the Bokeh models exist, as in a served page
@@ -101,7 +105,7 @@ def texts_by_testid(html: str) -> dict[str, str]:
 
 def test_compare_side_of_plan_data_is_the_sides_of_its_plan(root, raw):
     state = SessionState()
-    assert state.open_path(root / "vit.json")
+    assert open_into(state, root / "vit.json")
     base = state.data
     assert state.apply_edits([TilingEdit(84, axis=1, partitions=18), TilingEdit(84, replicas=27)]) is None
     side = CompareSide.of(state.data)
@@ -204,8 +208,8 @@ def test_refusals_keep_everything_open(root, raw):
     assert not run(opener.compare_whatif()) and "no what-if edits" in state.error
     # With a search state open there is no plan to compare.
     searching = SessionState()
-    assert searching.open_path(root / "search.json")
-    assert not run(CompareOpener(searching, SharedProfiles(), root, direct, lambda: None).open_name("vit.json"))
+    assert open_into(searching, root / "search.json")
+    assert not run(compare_opener(searching, root).open_name("vit.json"))
     assert searching.error == "compare: no memory profile is open" and searching.compare is None
 
 

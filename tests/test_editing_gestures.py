@@ -14,6 +14,7 @@ from tilescope.app.views.editor import EditorView
 from tilescope.models.edits import TilingEdit, compact_edits, parse_compact_edits
 from tilescope.models.errors import InputError
 from tilescope.planner import tiling_rules
+from opening_support import open_into
 
 VALUE = 84  # [1, 729, 1152]-like result in the standard region; 3 × 9 partitions × 54 replicas = 1458 tiles
 AXIS = "1"
@@ -27,7 +28,7 @@ def raw(sample_path) -> RawProfile:
 @pytest.fixture
 def editor(sample_path) -> EditorView:
     state = SessionState()
-    assert state.open_path(sample_path), state.error
+    assert open_into(state, sample_path), state.error
     state.select_values([VALUE])
     return EditorView(state=state)
 
@@ -41,7 +42,7 @@ def commit(editor: EditorView, axis: str, count: int) -> None:
 def test_nothing_is_selected_on_open(sample_path):
     """The editor shows the largest live value without selecting it (it used to select #85)."""
     state = SessionState()
-    assert state.open_path(sample_path)
+    assert open_into(state, sample_path)
     editor = EditorView(state=state)
     assert state.selected_values == []
     assert state.selected_step == state.plan.peaks.total_step
@@ -103,13 +104,13 @@ def test_a_refusal_clears_on_undo_reset_and_reload(editor, sample_path):
     assert editor.widget.message == ""
     commit(editor, AXIS, 366)
     assert editor.widget.message
-    assert editor.state.open_path(sample_path)
+    assert open_into(editor.state, sample_path)
     assert editor.widget.message == ""
 
 
 def test_click_replaces_and_ctrl_click_adds(sample_path):
     state = SessionState()
-    state.open_path(sample_path)
+    open_into(state, sample_path)
     state.click_value(84)
     state.click_value(85)
     assert state.selected_values == [85]
@@ -129,7 +130,7 @@ def test_compact_edits_round_trip():
 
 def test_keeping_tiles_on_the_samples_tilings(sample_path):
     state = SessionState()
-    state.open_path(sample_path)
+    open_into(state, sample_path)
     arrays = state.arrays
     for row in range(arrays.n_values):
         tiling = arrays.tiling(row)
@@ -147,7 +148,7 @@ def test_a_hidden_editor_catches_up_when_its_tab_is_shown(sample_path, raw):
     from tilescope.app.layout import SideTabs
 
     state = SessionState()
-    assert state.open_path(sample_path)
+    assert open_into(state, sample_path)
     tabs = SideTabs(state)
     tabs.show("editor")
     editor = tabs.view("editor")

@@ -13,6 +13,7 @@ from tilescope.app.views.editor import EditorView
 from tilescope.app.state import SessionState
 from tilescope.planner.tiling_rules import shard_changing_counts
 from editor_support import RawProfile, blocks_of, edited_bytes
+from opening_support import open_into
 
 # Value 85 ("operation 17 result 0", [1, 729, 1152] F8, standard region, live at steps 45–47 — the
 # standard peak's step among them). Its axis 1 is FromEnd(2): 729 padded to 730, 365 blocks of 2,
@@ -31,7 +32,7 @@ def raw(sample_path) -> RawProfile:
 @pytest.fixture
 def editor(sample_path) -> EditorView:
     state = SessionState()
-    assert state.open_path(sample_path), state.error
+    assert open_into(state, sample_path), state.error
     state.select_values([VALUE])
     return EditorView(state=state)
 
@@ -65,7 +66,7 @@ def test_editor_shows_the_selected_values_tiling(editor, raw):
 
 def test_largest_live_value_when_nothing_is_selected(sample_path, raw):
     state = SessionState()
-    state.open_path(sample_path)
+    open_into(state, sample_path)
     state.select_step(45)
     editor = EditorView(state=state)
     step = raw.doc["timeline"]["steps"][45]
@@ -228,7 +229,7 @@ def test_value_names_are_escaped(sample_path):
     doc = json.loads(sample_path.read_text())
     doc["timeline"]["values"][VALUE]["name"] = '<img src=x onerror="alert(1)">'
     state = SessionState()
-    assert state.open_bytes(json.dumps(doc).encode(), "evil.json"), state.error
+    assert open_into(state, json.dumps(doc).encode(), "evil.json"), state.error
     state.select_values([VALUE])
     editor = EditorView(state=state)
     assert "<img" not in editor.heading.object

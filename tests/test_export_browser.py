@@ -15,6 +15,7 @@ from PIL import Image
 
 from async_support import run_on_own_loop
 from browser_support import SAMPLE, wait_for_app
+from opening_support import open_into
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 KNOWN_VALUE = 84  # "operation 17 result 0", 62976 B in the file
@@ -92,7 +93,7 @@ def test_view_follows_the_session_edits_and_step():
     state = SessionState()
     view = ExportView(state=state)
     assert all(button.disabled for button in view._buttons.values())  # nothing open: nothing to export
-    assert state.open_path(SAMPLE)
+    assert open_into(state, SAMPLE)
     assert not any(button.disabled for button in view._buttons.values())
     # Value 84: FromEnd(2) 365 blocks, 9 → 18 partitions with replicas 54 → 27 (3·18·27 = 1458 tiles):
     # ceil(365/18) = 21 blocks of 2 → 42 rows × 384 columns × 2 B = 32256 B.

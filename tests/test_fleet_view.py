@@ -54,7 +54,7 @@ def test_folder_groups_are_the_first_folder_below_the_shared_ones():
 
 def test_the_table_holds_every_row_with_the_raw_jsons_peaks(nightly, fleet):
     frame = table_frame(fleet.profiles)
-    assert len(frame) == len(list((nightly.dataset / "profiles").glob("*.parquet"))) == 16
+    assert len(frame) == len(list((nightly.root / "nightly").rglob("*.json"))) == 16
     by_path = frame.set_index("path")
     for path, raw in nightly.raw.items():
         if path.startswith(BROKEN) and path.endswith(SMALL):
@@ -101,12 +101,13 @@ def test_a_bad_dataset_is_one_located_line(nightly, tmp_path):
     assert str(caught.value).startswith(f"{BASE}: at $: expected a dataset directory written by `tilescope batch`")
     copy = tmp_path / "data"
     shutil.copytree(nightly.dataset, copy)
-    broken = sorted((copy / "profiles").glob("*.parquet"))[0]
+    broken = sorted((copy / "profiles").rglob("*.parquet"))[0]
     broken.write_bytes(b"not parquet")
     with pytest.raises(TilescopeError) as caught:
         load_fleet(copy, "data")
     message = str(caught.value)
-    assert message.startswith("data: the dataset's tables cannot be read: ") and broken.name in message
+    named = f"data/{broken.relative_to(copy).as_posix()}"
+    assert message.startswith(f"{named}: at $: expected a Parquet file of the dataset's profiles table") and "repairs" in message
     assert "\n" not in message
 
 
@@ -185,7 +186,7 @@ def test_the_page_shows_the_fleet_and_opens_a_row_in_the_session(nightly):
     assert "at byte 20000" in view.failure_list.object and f"{BROKEN}/{SMALL}" in view.failure_list.object
     assert opened and app.state.source == f"{HEAD}/{VIT}"
     assert app.state.plan.peaks.standard == peaks_of(nightly.raw[f"{HEAD}/{VIT}"])["standard"]
-    assert after[0] is view.back and after[1] is app._profile_layout() and len(after) == 2
+    assert after[0] is view.back and after[1] is app.profile_page.layout() and len(after) == 2
     assert back == [view.page]
 
 
@@ -219,8 +220,6 @@ def test_text_from_the_dataset_is_escaped(nightly, tmp_path):
 def test_two_ticked_rows_give_the_link_or_go_to_the_compare_entry_point(nightly):
     """Without a compare entry point the view shows the compare view's link; with one (the app
     passes it once the compare view is merged) A opens in the session and B's name goes to it."""
-    from functools import partial
-
     from tilescope.app.fleet_open import DatasetRequest
     from tilescope.app.main import build_app
     from tilescope.app.views.fleet import FleetView
@@ -233,8 +232,7 @@ def test_two_ticked_rows_give_the_link_or_go_to_the_compare_entry_point(nightly)
         return True
 
     async def scenario(entry_point):
-        view = FleetView(state=app.state, shared=app.shared, data_root=nightly.root, load=app._load,
-                         in_session=partial(app._in_session, None), compare=entry_point)
+        view = FleetView(state=app.state, opener=app.opener, adopt=app.adopt, compare=entry_point)
         await view.open(DatasetRequest(nightly.dataset, "fleet-data"))
         view.table.selection = [position_of(view.fleet, f"{HEAD}/{VIT}"), position_of(view.fleet, f"{BASE}/{VIT}")]
         assert not view.compare_button.disabled

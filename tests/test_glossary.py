@@ -6,6 +6,7 @@ import html
 from pathlib import Path
 
 from tilescope.models.glossary import GLOSSARY
+from opening_support import open_into
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -21,7 +22,7 @@ def test_the_summary_defines_its_words_on_hover(sample_path):
     from tilescope.app.views.summary import summary_html
 
     state = SessionState()
-    assert state.open_path(sample_path)
+    assert open_into(state, sample_path)
     page = summary_html(state)
     for term in ("standard peak", "interleaved peak", "total peak", "effective peak", "exchange rows", "support reserve", "fits"):
         assert f'title="{html.escape(GLOSSARY[term], quote=True)}"' in page, term
@@ -32,7 +33,7 @@ def test_the_timeline_peak_marks_carry_the_definitions(sample_path):
     from tilescope.app.views.timeline import TimelineView
 
     state = SessionState()
-    assert state.open_path(sample_path)
+    assert open_into(state, sample_path)
     timeline = TimelineView(state=state)
     marks = timeline.peak_source.data
     assert sorted(marks["definition"]) == sorted(GLOSSARY[k] for k in ("total peak", "standard peak", "interleaved peak"))

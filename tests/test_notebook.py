@@ -43,3 +43,7 @@ def test_the_example_notebook_runs_and_shows_the_explorer(sample_path):
     printed = "".join(o.get("text", "") for o in notebook.cells[-1].outputs)
     assert printed.strip() == f"standard peak {raw.doc['peak']['standard']:,} B → {expected:,} B"
     assert "step 45:" in "".join(o.get("text", "") for o in notebook.cells[2].outputs)
+    # tilescope.open and tilescope.compare (the commands' mirrors): figures from the raw JSON
+    api = "".join(o.get("text", "") for o in notebook.cells[4].outputs).splitlines()
+    assert api == [f"memory_profile: total peak {raw.doc['peak']['total']:,} B at step {raw.doc['total_peak_step']}",
+                   f"standard peak change: {expected - raw.doc['peak']['standard']:+,} B"]

@@ -1,5 +1,6 @@
 """The timeline's first picture of a cached profile (derived.overview) and opening a profile in
-stages (derived.opening: the overview from the cache, the arrays and the plan built behind it), and
+stages (derived.opening.open_file(staged=...): the overview from the cache handed over first, then the
+arrays and the plan built), and
 the cache's remembered keys (loaders.cache_files: an unchanged file is not read again)."""
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import tilescope.derived.opening as opening
+import tilescope.derived.opened as opened_module
 import tilescope.loaders.cache as cache
-from tilescope.derived.opening import open_path
+from tilescope.derived.opening import open_file
 from tilescope.derived.overview import OVERVIEW_TABLE, PIXEL_COLUMNS, UsageOverview
 from tilescope.loaders import cache_files
 from tilescope.loaders.cache import CACHE_ENV, load_profile_cached
@@ -55,7 +56,7 @@ def recorded_series(path: Path) -> tuple[np.ndarray, np.ndarray, int]:
 
 def test_the_overview_keeps_every_columns_extremes_and_stays_small(long_profile, cache_dir):
     std, intl, exchange = recorded_series(long_profile)
-    overview = open_path(long_profile).overview
+    overview = open_file(long_profile).overview
     n = std.size
     assert overview.n_steps == n > PIXEL_COLUMNS * 8
     assert overview.step.size <= PIXEL_COLUMNS * 8
@@ -83,8 +84,10 @@ def test_the_timeline_draws_the_cached_overview_for_the_whole_profile(which, lon
     from tilescope.app.views.timeline import TimelineView
 
     path = long_profile if which == "long" else aged(Path(shutil.copyfile(SAMPLE_PATH, tmp_path / "vit.json")))
-    open_path(path)  # plans it: writes the overview beside the entry
-    staged = open_path(path, staged=True)
+    open_file(path)  # plans it: writes the overview beside the entry
+    first = []
+    staged = open_file(path, staged=first.append)
+    assert first == [staged]  # the overview came first
     overview = staged.overview
     state = SessionState()
     state.adopt(staged)
@@ -101,34 +104,45 @@ def test_the_timeline_draws_the_cached_overview_for_the_whole_profile(which, lon
 
 
 def test_a_staged_reopen_returns_before_the_plan_is_built(long_profile, cache_dir, monkeypatch):
-    first = open_path(long_profile)
+    first = open_file(long_profile)
     (overview_file,) = cache_dir.rglob(f"*.{OVERVIEW_TABLE}.arrow")
     release = threading.Event()
-    real_plan = opening.plan_profile
+    real_plan = opened_module.plan_profile
 
     def slow_plan(profile):
         assert release.wait(60)
         return real_plan(profile)
 
-    monkeypatch.setattr(opening, "plan_profile", slow_plan)
-    staged = open_path(long_profile, staged=True)
-    assert not staged.ready  # the plan is waiting: the open did not
+    monkeypatch.setattr(opened_module, "plan_profile", slow_plan)
+    shown, handed = [], threading.Event()
+
+    def hand_over(opened) -> None:
+        shown.append(opened)
+        handed.set()
+
+    opening = threading.Thread(target=lambda: shown.append(open_file(long_profile, staged=hand_over)))
+    opening.start()
+    assert handed.wait(60)
+    staged = shown[0]  # handed over while its plan waits
+    assert not staged.ready  # the plan is waiting: the overview did not
     assert staged.overview.same_as(first.overview)
     assert staged.total_peak_step == first.plan.peaks.total_step
     release.set()
-    assert staged.wait().ready
+    opening.join(60)
+    assert shown[1] is staged and staged.ready
     assert np.array_equal(staged.plan.usage_standard, first.plan.usage_standard)
     assert overview_file.exists()
 
 
 def test_without_a_usable_overview_the_open_builds_everything_and_writes_one(long_profile, cache_dir):
-    open_path(long_profile)
+    open_file(long_profile)
     (overview_file,) = cache_dir.rglob(f"*.{OVERVIEW_TABLE}.arrow")
     good = overview_file.read_bytes()
     for damage in (lambda: overview_file.write_bytes(good[: len(good) // 2]), overview_file.unlink):
         damage()
-        staged = open_path(long_profile, staged=True)
-        assert staged.ready  # nothing to draw first: built before returning
+        shown = []
+        open_file(long_profile, staged=shown.append)
+        assert shown == []  # nothing to draw first: built before returning
         assert overview_file.read_bytes() == good  # and written again
     # one written by another version of tilescope (or of the overview) is not trusted either
     table = UsageOverview.from_table(cache.CacheEntry(cache_dir, overview_file.name.split(".")[0]).read_table(OVERVIEW_TABLE)).to_table()
@@ -175,7 +189,7 @@ def test_clearing_the_cache_forgets_the_remembered_keys(tmp_path, cache_dir):
     from tilescope.loaders import cache_store
 
     path = aged(Path(shutil.copyfile(SAMPLE_PATH, tmp_path / "vit.json")))
-    open_path(path)
+    open_file(path)
     record = cache_files.record_path(cache_dir, os.path.realpath(path))
     assert record.exists() and list(cache_dir.rglob(f"*.{OVERVIEW_TABLE}.arrow"))
     assert cache_store.clear(cache_dir)[0] == 1

@@ -36,6 +36,7 @@ from tilescope.app.views.tile_map import TileMapView
 from tilescope.derived.tile_view import MAX_MAP_TILES, TileMapUnavailable
 from tilescope.models.edits import TilingEdit
 from tilescope.synth import write_synthetic_profile
+from opening_support import open_into
 
 # Value 20 (vit.encoder.layer0.mlp.up.weight, interleaved, live at steps 0–61): axis 0 (FromEnd(1),
 # 269 blocks of 16) from 54 to 108 partitions shrinks its shard from 30,720 B to 18,432 B.
@@ -59,7 +60,7 @@ def capacities(raw: dict, placed_standard: int, placed_interleaved: int) -> tupl
 @pytest.fixture
 def state() -> SessionState:
     s = SessionState()
-    assert s.open_path(SAMPLE), s.error
+    assert open_into(s, SAMPLE), s.error
     return s
 
 
@@ -128,7 +129,7 @@ def test_a_refused_placement_is_said_not_drawn(tmp_path):
     assert len(doc["timeline"]["steps"]) > 1024  # 1,024 scratch allocations of 2⁵² B reach 2⁶²
     path.write_text(json.dumps(doc))
     s = SessionState()
-    assert s.open_path(path), s.error
+    assert open_into(s, path), s.error
     html = summary_html(s)
     view = AddressView(state=s)
     assert "placement refused: interleaved region:" in figure_text(html, "ts-placement-error")
@@ -350,7 +351,7 @@ def test_a_device_of_2_53_tiles_gets_no_grid(raw):
     doc = copy.deepcopy(raw)
     doc["tile_count"] = 2**53
     s = SessionState()
-    assert s.open_bytes(json.dumps(doc).encode(), "big.json"), s.error
+    assert open_into(s, json.dumps(doc).encode(), "big.json"), s.error
     started = time.perf_counter()
     view = TileMapView(state=s)
     assert time.perf_counter() - started < 5
@@ -368,7 +369,7 @@ def test_a_device_of_2_53_tiles_gets_no_grid(raw):
 def test_file_text_is_escaped(tmp_path):
     hostile = write_hostile_profile(tmp_path)
     s = SessionState()
-    assert s.open_path(hostile.path), s.error
+    assert open_into(s, hostile.path), s.error
     tiles, addresses = TileMapView(state=s), AddressView(state=s)
     html = tiles._holdings.object  # tile 0 at the peak step holds 85 and 153
     p = s.data.placement

@@ -21,7 +21,7 @@ from search_state_generator import (
     write,
 )
 from tilescope.app.views.search_html import recipe_html, visited_html
-from tilescope.derived.opening import open_path
+from tilescope.derived.opening import open_file
 from tilescope.derived.search_rows import SearchData
 from tilescope.loaders.detect import detect_kind
 from tilescope.loaders.search_state import parse_search_state
@@ -198,7 +198,7 @@ def test_version_3_keys_are_read():
 def test_files_open_through_the_one_open_path(tmp_path, doc):
     path = write(doc, tmp_path / "v8.search_state.json")
     assert detect_kind(path) == "search_state"
-    opened = open_path(path)
+    opened = open_file(path)
     assert opened.kind == "search_state" and opened.search_state.version == 8
     assert len(opened.view_data.visited) == len(doc["visited"])
 

@@ -16,6 +16,7 @@ from tilescope.app.views.search_state import SearchStateView
 from tilescope.derived.search_rows import CHOSEN, CHOSEN_MARK
 from tilescope.app.state import SessionState
 from tilescope.loaders.search_state import load_search_state, parse_search_state
+from opening_support import open_into
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "flash_attention.search_state.json"
 KEY = "1"  # the key is input 1 of the attention
@@ -187,13 +188,13 @@ def test_file_text_is_escaped(raw):
 
 def test_a_session_opens_a_search_state_and_a_bad_file_says_where(raw):
     session = SessionState()
-    assert session.open_bytes(SAMPLE.read_bytes(), "flash_attention.search_state.json"), session.error
+    assert open_into(session, SAMPLE.read_bytes(), "flash_attention.search_state.json"), session.error
     view = SearchStateView(state=session)
     assert view.error == "" and len(view.table.value) == 384
 
     doc = json.loads(json.dumps(raw))
     doc["context"] = doc["context"].replace("tile_count: 64, optimization_steps", "tile_count: -64, optimization_steps")
-    assert not session.open_bytes(json.dumps(doc).encode(), "bad.search_state.json")
+    assert not open_into(session, json.dumps(doc).encode(), "bad.search_state.json")
     assert session.error.startswith("bad.search_state.json: at $.context line 2")
     assert session.source == "flash_attention.search_state.json"  # what was open stays open
     assert len(SearchStateView(state=session).table.value) == 384

@@ -17,7 +17,7 @@ import pytest
 from async_support import run_on_own_loop
 from tilescope.app.shared import SharedProfiles
 from tilescope.app.state import SessionState
-from tilescope.derived.opening import open_bytes
+from tilescope.derived.opening import Source, open_file
 from tilescope.models.edits import TilingEdit
 from tilescope.models.errors import InputError
 from tilescope.planner.edits import current_tiling, valid_partition_counts
@@ -32,7 +32,7 @@ def profile_copy(tmp_path, sample_path):
 
 def session(shared: SharedProfiles, path, name: str) -> SessionState:
     state = SessionState()
-    state.adopt(shared.open_path(path, name=name), name)
+    state.adopt(shared.open(Source.of_path(path, name)), name)
     return state
 
 
@@ -65,7 +65,7 @@ def test_the_entry_goes_with_the_last_session(profile_copy):
     del first
     gc.collect()
     assert len(shared) == 1  # the second session still shows it
-    second.adopt(open_bytes(profile_copy.read_bytes(), "upload.json"))  # it opens something else
+    second.adopt(open_file(Source.of_bytes(profile_copy.read_bytes(), "upload.json")))  # it opens something else
     gc.collect()
     assert len(shared) == 0
     third = session(shared, profile_copy, "p.json")
@@ -74,15 +74,15 @@ def test_the_entry_goes_with_the_last_session(profile_copy):
 
 def test_uploads_search_states_and_bad_files_are_not_shared(tmp_path, profile_copy):
     shared = SharedProfiles()
-    SessionState().adopt(open_bytes(profile_copy.read_bytes(), "upload.json"))  # an upload never goes through it
+    SessionState().adopt(open_file(Source.of_bytes(profile_copy.read_bytes(), "upload.json")))  # an upload never goes through it
     search = tmp_path / "search.json"
     shutil.copyfile(_search_sample(), search)
-    assert shared.open_path(search).kind == "search_state"
+    assert shared.open(Source.of_path(search)).kind == "search_state"
     assert len(shared) == 0
     bad = tmp_path / "bad.json"
     bad.write_text('{"version": 1, "timeline": []}')
     with pytest.raises(InputError):
-        shared.open_path(bad)
+        shared.open(Source.of_path(bad))
     assert len(shared) == 0
 
 
@@ -146,7 +146,7 @@ def test_sessions_opening_a_file_together_load_it_once(profile_copy, tmp_path):
 
     def open_together(path, name):
         start.wait()
-        return shared.open_path(path, name=name)
+        return shared.open(Source.of_path(path, name))
 
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         opened = list(pool.map(lambda k: open_together(profile_copy, f"s{k}.json"), range(8)))

@@ -129,14 +129,14 @@ def first_with(session: RecordingSession, text: str) -> int | None:
 
 @pytest.mark.browser
 def test_a_cached_profile_shows_its_timeline_from_the_overview_before_the_summary(tmp_path, monkeypatch):
-    from tilescope.derived.opening import open_path
+    from tilescope.derived.opening import open_file
 
     cache_dir = tmp_path / "cache"
     monkeypatch.setenv("TILESCOPE_CACHE_DIR", str(cache_dir))
     root = tmp_path / "data"
     root.mkdir()
     path = write_synthetic_profile(root / "big.memory_profile.json", 50, 24)
-    open_path(path)  # normalised and planned once: the cache entry and its overview are written
+    open_file(path)  # normalised and planned once: the cache entry and its overview are written
     table = cached_overview(cache_dir)
     file = recorded(path)
     n = file["standard"].size
@@ -180,8 +180,10 @@ def test_a_cached_profile_shows_its_timeline_from_the_overview_before_the_summar
 
 
 def test_a_failed_build_keeps_what_was_open(tmp_path, monkeypatch):
-    import tilescope.derived.opening as opening
-    from tilescope.app.explorer import STAGED, ExplorerApp
+    import tilescope.derived.opened as opened_module
+    import threading
+    from tilescope.app.explorer import ExplorerApp
+    from tilescope.derived.opening import open_file
     from tilescope.app.loading import AppOptions
     from tilescope.app.shared import SharedProfiles
     from tilescope.app.state import SessionState
@@ -190,25 +192,32 @@ def test_a_failed_build_keeps_what_was_open(tmp_path, monkeypatch):
     monkeypatch.setenv("TILESCOPE_CACHE_DIR", str(tmp_path / "cache"))
     other = Path(shutil.copyfile(SAMPLE, tmp_path / "other.memory_profile.json"))
     staged_file = write_synthetic_profile(tmp_path / "big.memory_profile.json", 40, 24)
-    opening.open_path(staged_file)  # cached, with its overview
-    expected_overview = opening.open_path(staged_file, staged=True, build_behind=False).overview
+    expected_overview = open_file(staged_file).overview  # cached, with its overview
 
     shared = SharedProfiles()
     app = ExplorerApp(AppOptions(None, tmp_path), state=SessionState(), shared=shared)
-    assert run_on_own_loop(app._load(partial(shared.open_path, other, name="other"), "other"))
+    assert run_on_own_loop(app.opener.open_path(other, "other", partial(app.adopt, name="other")))
     page, sample_points = list(app.body.objects), list(app.timeline.usage_source.data["step"])
     assert app.state.source == "other" and len(sample_points) > 0
 
     seen = {}
+    drawn = threading.Event()
+    show_overview = app.opener.stage.show_overview
 
-    def failing_plan(profile):
+    def showing(opened, name):  # (on the loop)
+        show_overview(opened, name)
+        drawn.set()
+
+    app.opener.stage.show_overview = showing
+
+    def failing_plan(profile):  # (in the load worker, while the loop draws the overview)
+        assert drawn.wait(30)
         seen["points"] = list(app.timeline.usage_source.data["step"])  # what the page showed meanwhile
         seen["status"], seen["body"] = app.state.status, list(app.body.objects)
         raise TilescopeError("big: the cached tables could not be planned")
 
-    monkeypatch.setattr(opening, "plan_profile", failing_plan)
-    job = partial(shared.open_path, staged_file, name="big", **STAGED)
-    assert not run_on_own_loop(app._load(job, "big"))
+    monkeypatch.setattr(opened_module, "plan_profile", failing_plan)
+    assert not run_on_own_loop(app.opener.open_path(staged_file, "big", partial(app.adopt, name="big")))
     assert seen["points"] == expected_overview.step.tolist()  # the overview was drawn while the build ran
     assert "building the rest of the page…" in seen["status"] and seen["body"] != page
     s = app.state
@@ -224,13 +233,11 @@ def test_the_overview_draws_what_the_plan_then_draws(tmp_path, monkeypatch, mode
     from the plan for the whole profile (in either layout mode)."""
     from tilescope.app.state import SessionState
     from tilescope.app.views.timeline import TimelineView
-    from tilescope.derived.opening import open_path
+    from tilescope.derived.opening import open_file
 
     monkeypatch.setenv("TILESCOPE_CACHE_DIR", str(tmp_path / "cache"))
     path = write_synthetic_profile(tmp_path / "big.memory_profile.json", 50, 24)
-    open_path(path)
-    staged = open_path(path, staged=True, build_behind=False)
-    assert not staged.ready
+    open_file(path)
     state = SessionState()
     timeline = TimelineView(state=state, layout_mode=mode)
 
@@ -245,10 +252,17 @@ def test_the_overview_draws_what_the_plan_then_draws(tmp_path, monkeypatch, mode
                 "labels": (timeline.budget_label.text, timeline.support_label.text, timeline.ibudget_label.text),
                 "selected": timeline.selected_span.location}
 
-    timeline.show_overview(staged)
-    assert not staged.ready  # drawn without the plan
-    from_overview = picture()
-    state.adopt(staged.wait())
+    drawn = {}
+
+    def first(staged) -> None:  # handed over before the plan is built
+        assert not staged.ready
+        timeline.show_overview(staged)
+        assert not staged.ready  # drawn without the plan
+        drawn.update(picture())
+
+    staged = open_file(path, staged=first)
+    from_overview = drawn
+    state.adopt(staged)
     from_plan = picture()
     assert len(from_overview["usage_source"]["step"]) == staged.overview.step.size > 0
     for key in from_plan:

@@ -17,12 +17,13 @@ from tilescope.app.views.storage_groups import StorageGroupsView
 from tilescope.app.views.values_table import ValuesTableView
 from tilescope.models.edits import TilingEdit
 from tilescope.planner.edits import current_tiling, valid_partition_counts
+from opening_support import open_into
 
 
 @pytest.fixture
 def state(sample_path) -> SessionState:
     state = SessionState()
-    state.open_path(str(sample_path))
+    open_into(state, str(sample_path))
     return state
 
 

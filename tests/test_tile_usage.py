@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tilescope.derived import tile_usage
-from tilescope.derived.opening import open_path
+from tilescope.derived.opening import open_file
 from tilescope.derived.plan_data import PlanData
 from tilescope.models.edits import TilingEdit
 from tilescope.planner.edits import apply_edits
@@ -101,7 +101,7 @@ def brute_force(profile: dict, edited: dict[int, str] | None = None) -> np.ndarr
 
 @pytest.fixture(scope="module")
 def opened():
-    return open_path(SAMPLE)
+    return open_file(SAMPLE)
 
 
 @pytest.fixture(scope="module")

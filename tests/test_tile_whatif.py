@@ -13,7 +13,7 @@ import numpy as np
 import profile_generator as gen
 import pytest
 from tilescope.derived import tile_usage
-from tilescope.derived.opening import open_path
+from tilescope.derived.opening import open_file
 from tilescope.derived.plan_data import PlanData
 from tilescope.models.edits import TilingEdit
 from tilescope.planner.edits import apply_edits
@@ -131,7 +131,7 @@ def test_edits_per_tile_equal_the_generator_on_the_edited_program(
 ):
     make, edits = CASES[name]
     program = make()
-    opened = open_path(
+    opened = open_file(
         gen.write(program, version, tmp_path / f"{name}.json"), use_cache=False
     )
     assert tile_usage.source(opened.base) == "file"
@@ -164,7 +164,7 @@ def test_undo_gives_back_the_files_figures_exactly(tmp_path):
     program = gen.program_18()
     path = gen.write(program, 3, tmp_path / "p.json")
     raw = json.loads(path.read_text())
-    opened = open_path(path, use_cache=False)
+    opened = open_file(path, use_cache=False)
     edited = PlanData(
         opened,
         apply_edits(opened.arrays, opened.plan, [TilingEdit(6, axis=1, partitions=3)]),
@@ -191,7 +191,7 @@ def test_estimate_agreement_names_the_rotated_values(tmp_path, make):
     estimate reproduces every value's recorded figures, and names exactly the rotated ones, with
     the rotation the generator used."""
     program = make()
-    opened = open_path(gen.write(program, 3, tmp_path / "p.json"), use_cache=False)
+    opened = open_file(gen.write(program, 3, tmp_path / "p.json"), use_cache=False)
     notes = dict(tile_usage.estimate_agreement(opened))
     expected = {
         f"value {v.id}": f"reproduced with tile offset {v.offset}, which the file does not record"
@@ -202,10 +202,32 @@ def test_estimate_agreement_names_the_rotated_values(tmp_path, make):
 
 
 def test_v1_file_has_no_agreement_notes(tmp_path):
-    opened = open_path(
+    opened = open_file(
         gen.write(gen.program_18(), 1, tmp_path / "p.json"), use_cache=False
     )
     assert (
         tile_usage.source(opened.base) == "estimate"
         and tile_usage.estimate_agreement(opened) == []
     )
+
+
+def test_check_prints_the_estimates_notes_as_notes(tmp_path, capsys):
+    """``tilescope check`` on a v3 file the generator rotated: it passes (exit 0), and lists the
+    rotations as notes, in the text form and in --json."""
+    from tilescope import cli
+
+    program = gen.program_18()
+    path = gen.write(program, 3, tmp_path / "p.json")
+    assert cli.main(["check", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rotated = [v for v in program.values if v.offset]
+    assert lines[0].startswith("ok:")
+    assert lines[1:] == [
+        f"note: value {v.id}: reproduced with tile offset {v.offset}, which the file does not record"
+        for v in rotated
+    ]
+    assert cli.main(["check", "--json", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] and [n["where"] for n in out["notes"]] == [
+        f"value {v.id}" for v in rotated
+    ]

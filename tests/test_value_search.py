@@ -20,6 +20,7 @@ from tilescope.app.widgets.value_picker import PICKER_MATCHES
 from tilescope.app.state import SessionState
 from tilescope.derived.value_search import LabelSearch
 from tilescope.synth import write_synthetic_profile
+from opening_support import open_into
 
 ALPHABET = "ab#1 \nİK"  # 'İ'.lower() is two characters; '\n' is the search's own separator
 
@@ -53,7 +54,7 @@ def test_matches_on_value_labels():
 def large_state(tmp_path_factory) -> SessionState:
     path = write_synthetic_profile(tmp_path_factory.mktemp("picker") / "b12_l4.memory_profile.json", 12, 4)
     state = SessionState()
-    state.open_path(str(path))
+    open_into(state, str(path))
     return state
 
 

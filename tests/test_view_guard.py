@@ -20,6 +20,7 @@ from tilescope.app.views.summary import SummaryView
 from tilescope.app.views.values_table import ValuesTableView
 from tilescope.app.views.editor import EditorView
 from tilescope.models.edits import TilingEdit
+from opening_support import open_into
 
 VALUE, AXIS, PARTITIONS = 85, 1, 5
 
@@ -45,7 +46,7 @@ def test_a_failing_view_leaves_the_others_and_the_edit_standing(monkeypatch, cap
 
     monkeypatch.setattr(SummaryView, "_refresh", broken)
     state = SessionState()
-    assert state.open_path(SAMPLE), state.error
+    assert open_into(state, SAMPLE), state.error
     views, doc, _, _ = build_page(state)
     assert type(views[0]) is SummaryView and len(views) == len(VIEW_CLASSES)
     assert table_bytes(views, VALUE) == recorded
@@ -67,7 +68,7 @@ def test_a_failing_view_leaves_the_others_and_the_edit_standing(monkeypatch, cap
 
 def test_without_a_failure_nothing_is_said():
     state = SessionState()
-    assert state.open_path(SAMPLE), state.error
+    assert open_into(state, SAMPLE), state.error
     views, _, _, _ = build_page(state)
     assert state.apply_edit(TilingEdit(VALUE, axis=AXIS, partitions=PARTITIONS)) is None
     assert state.error == ""

@@ -1,14 +1,27 @@
 """tilescope: an explorer for the memory plans of a tile-based accelerator compiler; command line,
-reports, and ``tilescope.explore(path)`` for a Jupyter notebook.
+reports, and a notebook API mirroring the commands (``tilescope.api``):
 
-``explore`` is looked up lazily (``__getattr__``): importing tilescope does not import Panel.
+- ``tilescope.open(path)`` ↔ ``tilescope summary PATH``: the file opened as the kind it is;
+- ``tilescope.compare(a, b)`` ↔ ``tilescope compare A B``: two plans compared;
+- ``tilescope.explore(path)`` ↔ ``tilescope serve PATH``: the explorer as a cell's output.
+
+Each is looked up lazily (``__getattr__``): importing tilescope imports neither Panel nor the
+planner.
 """
 from __future__ import annotations
 
-from tilescope.models.version import __version__  # noqa: F401
+from typing import Any
+
+from tilescope.models.version import __version__
+
+__all__ = ["__version__", "compare", "explore", "open"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
+    if name in ("open", "compare"):
+        from tilescope import api
+
+        return getattr(api, name)
     if name == "explore":
         from tilescope.app.notebook import explore
 

@@ -11,6 +11,7 @@ from tilescope.app.loading import MAX_UPLOAD_BYTES
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.upload import CappedFileDropper
 from tilescope.app.view_guard import watch_state
+from tilescope.derived.opening import kind_label
 
 CSS = static_text("page.css")
 
@@ -41,7 +42,7 @@ class FileBar(pn.viewable.Viewer):
 
     def _render(self, *_):
         s = self.state
-        kind = "search state" if s.kind == "search_state" else "memory profile"
+        kind = kind_label(s.kind or "memory_profile")
         source = (f'<span data-testid="ts-source">{esc(s.source)}</span> <span class="ts-kind">({kind})</span>'
                   if s.source else "no file open")
         self.source.object = f'{source}<br><span class="ts-status" data-testid="ts-status">{esc(s.status)}</span>'

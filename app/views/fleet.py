@@ -3,16 +3,17 @@ DIR``, see ``app.fleet_open``) as a sortable, filterable table of its profiles w
 fits, a chart of one peak per profile grouped by folder (``derived.fleet_rows``), and the files
 that failed with their errors.
 
-Clicking a row opens that profile in this session through the app's open path (``load``: the
-worker-thread load of ``app.main``); ticking two and pressing *compare* gives the compare view's
+Clicking a row opens that profile in this session through the session's opener
+(``app.open_flow.SessionOpener``: in a load worker); ticking two and pressing *compare* gives the compare view's
 ``?file=A&compare=B`` link (A the one first by path, e.g. the earlier nightly run), or calls ``compare`` (the compare view's entry point, when the app
-passes one) after opening A. The dataset is read by DuckDB in a worker thread; a dataset that
-cannot be read shows its one-line error and keeps what was open. Text from the dataset (paths,
+passes one) after opening A. The dataset's rows are read in a load worker (bounded in threads
+and in time), after every file was checked to be a regular Parquet file of its table
+(``fleet.layout``: a FIFO in a dataset is refused, never read); a dataset that cannot be read
+shows its one-line error and keeps what was open. Text from the dataset (paths,
 scopes, errors) is escaped: the table's text columns use Tabulator's ``plaintext`` formatter.
 """
 from __future__ import annotations
 
-import asyncio
 from functools import partial
 from itertools import cycle, islice
 from pathlib import Path
@@ -29,7 +30,9 @@ from bokeh.plotting import figure
 from tilescope.app.assets import static_text
 from tilescope.app.fleet_open import DatasetRequest, Fleet, compare_link, load_fleet, open_row, row_source
 from tilescope.app.format import esc
+from tilescope.app.open_flow import SessionOpener
 from tilescope.app.state import SessionState, error_text
+from tilescope.derived.opening import Opened
 from tilescope.derived.fleet_rows import (
     BYTE_COLUMNS, COUNT_COLUMNS, FAILED, FIGURES, LOADED, SEARCH_STATE, TABLE_COLUMNS, TEXT_COLUMNS,
     chart_bars, failures, table_frame,
@@ -44,8 +47,7 @@ TITLES = {
 }
 PAGE_SIZE = 20
 
-Load = Callable[[Callable, str], Awaitable[bool]]  # app.main.ExplorerApp._load
-InSession = Callable[[Callable[[], None]], Awaitable[None]]  # runs a change under the session's document lock
+Adopt = Callable[[Opened], None]  # shows an opened file (app.explorer.ExplorerApp.adopt)
 Compare = Callable[[str], Awaitable[bool]]  # compare the open profile with a data-root file
 
 
@@ -60,10 +62,10 @@ class FleetView(pn.viewable.Viewer):
     showing = param.Boolean(default=True, doc="the fleet is shown (False: a profile opened from it is)")
     fleet = param.Parameter(default=None, doc="app.fleet_open.Fleet: the dataset shown; None until one loaded")
 
-    def __init__(self, *, shared, data_root: Path, load: Load, in_session: InSession, compare: Compare | None = None, **params):
+    def __init__(self, *, opener: SessionOpener, adopt: Adopt | None = None, compare: Compare | None = None, **params):
         super().__init__(**params)
-        self.shared, self.data_root = shared, Path(data_root)
-        self._load, self._in_session, self._compare = load, in_session, compare
+        self.opener, self.shared, self.data_root = opener, opener.shared, opener.data_root
+        self._adopt, self._in_session, self._compare = adopt, opener.in_session, compare
         self.header = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.figure_choice = pn.widgets.Select(label="chart", options={v: k for k, v in FIGURES.items()}, value="total_peak", width=200)
         self.source = ColumnDataSource({"x": [], "value": [], "text": [], "path": [], "colour": []}, name="ts-fleet-bars")
@@ -102,7 +104,7 @@ class FleetView(pn.viewable.Viewer):
         state = self.state
         await self._in_session(state.begin_load)
         try:
-            fleet = await asyncio.get_running_loop().run_in_executor(None, load_fleet, request.path, request.name)
+            fleet = await self.opener.run(lambda _progress: load_fleet(request.path, request.name), label=request.name)
         except Exception as exc:  # bad dataset (InputError, TilescopeError) or anything else: say it
             await self._in_session(partial(state.param.update, loading=False, progress=1.0, status=""))
             return error_text(exc)
@@ -155,8 +157,8 @@ class FleetView(pn.viewable.Viewer):
         fleet = self.fleet
         if fleet is None:
             return False
-        job = partial(open_row, fleet, position, self.data_root, self.shared)  # called with the progress callback
-        if not await self._load(job, ""):  # "": named as it opened (a data-root name, or DATASET:PATH)
+        job = partial(open_row, fleet, position, self.data_root, self.shared)  # called with (staged, progress)
+        if not await self.opener.open(job, "", self._adopt):  # named as it opened (a data-root name, or DATASET:PATH)
             return False
         await self._in_session(partial(setattr, self, "showing", False))
         return True
@@ -170,9 +172,8 @@ class FleetView(pn.viewable.Viewer):
         fleet, picked = self.fleet, sorted(self.table.selection)
         if fleet is None or len(picked) != 2:
             return
-        loop = asyncio.get_running_loop()
         try:
-            a, b = await loop.run_in_executor(None, lambda: [row_source(fleet, p, self.data_root) for p in picked])
+            a, b = await self.opener.run(lambda _progress: [row_source(fleet, p, self.data_root) for p in picked])
         except Exception as exc:  # noqa: BLE001 - said in the page
             await self._in_session(partial(self.state.fail, f"compare: {error_text(exc)}"))
             return

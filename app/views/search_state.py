@@ -426,3 +426,10 @@ class SearchStateView(pn.viewable.Viewer):
             self._edits.pop((self.operation_id, pair.key), None)
             self.widget.param.update(message="", message_axis="", revision=self.widget.revision + 1)
             self._refresh_editor()
+
+
+def search_state_page(context) -> pn.Column:
+    """The page of a search state (``derived.opening.FILE_KINDS``' view for it): the view, then
+    the upload box. ``context``: ``app.page_context.PageContext``."""
+    return pn.Column(SearchStateView(state=context.state), context.upload_box, sizing_mode="stretch_width", scroll=True,
+                     css_classes=["ts-search-column"], stylesheets=[static_text("page.css")])

@@ -1,4 +1,4 @@
-"""How every command opens its input: ``tilescope.derived.opening.open_path``, the app's open path
+"""How every command opens its input: ``tilescope.derived.opening.open_file``, the app's open path
 too (the normalised-profile cache, so reopening skips the JSON entirely; a memory profile planned,
 a search state parsed), with a progress line on long loads. ``TILESCOPE_NO_CACHE=1`` bypasses the
 cache. ``normalise`` only needs the loaded tables: ``load_output``.
@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from tilescope.cli.progress import loading_progress
-from tilescope.derived.opening import Opened, OpenedProfile, open_path, opened_profile
+from tilescope.derived.opening import Opened, OpenedProfile, open_file, opened_profile
 from tilescope.loaders.cache import load_profile_cached, open_planner_output
 from tilescope.loaders.json_input import check_input
 from tilescope.loaders.memory_profile import load_memory_profile
@@ -27,7 +27,7 @@ def _use_cache() -> bool:
 def open_any(path: str | Path, *, quiet: bool = False) -> Opened:
     """A memory profile (planned) or a search state (parsed)."""
     with loading_progress(path, quiet) as progress:
-        return open_path(path, progress, use_cache=_use_cache())
+        return open_file(path, progress, use_cache=_use_cache())
 
 
 def open_profile(path: str | Path, *, quiet: bool = False) -> OpenedProfile:

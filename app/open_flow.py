@@ -1,0 +1,143 @@
+"""How one session opens files and runs anything sized by a file: in the server's load workers
+(``app.load_pool``), never on the session's event loop; the result adopted on the loop under the
+session's document lock.
+
+``SessionOpener`` is the session's one way to open a file — the URL's ``?file=``, the served
+default, an upload, a row of the fleet view, the second side of a comparison — and to run other
+file-sized work (a comparison, a dataset's rows): ``run``. A load:
+
+1. On the loop: ``state.begin_load()``; the job queued in the load pool.
+2. In a load worker: ``app.shared.SharedProfiles.open`` → ``derived.opening.open_file(source,
+   staged=…, prepare=True)``: the kind recognised, opened by its opener, and what its view reads
+   first computed (``FileKind.prepare``). A staged open of a cached profile hands its overview to
+   the loop (``show_overview``, without waiting for it) and builds the plan in the same worker.
+3. On the loop: ``adopt(opened)`` (default ``state.adopt``) — or, on failure, ``state.fail``
+   and the page as it was before any overview was drawn (``undo_overview``).
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import panel as pn
+
+from tilescope.app.load_pool import LoadPool, load_pool
+from tilescope.app.loading import AppOptions, check_upload_size, resolve_in_root
+from tilescope.app.shared import SharedProfiles
+from tilescope.app.state import SessionState
+from tilescope.derived.opening import Opened, OpenedProfile, Source
+
+__all__ = ["OpenJob", "SessionOpener", "StageHooks"]
+
+Progress = Callable[[str, float], None]
+OpenJob = Callable[..., Opened]  # job(staged, progress) in a load worker
+
+
+@dataclass
+class StageHooks:
+    """What the page does around a staged open (on the loop): draw a cached profile's overview
+    while its plan is built; put the page back if that build then fails."""
+
+    show_overview: Callable[[OpenedProfile, str], None]
+    undo_overview: Callable[[], None]
+
+
+class SessionOpener:
+    """One session's opens (module doc). ``doc()``: the session's Bokeh document (None outside a
+    server: changes are then made directly)."""
+
+    def __init__(self, state: SessionState, shared: SharedProfiles, options: AppOptions, doc: Callable[[], Any],
+                 stage: StageHooks | None = None):
+        self.state, self.shared, self.options = state, shared, options
+        self._doc, self.stage = doc, stage
+
+    @property
+    def data_root(self) -> Path:
+        return Path(self.options.data_root)
+
+    @property
+    def pool(self) -> LoadPool:
+        return load_pool(self.options.load_workers, self.options.load_timeout)
+
+    # ------------------------------------------------------------------ the two hops
+
+    async def run(self, job: Callable[..., Any], *args: Any, label: str = "") -> Any:
+        """``job(*args, progress)`` in a load worker (its time limit, its progress shown by the
+        session); its result or its exception."""
+        return await self.pool.run(job, *args, progress=self.state.report_progress, label=label)
+
+    async def in_session(self, change: Callable[[], None]) -> None:
+        """Run ``change`` on the loop holding the session's document lock: the views update Bokeh
+        models directly, which is only allowed under the lock (after an ``await`` we no longer
+        hold it). Everything the change does leaves as one message (``pn.io.hold``)."""
+        doc = self._doc()
+        if doc is None or doc.session_context is None:
+            change()
+            return
+        if getattr(doc.session_context, "destroyed", False):
+            return  # the browser left (the page was closed while the file loaded)
+        done = asyncio.get_running_loop().create_future()
+
+        def run() -> None:
+            try:
+                with pn.io.hold(doc):
+                    change()
+            except BaseException as exc:  # hand it to the awaiting coroutine
+                done.set_exception(exc)
+            else:
+                done.set_result(None)
+
+        doc.add_next_tick_callback(run)
+        await done
+
+    # ------------------------------------------------------------------ opening
+
+    async def open_name(self, name: str, adopt: Callable[[Opened], None] | None = None) -> bool:
+        """A file under the data root (``?file=NAME``). The name is resolved in the worker too:
+        resolving touches the file system (symlinks), never on the loop."""
+        root = self.data_root
+        return await self.open(lambda staged, progress: self.shared.open(
+            Source.of_path(resolve_in_root(root, name), name), progress, staged=staged), name, adopt)
+
+    async def open_path(self, path: Path, name: str, adopt: Callable[[Opened], None] | None = None) -> bool:
+        return await self.open(lambda staged, progress: self.shared.open(Source.of_path(path, name), progress, staged=staged),
+                               name, adopt)
+
+    async def open_upload(self, data: bytes, name: str, adopt: Callable[[Opened], None] | None = None) -> bool:
+        name = Path(name).name
+        try:
+            check_upload_size(len(data))
+        except Exception as exc:  # over the limit: said, nothing read
+            await self.in_session(lambda: self.state.fail(exc))
+            return False
+        return await self.open(lambda staged, progress: self.shared.open(Source.of_bytes(data, name), progress), name, adopt)
+
+    async def open(self, job: OpenJob, name: str, adopt: Callable[[Opened], None] | None = None) -> bool:
+        """Run ``job(staged, progress)`` in a load worker and adopt its result (module doc).
+        Whether it opened; on failure the session says why and keeps what was open."""
+        state = self.state
+        state.begin_load()
+        loop = asyncio.get_running_loop()
+        drawn: list[asyncio.Task] = []  # the overview's drawing, when a staged open had one
+
+        def staged(opened: OpenedProfile) -> None:  # (in the worker) hand the overview to the loop; do not wait
+            if self.stage is not None:
+                loop.call_soon_threadsafe(lambda: drawn.append(loop.create_task(
+                    self.in_session(lambda: self.stage.show_overview(opened, name)))))
+
+        try:
+            opened = await self.pool.run(job, staged, progress=state.report_progress, label=name)
+        except Exception as exc:  # bad input (InputError), a time limit, anything else: say it, keep what is open
+            await asyncio.gather(*drawn, return_exceptions=True)
+            await self.in_session(lambda: self._failed(exc, bool(drawn)))
+            return False
+        await asyncio.gather(*drawn, return_exceptions=True)
+        await self.in_session(lambda: (adopt or state.adopt)(opened))
+        return True
+
+    def _failed(self, exc: BaseException, drew_overview: bool) -> None:
+        self.state.fail(exc)
+        if drew_overview and self.stage is not None:
+            self.stage.undo_overview()
