@@ -167,7 +167,11 @@ class TileUsage:
         local[self.changed_roots] = np.arange(len(roots))
         row_of_new = local[a.root_rows[a.interval_row]]
         plus = self._interval_events(intervals, table, row_of_new, 1)
-        minus = self._interval_events(intervals, base.requirement, a.interval_row, -1)
+        old = base._requirements(
+            roots
+        )  # the edited classes' runs before the edits, only theirs
+        old_table = RunTable.of([old[r] for r in roots] or [empty])
+        minus = self._interval_events(intervals, old_table, row_of_new, -1)
         columns = [np.concatenate((x, y)) for x, y in zip(plus, minus)]
         order = np.argsort(columns[0], kind="stable")
         events = tuple(c[order] for c in columns)

@@ -45,7 +45,7 @@ from .tile_figures import (
     scratch_runs,
 )
 from .tile_plan import TilePlan
-from .tile_usage import TileUsage, on_device_runs
+from .tile_usage import StepPeaks, TileUsage, on_device_runs
 
 
 @dataclass(frozen=True)
@@ -269,19 +269,49 @@ def file_tiles(arrays: ProfileArrays) -> FileTiles | None:
     return _memo(arrays, "_file_tiles", lambda: FileTiles(arrays, file_figures(arrays)))
 
 
-def file_usage(arrays: ProfileArrays) -> TileUsage:
+def file_usage(arrays: ProfileArrays, file_plan: Plan | None = None) -> TileUsage:
     """The file plan's per-tile usage: a v2/v3 file's recorded tile_usage, or the sweep of a v1
-    file's estimate."""
-    return _memo(
-        arrays,
-        "_tile_usage",
-        lambda: TileUsage(arrays, file_figures(arrays), recorded_usage(arrays)),
+    file's estimate. ``file_plan``: the file's plan per tile, whose per-step figures are taken
+    rather than summed again (``model.per_tile_plan``)."""
+
+    def compute() -> TileUsage:
+        usage = TileUsage(arrays, file_figures(arrays), recorded_usage(arrays))
+        tp = getattr(file_plan, "tiles", None)
+        if tp is not None and usage.recorded is not None:
+            usage.__dict__["step_peaks"] = step_peaks_of(tp)
+        return usage
+
+    return _memo(arrays, "_tile_usage", compute)
+
+
+def plan_usage(
+    arrays: ProfileArrays,
+    tilings: dict[int, TensorTiling],
+    file_plan: Plan | None = None,
+) -> TileUsage:
+    """The per-tile usage of the plan with ``tilings`` (a WhatIf's; {} for the file's plan)."""
+    return edited_usage(
+        arrays, file_usage(arrays, file_plan), tilings, file_tiles(arrays)
     )
 
 
-def plan_usage(arrays: ProfileArrays, tilings: dict[int, TensorTiling]) -> TileUsage:
-    """The per-tile usage of the plan with ``tilings`` (a WhatIf's; {} for the file's plan)."""
-    return edited_usage(arrays, file_usage(arrays), tilings, file_tiles(arrays))
+def step_peaks_of(tp: TilePlan) -> StepPeaks:
+    """``StepPeaks`` of a plan per tile's per-step figures (the same tie rule: the last tile)."""
+    return StepPeaks(
+        most={
+            "standard": tp.largest[:, 0],
+            "interleaved": tp.largest[:, 1],
+            "total": tp.usage.sum(axis=1),
+        },
+        tile={
+            "standard": tp.largest_tile[:, 0],
+            "interleaved": tp.largest_tile[:, 1],
+            "total": tp.usage_tile,
+        },
+        usage_standard=tp.usage[:, 0],
+        usage_interleaved=tp.usage[:, 1],
+        usage_tile=tp.usage_tile,
+    )
 
 
 def tile_plan_of(usage: TileUsage) -> TilePlan:
@@ -295,12 +325,15 @@ def tile_plan_of(usage: TileUsage) -> TilePlan:
 
 
 def whatif_plan(
-    arrays: ProfileArrays, figures: ValueBytes, tilings: dict[int, TensorTiling]
+    arrays: ProfileArrays,
+    figures: ValueBytes,
+    tilings: dict[int, TensorTiling],
+    file_plan: Plan | None = None,
 ) -> tuple[Plan, TileUsage]:
     """The plan per tile of a v2/v3 profile with ``tilings`` applied: the edited values' figures
     are the maxima of their re-estimated per-tile figures (§1.4), the per-step usage the peak
     tile's, the peaks by the file's version (``model.plan_of_tile_plan``)."""
-    usage = plan_usage(arrays, tilings)
+    usage = plan_usage(arrays, tilings, file_plan)
     shard, aligned, held = (
         figures.shard.copy(),
         figures.aligned.copy(),
