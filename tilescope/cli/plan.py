@@ -279,7 +279,11 @@ def run(args) -> int:
 
             data = PlanData(opened, whatif)
             if out["peak_tiles"] is None:
-                out.update(estimated_peak_tiles(data, shown))
+                try:
+                    out.update(estimated_peak_tiles(data, shown) if arrays.n_values else
+                               {"peak_tiles": None, "peak_tiles_note": "no values: no tile holds any"})
+                except TilescopeError as exc:  # a layout the estimate cannot resolve has no per-tile figure
+                    out.update({"peak_tiles": None, "peak_tiles_note": f"tilescope's per-tile estimate has none: {exc}"})
             if args.tile is not None:
                 out["tile_usage"] = tile_usage_json(data, args.tile)
         if written is not None:
