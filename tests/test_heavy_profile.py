@@ -8,9 +8,9 @@ re-placed there after every edit, holding up every session of the server. Now:
   for the placement; with the served session's runner it is computed in a worker thread (recorded
   here by wrapping the planner's ``place``), the views say "placing…" until ``ready`` is bumped,
   then show it. An edit's what-if placement goes the same way; the advisor's ranking too.
-- Served: one session opens the heavy profile while ``GET /app`` is asked and another session
-  opens the sample; the GET answers within seconds while the heavy profile is still being placed,
-  and the sample opens within a bounded ratio of its time alone (both measured in the same run).
+- Served: one session opens the heavy profile while ``GET /app`` is asked again and again: every
+  GET answers within seconds (bounded by its time alone, measured in the same run) until the heavy
+  page is complete; then another session opens the sample in a bounded ratio of its time alone.
 """
 from __future__ import annotations
 
@@ -109,7 +109,12 @@ def test_a_large_plans_placement_is_computed_off_the_callers_thread(heavy, monke
 
 
 @pytest.mark.browser
-def test_a_heavy_profile_holds_up_no_other_session(heavy, tmp_path, browser, request, capsys):
+def test_a_heavy_profile_holds_up_no_other_session(heavy, tmp_path, browser, monkeypatch, request, capsys):
+    """GET /app is asked again and again while one session opens the heavy profile (cached, so its
+    open is mostly its placement), until that session's summary arrives; then another session opens
+    the sample beside an edit of the heavy profile."""
+    import json
+
     from playwright.sync_api import expect
 
     from test_app_robust_server import open_and_time, report
@@ -118,41 +123,44 @@ def test_a_heavy_profile_holds_up_no_other_session(heavy, tmp_path, browser, req
     root.mkdir()
     shutil.copyfile(SAMPLE, root / "vit.json")
     shutil.copyfile(heavy, root / "heavy.json")
-    import json
-
+    monkeypatch.setenv("TILESCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    open_file(root / "heavy.json")  # normalised and planned once (its placement is not kept: each server places anew)
     sample_total = kib(json.loads(SAMPLE.read_bytes())["peak"]["total"])
     heavy_total = kib(json.loads(heavy.read_bytes())["peak"]["total"])
+
+    def get_app() -> float:
+        started = time.perf_counter()
+        urllib.request.urlopen(server.url, timeout=300).read()  # a plain GET /app: a new session's page
+        return time.perf_counter() - started
+
     server = AppServer(["--data-root", str(root)], env={"TILESCOPE_CACHE_DIR": str(tmp_path / "cache")})
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     try:
         probe = context.new_page()
         open_and_time(probe, f"{server.url}?file=vit.json", sample_total)  # warm: the first session's imports
         alone = min(open_and_time(probe, f"{server.url}?file=vit.json", sample_total) for _ in range(2))
-        started = time.perf_counter()
-        urllib.request.urlopen(server.url, timeout=120).read()
-        get_alone = time.perf_counter() - started
+        get_alone = min(get_app() for _ in range(3))
 
         heavy_page = context.new_page()
-        heavy_page.goto(f"{server.url}?file=heavy.json", wait_until="commit")
-        expect(heavy_page.locator("[data-testid=ts-status]")).to_contain_text("loading", timeout=60_000)
         started = time.perf_counter()
-        urllib.request.urlopen(server.url, timeout=120).read()  # a plain GET /app: a new session's page
-        get_during = time.perf_counter() - started
-        still_placing = heavy_page.locator("[data-testid=ts-summary]").count() == 0
+        heavy_page.goto(f"{server.url}?file=heavy.json", wait_until="commit")
+        summary = heavy_page.locator("[data-testid=ts-placed-standard]")
+        gets = []
+        while summary.count() == 0 and time.perf_counter() - started < 300:
+            gets.append(get_app())
+            heavy_page.wait_for_timeout(500)  # (Playwright's own wait: the page's messages keep arriving)
+        heavy_seconds = time.perf_counter() - started
+        expect(heavy_page.locator("[data-testid=ts-peak-total]")).to_have_text(heavy_total)
         other = context.new_page()
         during = open_and_time(other, f"{server.url}?file=vit.json", sample_total)
-        heavy_opened = time.perf_counter()
-        expect(heavy_page.locator("[data-testid=ts-peak-total]")).to_have_text(heavy_total, timeout=180_000)
-        expect(heavy_page.locator("[data-testid=ts-placed-standard]")).to_be_visible(timeout=180_000)
-        heavy_seconds = time.perf_counter() - heavy_opened + during + get_during
         log = server.output()
     finally:
         context.close()
         server.stop()
     assert "Traceback" not in log
-    report(request, capsys, f"heavy profile ({VALUES:,} values, {STEPS} steps): GET /app {get_alone:.2f} s alone, "
-                            f"{get_during:.2f} s while it was opened and placed; the sample opened in {alone:.2f} s alone, "
-                            f"{during:.2f} s beside it ({during / alone:.2f}×); the heavy profile's page after ~{heavy_seconds:.1f} s")
-    assert still_placing  # the GET was answered while the heavy profile was still being opened and placed
-    assert get_during < 3 * get_alone + 3
+    report(request, capsys, f"heavy profile ({VALUES:,} values, {STEPS} steps, cached): its page complete after {heavy_seconds:.1f} s; "
+                            f"meanwhile GET /app {len(gets)}× answered in at worst {max(gets):.2f} s (alone {get_alone:.2f} s); "
+                            f"the sample opened in {alone:.2f} s alone, {during:.2f} s after ({during / alone:.2f}×)")
+    assert len(gets) >= 3  # the heavy open lasted long enough to be asked during
+    assert max(gets) < 3 * get_alone + 3  # no GET waited for the heavy profile's placement
     assert during < 3 * alone + 3
