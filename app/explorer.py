@@ -74,7 +74,8 @@ class ExplorerApp(pn.viewable.Viewer):
         self.fleet: FleetView | None = None  # the fleet view, when the session opened a dataset
         self._before_overview: list | None = None  # the body before a staged open drew an overview
         self.file_bar.upload.param.watch(self._on_upload, "value")
-        watch_state(self.state, self._push_query, ["selected_step", "selected_values", "edits", "source"], name="the address bar")
+        watch_state(self.state, self._push_query, ["selected_step", "selected_values", "selected_tile", "edits", "source"],
+                    name="the address bar")
         self.page = pmui.Page(
             title="tilescope", header=[self.file_bar.header, self.search], main=[self.controls, self.file_bar.error, self.body],
             theme_toggle=True, sidebar_width=0, busy_indicator=None, stylesheets=[CSS],
@@ -184,7 +185,7 @@ class ExplorerApp(pn.viewable.Viewer):
         tab = self.profile_page.tabs.key if self.profile_page is not None and self.profile_page.tabs is not None else None
         compare = s.compare.b_name if s.compare is not None and s.compare.mode == "file" else None
         return UrlState(self._requested_file, s.selected_step, s.focus_value, None if tab == DEFAULT_TAB else tab, tuple(s.edits),
-                        compare=compare)
+                        compare=compare, tile=s.selected_tile)
 
     def _push_query(self, *_):
         if not self._restoring and self.state.data is not None:
@@ -203,7 +204,7 @@ class ExplorerApp(pn.viewable.Viewer):
         self.controls.query = self.url_state().query()
 
     def _apply_to_state(self, wanted: UrlState) -> list[str]:
-        """The URL's edits, step and value, through the calls a click makes; what was refused."""
+        """The URL's edits, step, value and tile, through the calls a click makes; what was refused."""
         s = self.state
         problems = list(wanted.problems)
         if s.data is None:
@@ -221,6 +222,10 @@ class ExplorerApp(pn.viewable.Viewer):
                 problems.append(f"the URL's value={wanted.value} is not a value of this file; ignored")
         elif s.selected_values:
             s.select_values([])
+        if wanted.tile is not None:
+            refused = s.select_tile(wanted.tile)
+            if refused:
+                problems.append(f"the URL's tile={wanted.tile}: {refused}; ignored")
         return problems
 
     def restore_query(self, query: str) -> None:
@@ -250,7 +255,7 @@ class ExplorerApp(pn.viewable.Viewer):
                 return
             problem = self.state.error
         path = initial_file(self.options)
-        rest = None if problem else UrlState(None, wanted.step, wanted.value, wanted.tab, wanted.edits, wanted.problems)
+        rest = None if problem else UrlState(None, wanted.step, wanted.value, wanted.tab, wanted.edits, wanted.problems, tile=wanted.tile)
         await self.opener.open_path(path, display_name(path), partial(self.adopt, name=display_name(path), wanted=rest))
         if problem:
             await self.opener.in_session(partial(self.state.fail, problem))

@@ -32,6 +32,7 @@ from tilescope.app.views.lifetimes import LifetimesView
 from tilescope.app.views.placement import AddressView
 from tilescope.app.views.storage_groups import StorageGroupsView
 from tilescope.app.views.tile_map import TileMapView
+from tilescope.app.views.tiles import TilesView
 from tilescope.app.views.values_table import ValuesTableView
 
 
@@ -64,6 +65,7 @@ SIDE_TABS: tuple[SideTab, ...] = (
     SideTab("values", "Values", ValuesTableView),
     SideTab("groups", "Storage groups", StorageGroupsView),
     SideTab("placement", "Placement", PlacementTab),
+    SideTab("tiles", "Tiles", TilesView),
     SideTab("compare", "Compare", CompareView),  # needs the session's ``opener`` (``SideTabs(view_args=...)``)
     SideTab("export", "Export", ExportView),
 )

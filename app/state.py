@@ -47,6 +47,9 @@ class SessionState(param.Parameterized):
         changes the same handles of the same value as the last unit replaces it (coalescing).""")
     whole_storage_group = param.Boolean(default=False, doc="an edit applies to the value's whole storage group")
     selected_step = param.Integer(default=0)
+    selected_tile = param.Integer(default=None, allow_None=True, doc="""
+        The device tile the per-tile views show (``select_tile``); None until one is chosen (the
+        tiles view then picks the step's peak tile). Cleared when another file opens.""")
     selected_values = param.List(default=[], item_type=int, doc="selected value ids")
     error = param.String(default="", doc="last error message (one line), empty when the last action worked")
     status = param.String(default="", doc="what is happening (loading progress, last action)")
@@ -98,7 +101,7 @@ class SessionState(param.Parameterized):
         clears edits and selection."""
         name = name or opened.name
         common = dict(source=name, kind=opened.kind, opened=opened, edits=[], edit_units=[], selected_values=[], error="",
-                      loading=False, progress=1.0, compare=None)
+                      loading=False, progress=1.0, compare=None, selected_tile=None)
         if not isinstance(opened, OpenedProfile):  # a search state, or another kind: its view reads ``opened``
             self.param.update(**common, data=None, selected_step=0, status=f"opened {name} ({kind_label(opened.kind)})")
             return
@@ -262,6 +265,20 @@ class SessionState(param.Parameterized):
         if self.arrays is None:
             return
         self.selected_step = int(min(max(int(step), 0), max(self.arrays.n_steps - 1, 0)))
+
+    def select_tile(self, tile: int | None) -> str | None:
+        """Show ``tile`` in the per-tile views (None: back to the step's peak tile). Returns why a
+        tile is refused (not a tile of the device), else None."""
+        if tile is None:
+            self.selected_tile = None
+            return None
+        if self.arrays is None:
+            return "no memory profile is open"
+        tiles = int(self.arrays.device_tiles)
+        if not 0 <= int(tile) < tiles:
+            return f"tile {int(tile):,} is not a tile of this device (0 to {tiles - 1:,})"
+        self.selected_tile = int(tile)
+        return None
 
     def select_values(self, ids: Sequence[int]) -> None:
         """Replace the selection (the one rule of every view: a click replaces)."""

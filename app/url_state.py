@@ -3,12 +3,14 @@
 
 - ``file``: the open file's name under the data root (absent for the served default or an upload);
 - ``step``: the selected step; ``value``: the value open in the editor (the last one selected);
+- ``tile``: the device tile the per-tile views show (``SessionState.selected_tile``);
 - ``tab``: the side panel's tab (``app.layout.SIDE_TABS`` keys);
 - ``edits``: the what-if edits in ``models.edits.compact_edits`` form;
 - ``compare``: the file (under the data root) the open profile is compared with.
 
 Parsing never trusts the URL: a part that is not what it should be is dropped (and said), the
-rest still applies.
+rest still applies. Numbers are ASCII digits only; a URL of more than ``models.edits.MAX_COMPACT_EDITS`` edits
+has none applied (said), so a long URL costs a bounded amount of work.
 """
 from __future__ import annotations
 
@@ -30,11 +32,12 @@ class UrlState:
     edits: tuple[TilingEdit, ...] = ()
     problems: tuple[str, ...] = field(default=(), compare=False)  # what was dropped, and why
     compare: str | None = None
+    tile: int | None = None
 
     def query(self) -> str:
         """``?file=…&step=…`` (parts that are unset are left out; ``,``, ``:`` and ``=`` kept readable)."""
         parts = {
-            "file": self.file, "step": self.step, "value": self.value, "tab": self.tab,
+            "file": self.file, "step": self.step, "value": self.value, "tile": self.tile, "tab": self.tab,
             "edits": compact_edits(self.edits) if self.edits else None, "compare": self.compare,
         }
         text = urlencode({k: v for k, v in parts.items() if v is not None}, safe=",:=")
@@ -42,7 +45,9 @@ class UrlState:
 
 
 def _number(text: str) -> int | None:
-    return int(text) if text.isdigit() and len(text) <= MAX_NUMBER_DIGITS else None
+    """ASCII digits only: ``str.isdigit`` is also true of ``²`` (which ``int`` refuses) and of ``٨``
+    (which ``int`` reads as 8)."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= MAX_NUMBER_DIGITS else None
 
 
 def parse_query(args: dict[str, list] | str, tab_keys: tuple[str, ...]) -> UrlState:
@@ -58,18 +63,17 @@ def parse_query(args: dict[str, list] | str, tab_keys: tuple[str, ...]) -> UrlSt
         return item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item)
 
     problems = []
-    step = value = None
-    for name in ("step", "value"):
+    numbers: dict[str, int | None] = {"step": None, "value": None, "tile": None}
+    for name in numbers:
         text = first(name)
         if text is None:
             continue
         number = _number(text)
         if number is None:
-            problems.append(f"the URL's {name}={text[:40]!r} is not a step or value number; ignored")
-        elif name == "step":
-            step = number
+            problems.append(f"the URL's {name}={text[:40]!r} is not a {name} number; ignored")
         else:
-            value = number
+            numbers[name] = number
+    step, value = numbers["step"], numbers["value"]
     tab = first("tab")
     if tab is not None and tab not in tab_keys:
         problems.append(f"the URL's tab={tab[:40]!r} is not one of {', '.join(tab_keys)}; ignored")
@@ -81,4 +85,4 @@ def parse_query(args: dict[str, list] | str, tab_keys: tuple[str, ...]) -> UrlSt
             edits = tuple(parse_compact_edits(text))
         except InputError as exc:
             problems.append(f"{exc}; the URL's edits were not applied")
-    return UrlState(first("file"), step, value, tab, edits, tuple(problems), compare=first("compare"))
+    return UrlState(first("file"), step, value, tab, edits, tuple(problems), compare=first("compare"), tile=numbers["tile"])

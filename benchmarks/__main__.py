@@ -15,7 +15,10 @@ one (2200 × 24), prints:
   file normalised before to the timeline's first points in hand (the whole profile downsampled per
   pixel column); with ``--large``, the 1 GB profile's ÷ the 92.5 MB one's (target ≤ 2: the first
   chart must not grow with the file, issue #17);
-- the per-edit re-plan time (``benchmarks.bench_replan``, the what-if planner's benchmark).
+- the per-edit re-plan time (``benchmarks.bench_replan``, the what-if planner's benchmark);
+- the same load figures (not the re-plan) for a ≥ 50 MB memory profile **v3** (per-tile arrays,
+  docs/formats.md §7) written by ``tests/profile_generator.py`` (``V3_BLOCKS`` layers, ~63 MB;
+  ``--v3-blocks N`` to change, 0 to skip): the same goals as version 1.
 
 Each figure comes from fresh subprocesses (best wall time of ``--repeat`` runs; peak memory is the
 highest). Synthetic profiles are generated into ``benchmarks/data/`` (git-ignored) and reused while
@@ -43,6 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 MEDIUM = (200, 24)  # ~90 MB
 LARGE = (2200, 24)  # ~1 GB
+V3_BLOCKS = 320  # layers of tests/profile_generator.py's scaled program: a ~63 MB v3 profile
 TARGET_MIN_BYTES = 10_000_000  # the normalise ÷ msgspec target is one of throughput: files from 10 MB
 
 
@@ -96,6 +100,23 @@ def synthetic(blocks: int, layers: int) -> Path:
     write_synthetic_profile(path, blocks, layers, overwrite=True)
     stamp.write_text(json.dumps({**params, "size": path.stat().st_size}))
     print(f"  {path.stat().st_size:,} bytes in {time.perf_counter() - started:.1f} s", flush=True)
+    return path
+
+
+def generated_v3(blocks: int) -> Path:
+    """A v3 profile of ``blocks`` layers from the test generator (an implementation of the
+    compiler's per-tile estimate, tests/profile_generator.py) in benchmarks/data, reused while
+    the generator is unchanged."""
+    DATA.mkdir(exist_ok=True)
+    generator = ROOT / "tests" / "profile_generator.py"
+    path = DATA / f"generated_v3_b{blocks}.memory_profile.json"
+    stamp = path.with_suffix(".params")
+    params = {"blocks": blocks, "generator": hashlib.blake2b(generator.read_bytes(), digest_size=8).hexdigest()}
+    if path.exists() and stamp.exists() and json.loads(stamp.read_text()) == {**params, "size": path.stat().st_size}:
+        return path
+    print(f"generating {path.name} (v3, {blocks} layers)…", flush=True)
+    subprocess.run([sys.executable, "-m", "tests.profile_generator", str(path), str(blocks), "3"], cwd=ROOT, check=True)
+    stamp.write_text(json.dumps({**params, "size": path.stat().st_size}))
     return path
 
 
@@ -176,15 +197,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--large", action="store_true", help="also the ~1 GB profile (generated once, ~1 GB of disk)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure, best kept (default 3; 1 for the large profile)")
     parser.add_argument("--replan-edits", type=int, default=20, help="edits for the re-plan figure (0 skips it)")
+    parser.add_argument("--v3-blocks", type=int, default=V3_BLOCKS, help=f"layers of the generated v3 profile (default {V3_BLOCKS}, ~63 MB; 0 skips it)")
     args = parser.parse_args(argv)
 
     profiles = [("sample", SAMPLE_PATH), (f"synthetic {MEDIUM[0]}×{MEDIUM[1]}", synthetic(*MEDIUM))]
     if args.large:
         profiles.append((f"synthetic {LARGE[0]}×{LARGE[1]}", synthetic(*LARGE)))
+    if args.v3_blocks:
+        profiles.append((f"generated v3 ({args.v3_blocks} layers)", generated_v3(args.v3_blocks)))
     rows = []
     for name, path in profiles:
         large = path.stat().st_size > 500e6
-        rows.append(measure_profile(name, path, 1 if large else args.repeat, args.replan_edits))
+        replan = 0 if name.startswith("generated v3") else args.replan_edits  # (what-if edits of v2/v3: planner.tile_whatif)
+        rows.append(measure_profile(name, path, 1 if large else args.repeat, replan))
     print()
     print(markdown(rows))
     print()
@@ -195,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{r.msgspec_ratio:.2f}× (target ≤ 1.0: {met}); CPU {r.normalise.cpu:.3f} s / {r.msgspec.cpu:.3f} s = "
               f"{r.msgspec_cpu_ratio:.2f}×")
     if args.large:
-        medium, large = rows[1], rows[2]
+        medium, large = rows[1], rows[2]  # (the v3 row, when measured, comes after them)
         growth = large.first_chart.wall / medium.first_chart.wall
         met = "met" if growth <= 2.0 else "not met"
         print(f"cached open → first chart, {large.name} ÷ {medium.name}: {large.first_chart.wall * 1000:.1f} ms / "

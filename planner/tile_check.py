@@ -13,6 +13,7 @@ the peaks, peak steps, effective peak and ``fits_budget`` are compared by ``plan
 plan per tile (``planner.model.per_tile_plan``). At most ``LIMIT`` mismatches of one field are
 listed, then one line says how many more there are.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -51,7 +52,9 @@ class _Listed:
         self.counts[field] = listed + total
 
     def more(self) -> list[MoreMismatches]:
-        return [MoreMismatches(f, n - LIMIT) for f, n in self.counts.items() if n > LIMIT]
+        return [
+            MoreMismatches(f, n - LIMIT) for f, n in self.counts.items() if n > LIMIT
+        ]
 
 
 def value_mismatches(arrays: ProfileArrays) -> list[Mismatch]:
@@ -61,12 +64,20 @@ def value_mismatches(arrays: ProfileArrays) -> list[Mismatch]:
     out: list[Mismatch] = []
     ids = arrays.value_ids
     for field, recorded, recomputed in (
-        ("bytes (aligned_bytes × copies)", arrays.recorded_bytes, arrays.recorded_aligned * arrays.copies),
+        (
+            "bytes (aligned_bytes × copies)",
+            arrays.recorded_bytes,
+            arrays.recorded_aligned * arrays.copies,
+        ),
         ("bytes (largest tile_bytes)", arrays.recorded_bytes, held),
         ("shard_bytes (largest tile_shards)", arrays.recorded_shard, shard),
     ):
         for i in np.flatnonzero(recorded != recomputed).tolist():
-            out.append(Mismatch("value", int(ids[i]), field, int(recorded[i]), int(recomputed[i])))
+            out.append(
+                Mismatch(
+                    "value", int(ids[i]), field, int(recorded[i]), int(recomputed[i])
+                )
+            )
     return out
 
 
@@ -96,32 +107,90 @@ def step_mismatches(arrays: ProfileArrays, recorded_usage: np.ndarray) -> list:
     coarse = coarse_usage(arrays)
     for c, name in enumerate(CLASSES):
         bad = np.flatnonzero(t.coarse[:, c] != coarse[:, c])
-        listed.add(f"coarse_usage.{name}", [Mismatch("step", int(s), f"coarse_usage.{name}", int(t.coarse[s, c]), int(coarse[s, c]))
-                                            for s in bad[:LIMIT].tolist()], bad.size)
+        listed.add(
+            f"coarse_usage.{name}",
+            [
+                Mismatch(
+                    "step",
+                    int(s),
+                    f"coarse_usage.{name}",
+                    int(t.coarse[s, c]),
+                    int(coarse[s, c]),
+                )
+                for s in bad[:LIMIT].tolist()
+            ],
+            bad.size,
+        )
     bound = t.coarse.sum(axis=1)
-    for b in blocks(t, arrays.interval_row, arrays.interval_first, arrays.interval_last, arrays.root_rows, arrays.region, arrays.n_steps):
+    for b in blocks(
+        t,
+        arrays.interval_row,
+        arrays.interval_first,
+        arrays.interval_last,
+        arrays.root_rows,
+        arrays.region,
+        arrays.n_steps,
+    ):
         rows = np.arange(b.recorded.shape[0])
         steps = rows + b.first
         usage = b.usage
         for c, name in enumerate(CLASSES):
             step, tile = np.nonzero(b.recorded[:, :, c] != usage[:, :, c])
-            listed.add(f"tile_usage.{name}", [
-                Mismatch("step", int(s + b.first), f"tile_usage.{name}", int(b.recorded[s, x, c]), int(usage[s, x, c]), int(x))
-                for s, x in zip(step[:LIMIT].tolist(), tile[:LIMIT].tolist())
-            ], step.size)
+            listed.add(
+                f"tile_usage.{name}",
+                [
+                    Mismatch(
+                        "step",
+                        int(s + b.first),
+                        f"tile_usage.{name}",
+                        int(b.recorded[s, x, c]),
+                        int(usage[s, x, c]),
+                        int(x),
+                    )
+                    for s, x in zip(step[:LIMIT].tolist(), tile[:LIMIT].tolist())
+                ],
+                step.size,
+            )
         peak = last_argmax(b.recorded.sum(axis=2))
         at_peak = b.recorded[rows, peak]
         for c, name in enumerate(CLASSES):
             bad = np.flatnonzero(recorded_usage[steps, c] != at_peak[:, c])
-            listed.add(f"usage.{name}", [
-                Mismatch("step", int(steps[s]), f"usage.{name} (tile_usage of the peak tile {int(peak[s])})",
-                             int(recorded_usage[steps[s], c]), int(at_peak[s, c]))
-                for s in bad[:LIMIT].tolist()
-            ], bad.size)
-        over_step, over_tile = np.nonzero(b.recorded.sum(axis=2) > bound[steps][:, None])
-        listed.add(RULE_COARSE_BOUND, [
-            Mismatch("step", int(s + b.first), "tile_usage total (at most coarse_usage total)", int(b.recorded[s, x].sum()),
-                         int(bound[s + b.first]), int(x))
-            for s, x in zip(over_step[:LIMIT].tolist(), over_tile[:LIMIT].tolist())
-        ], over_step.size)
-    return sorted(listed.items, key=lambda m: (m.key, -1 if m.tile is None else m.tile, m.field)) + listed.more()
+            listed.add(
+                f"usage.{name}",
+                [
+                    Mismatch(
+                        "step",
+                        int(steps[s]),
+                        f"usage.{name} (tile_usage of the peak tile {int(peak[s])})",
+                        int(recorded_usage[steps[s], c]),
+                        int(at_peak[s, c]),
+                    )
+                    for s in bad[:LIMIT].tolist()
+                ],
+                bad.size,
+            )
+        over_step, over_tile = np.nonzero(
+            b.recorded.sum(axis=2) > bound[steps][:, None]
+        )
+        listed.add(
+            RULE_COARSE_BOUND,
+            [
+                Mismatch(
+                    "step",
+                    int(s + b.first),
+                    "tile_usage total (at most coarse_usage total)",
+                    int(b.recorded[s, x].sum()),
+                    int(bound[s + b.first]),
+                    int(x),
+                )
+                for s, x in zip(over_step[:LIMIT].tolist(), over_tile[:LIMIT].tolist())
+            ],
+            over_step.size,
+        )
+    return (
+        sorted(
+            listed.items,
+            key=lambda m: (m.key, -1 if m.tile is None else m.tile, m.field),
+        )
+        + listed.more()
+    )

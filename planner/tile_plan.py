@@ -13,14 +13,14 @@ blocks (a difference array along the tiles, then a running sum along the steps):
 block, however long the profile. ``TilePlan`` keeps only per-step figures (the peak tile, the
 largest figure of each class); ``tile_series`` reads one tile over all steps without any block.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
-
 from tilescope.models.profile import MemoryProfile
 
 BLOCK_CELLS = 1 << 20  # steps × tiles per block: its arrays are a few of 16 MiB
@@ -58,12 +58,24 @@ def tile_arrays_of(profile: MemoryProfile) -> TileArrays | None:
     return TileArrays(
         version=profile.version,
         tiles=int(profile.profile.column("tile_count")[0].as_py()),
-        value_row=_ints(v, "value_row"), value_start=_ints(v, "tile_start"), value_stop=_ints(v, "tile_stop"),
-        value_shard=_ints(v, "shard"), value_bytes=_ints(v, "bytes"),
-        step=_ints(s, "step"), step_start=_ints(s, "tile_start"), step_stop=_ints(s, "tile_stop"),
-        scratch=np.stack((_ints(s, "scratch_standard"), _ints(s, "scratch_interleaved")), axis=1),
-        usage=np.stack((_ints(s, "usage_standard"), _ints(s, "usage_interleaved")), axis=1),
-        coarse=np.stack((_ints(steps, "coarse_standard"), _ints(steps, "coarse_interleaved")), axis=1),
+        value_row=_ints(v, "value_row"),
+        value_start=_ints(v, "tile_start"),
+        value_stop=_ints(v, "tile_stop"),
+        value_shard=_ints(v, "shard"),
+        value_bytes=_ints(v, "bytes"),
+        step=_ints(s, "step"),
+        step_start=_ints(s, "tile_start"),
+        step_stop=_ints(s, "tile_stop"),
+        scratch=np.stack(
+            (_ints(s, "scratch_standard"), _ints(s, "scratch_interleaved")), axis=1
+        ),
+        usage=np.stack(
+            (_ints(s, "usage_standard"), _ints(s, "usage_interleaved")), axis=1
+        ),
+        coarse=np.stack(
+            (_ints(steps, "coarse_standard"), _ints(steps, "coarse_interleaved")),
+            axis=1,
+        ),
     )
 
 
@@ -86,7 +98,14 @@ class Runs:
     amount: np.ndarray
 
 
-def _spread(owner: np.ndarray, start: np.ndarray, stop: np.ndarray, amount: np.ndarray, rows: int, tiles: int) -> np.ndarray:
+def _spread(
+    owner: np.ndarray,
+    start: np.ndarray,
+    stop: np.ndarray,
+    amount: np.ndarray,
+    rows: int,
+    tiles: int,
+) -> np.ndarray:
     """Runs → a dense ``[rows, tiles]`` array (owners 0 … rows − 1)."""
     diff = np.zeros((rows, tiles + 1), np.int64)
     np.add.at(diff, (owner, start), amount)
@@ -116,7 +135,14 @@ def root_requirements(t: TileArrays, root_rows: np.ndarray) -> Runs:
     members = np.bincount(root_rows, minlength=root_rows.size)
     run_root = root_rows[t.value_row]
     alone = members[run_root] == 1
-    parts = [Runs(run_root[alone], t.value_start[alone], t.value_stop[alone], t.value_bytes[alone])]
+    parts = [
+        Runs(
+            run_root[alone],
+            t.value_start[alone],
+            t.value_stop[alone],
+            t.value_bytes[alone],
+        )
+    ]
     shared = np.flatnonzero(~alone)
     if shared.size:
         roots = np.unique(run_root[shared])
@@ -126,14 +152,27 @@ def root_requirements(t: TileArrays, root_rows: np.ndarray) -> Runs:
             pick = shared[np.isin(run_root[shared], these)]
             # Each member's runs spread into its own row, then the class's rows reduced by max.
             value_rows, local = np.unique(t.value_row[pick], return_inverse=True)
-            dense = _spread(local, t.value_start[pick], t.value_stop[pick], t.value_bytes[pick], value_rows.size, t.tiles)
+            dense = _spread(
+                local,
+                t.value_start[pick],
+                t.value_stop[pick],
+                t.value_bytes[pick],
+                value_rows.size,
+                t.tiles,
+            )
             class_of = np.searchsorted(these, root_rows[value_rows])
             best = np.zeros((these.size, t.tiles), np.int64)
             np.maximum.at(best, class_of, dense)
             parts.append(_encode(best, these))
     owner = np.concatenate([p.owner for p in parts])
     order = np.argsort(owner, kind="stable")
-    return Runs(owner[order], *(np.concatenate([getattr(p, f) for p in parts])[order] for f in ("start", "stop", "amount")))
+    return Runs(
+        owner[order],
+        *(
+            np.concatenate([getattr(p, f) for p in parts])[order]
+            for f in ("start", "stop", "amount")
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -150,7 +189,9 @@ class Block:
         return self.tensors + self.scratch
 
 
-def _step_dense(t: TileArrays, values: np.ndarray, first: int, n: int, lo: int, hi: int) -> np.ndarray:
+def _step_dense(
+    t: TileArrays, values: np.ndarray, first: int, n: int, lo: int, hi: int
+) -> np.ndarray:
     diff = np.zeros((n, t.tiles + 1, 2), np.int64)
     rows = t.step[lo:hi] - first
     for c in (0, 1):
@@ -159,20 +200,31 @@ def _step_dense(t: TileArrays, values: np.ndarray, first: int, n: int, lo: int, 
     return np.cumsum(diff[:, :-1], axis=1)
 
 
-def blocks(t: TileArrays, interval_row: np.ndarray, interval_first: np.ndarray, interval_last: np.ndarray,
-           root_rows: np.ndarray, region: np.ndarray, n_steps: int) -> Iterator[Block]:
+def blocks(
+    t: TileArrays,
+    interval_row: np.ndarray,
+    interval_first: np.ndarray,
+    interval_last: np.ndarray,
+    root_rows: np.ndarray,
+    region: np.ndarray,
+    n_steps: int,
+) -> Iterator[Block]:
     """Every step's per-tile figures, a block of steps at a time (module doc)."""
     need = root_requirements(t, root_rows)
     bounds = np.searchsorted(need.owner, np.arange(root_rows.size + 1))
     root = root_rows[interval_row]
     count = bounds[root + 1] - bounds[root]  # runs of each interval's root
-    run = np.repeat(bounds[root] - np.concatenate(([0], np.cumsum(count)[:-1])), count) + np.arange(int(count.sum()))
+    run = np.repeat(
+        bounds[root] - np.concatenate(([0], np.cumsum(count)[:-1])), count
+    ) + np.arange(int(count.sum()))
     at_first = np.repeat(interval_first, count)
     after_last = np.repeat(interval_last + 1, count)
     cls = np.repeat(region[root].astype(np.int64), count)
     # Four events per (interval, run): + at its first step, − one past its last, at start and stop.
     step = np.concatenate((at_first, at_first, after_last, after_last))
-    tile = np.concatenate((need.start[run], need.stop[run], need.start[run], need.stop[run]))
+    tile = np.concatenate(
+        (need.start[run], need.stop[run], need.start[run], need.stop[run])
+    )
     amount = need.amount[run]
     weight = np.concatenate((amount, -amount, -amount, amount))
     klass = np.tile(cls, 4)
@@ -188,7 +240,12 @@ def blocks(t: TileArrays, interval_row: np.ndarray, interval_first: np.ndarray, 
         tensors = np.cumsum(np.cumsum(diff[:, :-1], axis=1), axis=0) + carry
         carry = tensors[-1].copy()
         s_lo, s_hi = np.searchsorted(t.step, [first, first + n])
-        yield Block(first, tensors, _step_dense(t, t.scratch, first, n, s_lo, s_hi), _step_dense(t, t.usage, first, n, s_lo, s_hi))
+        yield Block(
+            first,
+            tensors,
+            _step_dense(t, t.scratch, first, n, s_lo, s_hi),
+            _step_dense(t, t.usage, first, n, s_lo, s_hi),
+        )
 
 
 def last_argmax(a: np.ndarray, axis: int = 1) -> np.ndarray:
@@ -201,18 +258,32 @@ def last_argmax(a: np.ndarray, axis: int = 1) -> np.ndarray:
 class TilePlan:
     """Per-step figures of the plan per tile."""
 
-    usage: np.ndarray  # [steps, 2]: the peak tile's usage (largest total; ties: the last tile)
+    usage: (
+        np.ndarray
+    )  # [steps, 2]: the peak tile's usage (largest total; ties: the last tile)
     usage_tile: np.ndarray  # [steps]: that tile
-    largest: np.ndarray  # [steps, 2]: the largest standard and interleaved figure over tiles
+    largest: (
+        np.ndarray
+    )  # [steps, 2]: the largest standard and interleaved figure over tiles
     largest_tile: np.ndarray  # [steps, 2]: where (ties: the last tile)
 
 
-def tile_plan(t: TileArrays, interval_row, interval_first, interval_last, root_rows, region, n_steps: int) -> TilePlan:
+def tile_plan(
+    t: TileArrays,
+    interval_row,
+    interval_first,
+    interval_last,
+    root_rows,
+    region,
+    n_steps: int,
+) -> TilePlan:
     usage = np.zeros((n_steps, 2), np.int64)
     usage_tile = np.zeros(n_steps, np.int64)
     largest = np.zeros((n_steps, 2), np.int64)
     largest_tile = np.zeros((n_steps, 2), np.int64)
-    for b in blocks(t, interval_row, interval_first, interval_last, root_rows, region, n_steps):
+    for b in blocks(
+        t, interval_row, interval_first, interval_last, root_rows, region, n_steps
+    ):
         u = b.usage
         rows = np.arange(u.shape[0])
         s = slice(b.first, b.first + u.shape[0])
@@ -241,7 +312,16 @@ def scratch_at(t: TileArrays, step: int, tile: int) -> np.ndarray:
     return t.scratch[hit].sum(axis=0) if hit.any() else np.zeros(2, np.int64)
 
 
-def tile_series(t: TileArrays, tile: int, interval_row, interval_first, interval_last, root_rows, region, n_steps: int) -> np.ndarray:
+def tile_series(
+    t: TileArrays,
+    tile: int,
+    interval_row,
+    interval_first,
+    interval_last,
+    root_rows,
+    region,
+    n_steps: int,
+) -> np.ndarray:
     """``[steps, 2]``: one device tile's usage at every step (reconstructed), without dense blocks."""
     root = root_rows[interval_row]
     cost = requirement_at_tile(t, root_rows, tile)[interval_row]

@@ -17,6 +17,7 @@ are an independent expectation for them.
 sequence, a Repeat of 3); ``program_scaled(blocks)`` repeats a layer ``blocks`` times on 1,472 tiles
 (a ≥ 50 MB v3 profile for the benchmark at ``blocks=…``: ``python -m tests.profile_generator``).
 """
+
 from __future__ import annotations
 
 import json
@@ -29,9 +30,11 @@ import numpy as np
 
 ELEMENT = {"Ipu21Standard": 16384, "Ipu21Interleaved": 32768}
 ELEMENT_BYTES = {"F16": 2, "F32": 4}
-MODEL = {1: "Planner estimate: sum of per-allocation maximum shard sizes, not a placed tile.",
-         2: "Per-tile live storage using selected ownership, before address placement (generated).",
-         3: "Per-tile live storage using selected ownership, before address placement (generated)."}
+MODEL = {
+    1: "Planner estimate: sum of per-allocation maximum shard sizes, not a placed tile.",
+    2: "Per-tile live storage using selected ownership, before address placement (generated).",
+    3: "Per-tile live storage using selected ownership, before address placement (generated).",
+}
 
 
 @dataclass
@@ -59,8 +62,10 @@ class Tiling:
             f"padding: {a.padding}, tile_stride: {'None' if a.stride is None else f'Some({a.stride})'} }}"
             for a in self.axes
         )
-        return (f"Layout {{ order: {self.order}, tiling: TensorTiling {{ tile_count: {self.tile_count}, replicas: {self.replicas}, "
-                f"axes: [{axes}] }}, memory_class: {cls} }}")
+        return (
+            f"Layout {{ order: {self.order}, tiling: TensorTiling {{ tile_count: {self.tile_count}, replicas: {self.replicas}, "
+            f"axes: [{axes}] }}, memory_class: {cls} }}"
+        )
 
 
 def owner_elements(shape: list[int], tiling: Tiling) -> list[int]:
@@ -71,7 +76,10 @@ def owner_elements(shape: list[int], tiling: Tiling) -> list[int]:
         n = math.prod(shape)
         assert n % grain == 0 and n // grain >= t.tile_count
         grains = n // grain
-        return [(grains // t.tile_count + (1 if o < grains % t.tile_count else 0)) * grain for o in range(t.tile_count)]
+        return [
+            (grains // t.tile_count + (1 if o < grains % t.tile_count else 0)) * grain
+            for o in range(t.tile_count)
+        ]
     dims = list(shape)
     widths = []  # per axis: width of each coordinate
     strides = []
@@ -85,7 +93,9 @@ def owner_elements(shape: list[int], tiling: Tiling) -> list[int]:
         assert padded % a.block == 0
         blocks = padded // a.block
         short, long = divmod(blocks, a.partitions)
-        widths.append([(short + (1 if c < long else 0)) * a.block for c in range(a.partitions)])
+        widths.append(
+            [(short + (1 if c < long else 0)) * a.block for c in range(a.partitions)]
+        )
         strides.append(a.stride if a.stride is not None else below)
         below *= a.partitions
     rest = math.prod(e for d, e in enumerate(dims) if d not in tiled)
@@ -126,7 +136,9 @@ class Step:
     scratch: tuple[int, int] = (0, 0)
     execution_count: int = 1
     gemm: bool = False
-    members: list[int] = field(default_factory=list)  # a Repeat's iterated sequence members
+    members: list[int] = field(
+        default_factory=list
+    )  # a Repeat's iterated sequence members
 
 
 @dataclass
@@ -195,7 +207,11 @@ def estimate(p: Program, parameters_live_to_end: bool = False) -> Estimate:
     for i, s in enumerate(p.steps):
         for x in s.inputs + s.results + s.members:
             last_use[roots[x]] = i
-    forever = {roots[v.id] for v in p.values if v.output or v.copies > 1 or (parameters_live_to_end and v.parameter)}
+    forever = {
+        roots[v.id]
+        for v in p.values
+        if v.output or v.copies > 1 or (parameters_live_to_end and v.parameter)
+    }
     live_now = {roots[v.id] for v in p.values if v.input or v.parameter}
     live = []
     for i, s in enumerate(p.steps):
@@ -209,7 +225,9 @@ def estimate(p: Program, parameters_live_to_end: bool = False) -> Estimate:
         need[r] = np.maximum(need.get(r, 0), held[v.id])
     coarse_need: dict[int, int] = {}
     for v in p.values:
-        coarse_need[roots[v.id]] = max(coarse_need.get(roots[v.id], 0), int(held[v.id].max()))
+        coarse_need[roots[v.id]] = max(
+            coarse_need.get(roots[v.id], 0), int(held[v.id].max())
+        )
     n = len(p.steps)
     tile_scratch = np.zeros((n, p.tiles, 2), np.int64)
     tile_usage = np.zeros((n, p.tiles, 2), np.int64)
@@ -221,7 +239,9 @@ def estimate(p: Program, parameters_live_to_end: bool = False) -> Estimate:
             for o, e in enumerate(elements):
                 if e:
                     for c in (0, 1):
-                        tile_scratch[i, (o + offset) % p.tiles, c] = -(-s.scratch[c] * e // most)
+                        tile_scratch[i, (o + offset) % p.tiles, c] = -(
+                            -s.scratch[c] * e // most
+                        )
         tile_usage[i] = tile_scratch[i]
         coarse[i] = s.scratch
         for r in live[i]:
@@ -231,7 +251,18 @@ def estimate(p: Program, parameters_live_to_end: bool = False) -> Estimate:
     total = tile_usage.sum(axis=2)
     usage_tile = p.tiles - 1 - np.argmax(total[:, ::-1], axis=1)  # ties: the last tile
     usage = tile_usage[np.arange(n), usage_tile]
-    return Estimate(shards, held, shard_bytes, aligned, live, tile_scratch, tile_usage, usage, usage_tile, coarse)
+    return Estimate(
+        shards,
+        held,
+        shard_bytes,
+        aligned,
+        live,
+        tile_scratch,
+        tile_usage,
+        usage,
+        usage_tile,
+        coarse,
+    )
 
 
 def _first_max(a: np.ndarray) -> int:
@@ -246,10 +277,20 @@ def profile_json(p: Program, version: int, later_v3: bool = False) -> dict:
     values = []
     for v in p.values:
         item = {
-            "id": v.id, "origin": v.origin if v.origin is not None else v.id, "root": roots[v.id], "name": v.name, "group": v.group,
-            "shape": v.shape, "precision": v.precision, "layout": v.tiling.text(v.cls), "layout_error": None, "class": v.cls,
+            "id": v.id,
+            "origin": v.origin if v.origin is not None else v.id,
+            "root": roots[v.id],
+            "name": v.name,
+            "group": v.group,
+            "shape": v.shape,
+            "precision": v.precision,
+            "layout": v.tiling.text(v.cls),
+            "layout_error": None,
+            "class": v.cls,
             "storage_group": v.storage_group if v.storage_group is not None else v.id,
-            "shard_bytes": e.shard_bytes[v.id], "aligned_bytes": e.aligned[v.id], "copies": v.copies,
+            "shard_bytes": e.shard_bytes[v.id],
+            "aligned_bytes": e.aligned[v.id],
+            "copies": v.copies,
             "bytes": e.aligned[v.id] * v.copies,
         }
         if version >= 2:
@@ -260,34 +301,65 @@ def profile_json(p: Program, version: int, later_v3: bool = False) -> dict:
     for i, s in enumerate(p.steps):
         usage = e.usage[i] if version >= 2 else e.coarse[i]
         item = {
-            "index": i, "source": s.source, "operation": s.operation, "execution_count": s.execution_count, "live": e.live[i],
+            "index": i,
+            "source": s.source,
+            "operation": s.operation,
+            "execution_count": s.execution_count,
+            "live": e.live[i],
             "scratch": {"standard": s.scratch[0], "interleaved": s.scratch[1]},
             "usage": {"standard": int(usage[0]), "interleaved": int(usage[1])},
         }
         if version >= 2:
             item["tile_usage"] = e.tile_usage[i].tolist()
             item["tile_scratch"] = e.tile_scratch[i].tolist()
-            item["coarse_usage"] = {"standard": int(e.coarse[i, 0]), "interleaved": int(e.coarse[i, 1])}
+            item["coarse_usage"] = {
+                "standard": int(e.coarse[i, 0]),
+                "interleaved": int(e.coarse[i, 1]),
+            }
         steps.append(item)
     rows = p.exchange_rows if version <= 2 else 0
     if version == 1:
         std, intl = e.coarse[:, 0], e.coarse[:, 1]
         total = std + intl
-        max_alloc = max((e.aligned[v.id] * v.copies for v in p.values if v.cls == "Ipu21Standard"), default=0)
+        max_alloc = max(
+            (e.aligned[v.id] * v.copies for v in p.values if v.cls == "Ipu21Standard"),
+            default=0,
+        )
     else:
         std, intl = e.tile_usage[:, :, 0].max(axis=1), e.tile_usage[:, :, 1].max(axis=1)
         total = e.usage.sum(axis=1)
-        max_alloc = max([e.aligned[v.id] * v.copies for v in p.values if v.cls == "Ipu21Standard"] + [s.scratch[0] for s in p.steps])
-    peak = {"standard": int(std.max()) + rows, "interleaved": int(intl.max()), "total": int(total.max()) + rows,
-            "exchange_rows": p.exchange_rows, "maximum_standard_allocation": int(max_alloc)}
+        max_alloc = max(
+            [e.aligned[v.id] * v.copies for v in p.values if v.cls == "Ipu21Standard"]
+            + [s.scratch[0] for s in p.steps]
+        )
+    peak = {
+        "standard": int(std.max()) + rows,
+        "interleaved": int(intl.max()),
+        "total": int(total.max()) + rows,
+        "exchange_rows": p.exchange_rows,
+        "maximum_standard_allocation": int(max_alloc),
+    }
     effective = peak["total"] - rows + p.reserve
-    fits = peak["interleaved"] <= p.interleaved_budget and effective <= p.budget and p.overflow == 0
+    fits = (
+        peak["interleaved"] <= p.interleaved_budget
+        and effective <= p.budget
+        and p.overflow == 0
+    )
     out = {
-        "version": version, "scope": f"generated-v{version}", "model": MODEL[version], "tile_count": p.tiles,
-        "budget_bytes": p.budget, "interleaved_budget_bytes": p.interleaved_budget,
-        "standard_contiguous_overflow_bytes": p.overflow, "fits_budget": bool(fits), "support_reserve_bytes": p.reserve,
-        "effective_peak_bytes": int(effective), "peak": peak,
-        "total_peak_step": _first_max(total), "standard_peak_step": _first_max(std), "interleaved_peak_step": _first_max(intl),
+        "version": version,
+        "scope": f"generated-v{version}",
+        "model": MODEL[version],
+        "tile_count": p.tiles,
+        "budget_bytes": p.budget,
+        "interleaved_budget_bytes": p.interleaved_budget,
+        "standard_contiguous_overflow_bytes": p.overflow,
+        "fits_budget": bool(fits),
+        "support_reserve_bytes": p.reserve,
+        "effective_peak_bytes": int(effective),
+        "peak": peak,
+        "total_peak_step": _first_max(total),
+        "standard_peak_step": _first_max(std),
+        "interleaved_peak_step": _first_max(intl),
     }
     if not later_v3:
         out["gemm_output_packing"] = "Automatic"
@@ -302,15 +374,24 @@ def expected_figures(p: Program, version: int, later_v3: bool = False) -> dict:
     e = estimate(p, parameters_live_to_end=later_v3)
     tiles = {}
     if version >= 2:
-        std_step, intl_step, tot_step = doc["standard_peak_step"], doc["interleaved_peak_step"], doc["total_peak_step"]
-        last = lambda a: int(a.size - 1 - np.argmax(a[::-1]))  # noqa: E731  (ties: the last tile)
-        tiles = {"standard": last(e.tile_usage[std_step, :, 0]), "interleaved": last(e.tile_usage[intl_step, :, 1]),
-                 "total": int(e.usage_tile[tot_step])}
+        std_step, intl_step, tot_step = (
+            doc["standard_peak_step"],
+            doc["interleaved_peak_step"],
+            doc["total_peak_step"],
+        )
+        last = lambda a: int(a.size - 1 - np.argmax(a[::-1]))
+        tiles = {
+            "standard": last(e.tile_usage[std_step, :, 0]),
+            "interleaved": last(e.tile_usage[intl_step, :, 1]),
+            "total": int(e.usage_tile[tot_step]),
+        }
     return {"doc": doc, "estimate": e, "peak_tiles": tiles}
 
 
 def write(p: Program, version: int, path: Path, later_v3: bool = False) -> Path:
-    path.write_text(json.dumps(profile_json(p, version, later_v3), separators=(",", ":")))
+    path.write_text(
+        json.dumps(profile_json(p, version, later_v3), separators=(",", ":"))
+    )
     return path
 
 
@@ -320,26 +401,135 @@ def write(p: Program, version: int, path: Path, later_v3: bool = False) -> Path:
 def program_18() -> Program:
     """§1.8: 8 tiles, input ``state</script>`` [1, 8, 32], parameters w0…w2 [1, 32, 32] in the
     sequence "weights", a Repeat of 3 whose body is a GEMM of (carried, iterated); all F16."""
-    state_tiling = Tiling(6, 2, [Axis("FromEnd", 2, 3, 1)], "Amp(Left)")  # rows 3, 3, 2 on owner pairs
-    weight_tiling = Tiling(8, 1, [Axis("FromEnd", 1, 8, 3, 3)], "Amp(Right)")  # columns 6, 6, 6, 3, 3, 3, 3, 3
-    result_tiling = Tiling(8, 1, [Axis("FromEnd", 2, 2, 1), Axis("FromEnd", 1, 4, 3, 3)])  # 9, 9, 9, 6 columns
-    out_tiling = Tiling(6, 1, [Axis("Linear", None, 6, 4, 1, "Reject")])  # 11, 11, 11, 11, 10, 10 grains
+    state_tiling = Tiling(
+        6, 2, [Axis("FromEnd", 2, 3, 1)], "Amp(Left)"
+    )  # rows 3, 3, 2 on owner pairs
+    weight_tiling = Tiling(
+        8, 1, [Axis("FromEnd", 1, 8, 3, 3)], "Amp(Right)"
+    )  # columns 6, 6, 6, 3, 3, 3, 3, 3
+    result_tiling = Tiling(
+        8, 1, [Axis("FromEnd", 2, 2, 1), Axis("FromEnd", 1, 4, 3, 3)]
+    )  # 9, 9, 9, 6 columns
+    out_tiling = Tiling(
+        6, 1, [Axis("Linear", None, 6, 4, 1, "Reject")]
+    )  # 11, 11, 11, 11, 10, 10 grains
     S, I = "Ipu21Standard", "Ipu21Interleaved"
     values = [
-        Value(0, "state</script>", "state</script>", [1, 8, 32], "F16", S, state_tiling, offset=3, input=True),
-        Value(1, "w0", "weights", [1, 32, 32], "F16", I, weight_tiling, parameter=True, storage_group=1),
-        Value(2, "w1", "weights", [1, 32, 32], "F16", I, weight_tiling, parameter=True, storage_group=1, offset=1),
-        Value(3, "w2", "weights", [1, 32, 32], "F16", I, weight_tiling, parameter=True, storage_group=1, offset=2),
-        Value(4, "state</script> (body argument)", "state</script>", [1, 8, 32], "F16", S, state_tiling, root=0, origin=0, offset=3),
-        Value(5, "weights (body argument)", "weights", [1, 32, 32], "F16", I, weight_tiling, root=1, origin=1, storage_group=1),
-        Value(6, "operation 1 result 0", "operation 1 result 0", [1, 8, 32], "F16", I, result_tiling, offset=5),
-        Value(7, "operation 2 result 0", "operation 2 result 0", [1, 8, 32], "F16", S, state_tiling, root=0, origin=0, offset=3),
-        Value(8, "operation 3 result 0", "operation 3 result 0", [1, 8, 32], "F32", S, out_tiling, offset=2, output=True),
+        Value(
+            0,
+            "state</script>",
+            "state</script>",
+            [1, 8, 32],
+            "F16",
+            S,
+            state_tiling,
+            offset=3,
+            input=True,
+        ),
+        Value(
+            1,
+            "w0",
+            "weights",
+            [1, 32, 32],
+            "F16",
+            I,
+            weight_tiling,
+            parameter=True,
+            storage_group=1,
+        ),
+        Value(
+            2,
+            "w1",
+            "weights",
+            [1, 32, 32],
+            "F16",
+            I,
+            weight_tiling,
+            parameter=True,
+            storage_group=1,
+            offset=1,
+        ),
+        Value(
+            3,
+            "w2",
+            "weights",
+            [1, 32, 32],
+            "F16",
+            I,
+            weight_tiling,
+            parameter=True,
+            storage_group=1,
+            offset=2,
+        ),
+        Value(
+            4,
+            "state</script> (body argument)",
+            "state</script>",
+            [1, 8, 32],
+            "F16",
+            S,
+            state_tiling,
+            root=0,
+            origin=0,
+            offset=3,
+        ),
+        Value(
+            5,
+            "weights (body argument)",
+            "weights",
+            [1, 32, 32],
+            "F16",
+            I,
+            weight_tiling,
+            root=1,
+            origin=1,
+            storage_group=1,
+        ),
+        Value(
+            6,
+            "operation 1 result 0",
+            "operation 1 result 0",
+            [1, 8, 32],
+            "F16",
+            I,
+            result_tiling,
+            offset=5,
+        ),
+        Value(
+            7,
+            "operation 2 result 0",
+            "operation 2 result 0",
+            [1, 8, 32],
+            "F16",
+            S,
+            state_tiling,
+            root=0,
+            origin=0,
+            offset=3,
+        ),
+        Value(
+            8,
+            "operation 3 result 0",
+            "operation 3 result 0",
+            [1, 8, 32],
+            "F32",
+            S,
+            out_tiling,
+            offset=2,
+            output=True,
+        ),
     ]
     gemm = "Gemm { multiply: F16, accumulate: F32, mode: Initialize, weights: Standard, inner_block: 16, output_columns: 16 }"
     steps = [
         Step(gemm, 1, [4, 5], [6], (4096, 0), 3, gemm=True),
-        Step("Copy { mapping: CoordinateMapping { offsets: [], view: None }, reuse_local: true }", 1, [6], [4], (0, 512), 3),
+        Step(
+            "Copy { mapping: CoordinateMapping { offsets: [], view: None }, reuse_local: true }",
+            1,
+            [6],
+            [4],
+            (0, 512),
+            3,
+        ),
         Step("Repeat 3 boundary", 2, [0], [7], (0, 0), 1, members=[1, 2, 3]),
         Step("Convert LocalKernel", 3, [7], [8], (256, 0), 1),
     ]
@@ -347,8 +537,12 @@ def program_18() -> Program:
 
 
 # The sample's values 0 and 89 (§2.7): their layouts on 1,472 tiles.
-SAMPLE_VALUE_0 = Tiling(1472, 8, [Axis("FromEnd", 2, 46, 16, 16, stride=1), Axis("FromEnd", 1, 4, 160, 160)],
-                        "BlockMajor(TransposedMatrix { row_block: 160, column_block: 16 })")
+SAMPLE_VALUE_0 = Tiling(
+    1472,
+    8,
+    [Axis("FromEnd", 2, 46, 16, 16, stride=1), Axis("FromEnd", 1, 4, 160, 160)],
+    "BlockMajor(TransposedMatrix { row_block: 160, column_block: 16 })",
+)
 SAMPLE_VALUE_89 = Tiling(1472, 1, [Axis("Linear", None, 1472, 4, 4, "Reject")])
 
 
@@ -357,28 +551,106 @@ def program_scaled(blocks: int, tiles: int = 1472) -> Program:
     shards, rotated owners), a bias add and a Convert; plus the sample's values 0 and 89."""
     S, I = "Ipu21Standard", "Ipu21Interleaved"
     values = [
-        Value(0, "vit.image.patches", "vit.image.patches", [1, 729, 588], "F16", I, SAMPLE_VALUE_0, input=True),
-        Value(1, "operation 0 result 0", "operation 0 result 0", [1, 729, 4304], "F16", S, SAMPLE_VALUE_89, offset=7),
+        Value(
+            0,
+            "vit.image.patches",
+            "vit.image.patches",
+            [1, 729, 588],
+            "F16",
+            I,
+            SAMPLE_VALUE_0,
+            input=True,
+        ),
+        Value(
+            1,
+            "operation 0 result 0",
+            "operation 0 result 0",
+            [1, 729, 4304],
+            "F16",
+            S,
+            SAMPLE_VALUE_89,
+            offset=7,
+        ),
     ]
     steps = [Step("Convert LocalKernel", 0, [0], [1], (2048, 0))]
     act_tiling = Tiling(tiles, 1, [Axis("Linear", None, tiles, 4, 4, "Reject")])
-    weight_tiling = Tiling(tiles - tiles % 7, (tiles - tiles % 7) // 7, [Axis("FromEnd", 1, 7, 8, 8)], "Amp(Right)")
+    weight_tiling = Tiling(
+        tiles - tiles % 7,
+        (tiles - tiles % 7) // 7,
+        [Axis("FromEnd", 1, 7, 8, 8)],
+        "Amp(Right)",
+    )
     current = 1
     for b in range(blocks):
         base = len(values)
-        w = Value(base, f"layer{b}.weight", "layer.weight", [64, 1000], "F16", I, weight_tiling, parameter=True, offset=(37 * b) % tiles)
-        bias = Value(base + 1, f"layer{b}.bias", "layer.bias", [1, 1000], "F16", S, Tiling(tiles - tiles % 5, (tiles - tiles % 5) // 5,
-                     [Axis("FromEnd", 1, 5, 8, 8)]), parameter=True, offset=(11 * b) % tiles)
-        out = Value(base + 2, f"operation {3 * b + 1} result 0", f"operation {3 * b + 1} result 0", [1, 729, 4304], "F16", S, act_tiling,
-                    offset=(101 * b + 3) % tiles)
-        added = Value(base + 3, f"operation {3 * b + 2} result 0", f"operation {3 * b + 2} result 0", [1, 729, 4304], "F16", S, act_tiling,
-                      root=base + 2, offset=(101 * b + 3) % tiles)
-        conv = Value(base + 4, f"operation {3 * b + 3} result 0", f"operation {3 * b + 3} result 0", [1, 729, 4304], "F16", S, act_tiling,
-                     offset=(53 * b + 1) % tiles, output=b == blocks - 1)
+        w = Value(
+            base,
+            f"layer{b}.weight",
+            "layer.weight",
+            [64, 1000],
+            "F16",
+            I,
+            weight_tiling,
+            parameter=True,
+            offset=(37 * b) % tiles,
+        )
+        bias = Value(
+            base + 1,
+            f"layer{b}.bias",
+            "layer.bias",
+            [1, 1000],
+            "F16",
+            S,
+            Tiling(
+                tiles - tiles % 5,
+                (tiles - tiles % 5) // 5,
+                [Axis("FromEnd", 1, 5, 8, 8)],
+            ),
+            parameter=True,
+            offset=(11 * b) % tiles,
+        )
+        out = Value(
+            base + 2,
+            f"operation {3 * b + 1} result 0",
+            f"operation {3 * b + 1} result 0",
+            [1, 729, 4304],
+            "F16",
+            S,
+            act_tiling,
+            offset=(101 * b + 3) % tiles,
+        )
+        added = Value(
+            base + 3,
+            f"operation {3 * b + 2} result 0",
+            f"operation {3 * b + 2} result 0",
+            [1, 729, 4304],
+            "F16",
+            S,
+            act_tiling,
+            root=base + 2,
+            offset=(101 * b + 3) % tiles,
+        )
+        conv = Value(
+            base + 4,
+            f"operation {3 * b + 3} result 0",
+            f"operation {3 * b + 3} result 0",
+            [1, 729, 4304],
+            "F16",
+            S,
+            act_tiling,
+            offset=(53 * b + 1) % tiles,
+            output=b == blocks - 1,
+        )
         values += [w, bias, out, added, conv]
         steps += [
-            Step("Gemm { multiply: F16, accumulate: F32, mode: Initialize, weights: Standard, inner_block: 16, output_columns: 16 }",
-                 3 * b + 1, [current, w.id], [out.id], (8192 + 64 * b, 0), gemm=True),
+            Step(
+                "Gemm { multiply: F16, accumulate: F32, mode: Initialize, weights: Standard, inner_block: 16, output_columns: 16 }",
+                3 * b + 1,
+                [current, w.id],
+                [out.id],
+                (8192 + 64 * b, 0),
+                gemm=True,
+            ),
             Step("Add", 3 * b + 2, [out.id, bias.id], [added.id], (0, 1024)),
             Step("Convert LocalKernel", 3 * b + 3, [added.id], [conv.id], (512, 0)),
         ]

@@ -1,21 +1,23 @@
 """Memory profiles v2 and v3 (docs/formats.md §7) load into the per-tile run tables; bad per-tile
 input is refused with one located line. Expected figures come from ``tests/profile_generator.py``
 (an independent implementation of the compiler's estimate), never from the loader."""
+
 from __future__ import annotations
 
+import itertools
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-
 from tilescope.loaders.memory_profile import load_memory_profile, parse_memory_profile
 from tilescope.models.errors import InputError
 
+from tilescope import cli
+
 sys.path.insert(0, str(Path(__file__).parent))
-import profile_generator as gen  # noqa: E402
+import profile_generator as gen
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -43,23 +45,48 @@ def test_per_tile_arrays_load_as_runs(tmp_path, program, version, later):
     p = load_memory_profile(path)
     assert p.version == version and p.per_tile
     tiles = program.tiles
-    dense = _dense(p.value_tiles, "value_row", len(program.values), tiles, ["shard", "bytes"])
+    dense = _dense(
+        p.value_tiles, "value_row", len(program.values), tiles, ["shard", "bytes"]
+    )
     for row, v in enumerate(program.values):
         assert dense[row, :, 0].tolist() == e.shards[v.id].tolist()
         assert dense[row, :, 1].tolist() == e.held[v.id].tolist()
-    steps = _dense(p.step_tiles, "step", len(program.steps), tiles,
-                   ["scratch_standard", "scratch_interleaved", "usage_standard", "usage_interleaved"])
+    steps = _dense(
+        p.step_tiles,
+        "step",
+        len(program.steps),
+        tiles,
+        [
+            "scratch_standard",
+            "scratch_interleaved",
+            "usage_standard",
+            "usage_interleaved",
+        ],
+    )
     assert steps[:, :, 0:2].tolist() == e.tile_scratch.tolist()
     assert steps[:, :, 2:4].tolist() == e.tile_usage.tolist()
     # runs are maximal and leave out all-zero spans
-    for table, key, cols in ((p.value_tiles, "value_row", ["shard", "bytes"]),
-                             (p.step_tiles, "step", ["scratch_standard", "scratch_interleaved", "usage_standard", "usage_interleaved"])):
+    for table, key, cols in (
+        (p.value_tiles, "value_row", ["shard", "bytes"]),
+        (
+            p.step_tiles,
+            "step",
+            [
+                "scratch_standard",
+                "scratch_interleaved",
+                "usage_standard",
+                "usage_interleaved",
+            ],
+        ),
+    ):
         rows = table.to_pylist()
-        for a, b in zip(rows, rows[1:]):
+        for a, b in itertools.pairwise(rows):
             if a[key] == b[key] and a["tile_stop"] == b["tile_start"]:
                 assert [a[c] for c in cols] != [b[c] for c in cols]
         assert all(any(r[c] for c in cols) for r in rows)
-    assert p.steps.column("coarse_standard").to_pylist() == [s["coarse_usage"]["standard"] for s in doc["timeline"]["steps"]]
+    assert p.steps.column("coarse_standard").to_pylist() == [
+        s["coarse_usage"]["standard"] for s in doc["timeline"]["steps"]
+    ]
     header = p.header
     assert (header["gemm_output_packing"] is None) == later
 
@@ -80,39 +107,92 @@ def test_worked_vectors_of_the_spec():
     assert [n * 2 for n in e89] == [4264] * 1300 + [4256] * 172
 
 
-def _mutated(tmp_path, program, version, mutate) -> Path:
+def _mutated(tmp_path, program, version, mutate, compact: bool = False) -> Path:
+    """The profile with one thing made wrong, written spaced (as json.dumps does) or compact (as
+    the compiler does: the loader's fast path for regular lists)."""
     doc = gen.profile_json(program, version)
     mutate(doc)
     path = tmp_path / "bad.json"
-    path.write_text(json.dumps(doc))
+    path.write_text(
+        json.dumps(doc, separators=(",", ":")) if compact else json.dumps(doc)
+    )
     return path
 
 
-@pytest.mark.parametrize("mutate,where,found", [
-    (lambda d: d["timeline"]["values"][2]["tile_bytes"].pop(), "$.timeline.values[2].tile_bytes", "a list of 7"),
-    (lambda d: d["timeline"]["values"][1]["tile_shards"].append(0), "$.timeline.values[1].tile_shards", "a list of 9"),
-    (lambda d: d["timeline"]["steps"][3]["tile_usage"].pop(), "$.timeline.steps[3].tile_usage", "a list of 7"),
-    (lambda d: d["timeline"]["values"][4]["tile_bytes"].__setitem__(5, -3), "$.timeline.values[4].tile_bytes", "-3"),
-    (lambda d: d["timeline"]["steps"][1]["tile_scratch"].__setitem__(2, [1, -2]), "$.timeline.steps[1].tile_scratch", "-2"),
-    (lambda d: d["timeline"]["steps"][2]["tile_usage"].__setitem__(6, [1, 2, 3]), "$.timeline.steps[2].tile_usage[6]", "3 numbers"),
-    (lambda d: d["timeline"]["steps"][0]["tile_usage"].__setitem__(1, 5), "$.timeline.steps[0].tile_usage", "a number outside a pair"),
-    (lambda d: d["timeline"]["values"][3]["tile_bytes"].__setitem__(0, 1.5), "$.timeline.values[3].tile_bytes", "1.5"),
-    (lambda d: d["timeline"]["values"][0].pop("tile_shards"), "$.timeline.values[0].tile_shards", "none"),
-    (lambda d: d["timeline"]["steps"][2].pop("tile_usage"), "$.timeline.steps[2].tile_usage", "none"),
-    (lambda d: d["timeline"]["steps"][1].pop("coarse_usage"), "$.timeline.steps[1].coarse_usage", "none"),
-    (lambda d: d.__setitem__("version", 4), "$.version", "4"),
-])
-def test_bad_per_tile_input_is_located(tmp_path, program, mutate, where, found):
-    path = _mutated(tmp_path, program, 2, mutate)
+@pytest.mark.parametrize(
+    "mutate,where,found",
+    [
+        (
+            lambda d: d["timeline"]["values"][2]["tile_bytes"].pop(),
+            "$.timeline.values[2].tile_bytes",
+            "a list of 7",
+        ),
+        (
+            lambda d: d["timeline"]["values"][1]["tile_shards"].append(0),
+            "$.timeline.values[1].tile_shards",
+            "a list of 9",
+        ),
+        (
+            lambda d: d["timeline"]["steps"][3]["tile_usage"].pop(),
+            "$.timeline.steps[3].tile_usage",
+            "a list of 7",
+        ),
+        (
+            lambda d: d["timeline"]["values"][4]["tile_bytes"].__setitem__(5, -3),
+            "$.timeline.values[4].tile_bytes",
+            "-3",
+        ),
+        (
+            lambda d: d["timeline"]["steps"][1]["tile_scratch"].__setitem__(2, [1, -2]),
+            "$.timeline.steps[1].tile_scratch",
+            "-2",
+        ),
+        (
+            lambda d: d["timeline"]["steps"][2]["tile_usage"].__setitem__(6, [1, 2, 3]),
+            "$.timeline.steps[2].tile_usage[6]",
+            "3 numbers",
+        ),
+        (
+            lambda d: d["timeline"]["steps"][0]["tile_usage"].__setitem__(1, 5),
+            "$.timeline.steps[0].tile_usage",
+            "a number outside a pair",
+        ),
+        (
+            lambda d: d["timeline"]["values"][3]["tile_bytes"].__setitem__(0, 1.5),
+            "$.timeline.values[3].tile_bytes",
+            "1.5",
+        ),
+        (
+            lambda d: d["timeline"]["values"][0].pop("tile_shards"),
+            "$.timeline.values[0].tile_shards",
+            "none",
+        ),
+        (
+            lambda d: d["timeline"]["steps"][2].pop("tile_usage"),
+            "$.timeline.steps[2].tile_usage",
+            "none",
+        ),
+        (
+            lambda d: d["timeline"]["steps"][1].pop("coarse_usage"),
+            "$.timeline.steps[1].coarse_usage",
+            "none",
+        ),
+        (lambda d: d.__setitem__("version", 4), "$.version", "4"),
+    ],
+)
+@pytest.mark.parametrize("compact", [False, True])
+def test_bad_per_tile_input_is_located(
+    tmp_path, capsys, program, mutate, where, found, compact
+):
+    path = _mutated(tmp_path, program, 2, mutate, compact)
     with pytest.raises(InputError) as raised:
         load_memory_profile(path)
     message = str(raised.value)
     assert f"at {where}:" in message and found in message, message
     # the CLI: one line, exit 2
-    run = subprocess.run([sys.executable, "-m", "tilescope", "summary", str(path)], capture_output=True, text=True,
-                         cwd=REPO, env={"TILESCOPE_CACHE_DIR": str(tmp_path / "cache"), "PATH": ""})
-    assert run.returncode == 2, run.stderr
-    assert len(run.stderr.strip().splitlines()) == 1 and where in run.stderr
+    assert cli.main(["summary", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and where in err, err
 
 
 def test_bytes_and_file_agree(tmp_path, program):

@@ -1,6 +1,7 @@
 """Versions 1, 2 and 3 of one program (``tests/profile_generator.py``, an independent implementation
 of the compiler's estimate): ``check`` passes, ``plan --json`` reproduces every recorded figure and
 the generator's per-tile figures, and ``check`` names the step and tile of a one-byte change."""
+
 from __future__ import annotations
 
 import json
@@ -14,10 +15,17 @@ import pytest
 from tilescope import cli
 
 sys.path.insert(0, str(Path(__file__).parent))
-import profile_generator as gen  # noqa: E402
+import profile_generator as gen
 
-CASES = [("p18", 1, False), ("p18", 2, False), ("p18", 3, False), ("p18", 3, True),
-         ("scaled", 1, False), ("scaled", 2, False), ("scaled", 3, False)]
+CASES = [
+    ("p18", 1, False),
+    ("p18", 2, False),
+    ("p18", 3, False),
+    ("p18", 3, True),
+    ("scaled", 1, False),
+    ("scaled", 2, False),
+    ("scaled", 3, False),
+]
 PROGRAMS = {"p18": gen.program_18, "scaled": lambda: gen.program_scaled(2)}
 
 
@@ -42,16 +50,33 @@ def test_round_trip(tmp_path, capsys, programs, name, version, later):
     code, out = _run(capsys, "plan", "--json", str(path))
     plan = json.loads(out)
     assert plan["peak"] == doc["peak"]
-    for key in ("standard_peak_step", "interleaved_peak_step", "total_peak_step", "effective_peak_bytes", "fits_budget"):
+    for key in (
+        "standard_peak_step",
+        "interleaved_peak_step",
+        "total_peak_step",
+        "effective_peak_bytes",
+        "fits_budget",
+    ):
         assert plan[key] == doc[key], key
-    usage = e.usage if version >= 2 else e.coarse  # (the generator's own arrays, not the JSON)
+    usage = (
+        e.usage if version >= 2 else e.coarse
+    )  # (the generator's own arrays, not the JSON)
     assert plan["usage"]["standard"] == usage[:, 0].tolist()
     assert plan["usage"]["interleaved"] == usage[:, 1].tolist()
-    assert [v["bytes"] for v in plan["values"]] == [e.aligned[v.id] * v.copies for v in program.values]
+    assert [v["bytes"] for v in plan["values"]] == [
+        e.aligned[v.id] * v.copies for v in program.values
+    ]
     if version == 1:
-        assert plan["peak_tiles_source"] == "estimate" and set(plan["peak_tiles"]) == {"standard", "interleaved", "total"}
+        assert plan["peak_tiles_source"] == "estimate" and set(plan["peak_tiles"]) == {
+            "standard",
+            "interleaved",
+            "total",
+        }
         return
-    assert plan["peak_tiles"] == expected["peak_tiles"] and plan["peak_tiles_source"] == "file"
+    assert (
+        plan["peak_tiles"] == expected["peak_tiles"]
+        and plan["peak_tiles_source"] == "file"
+    )
     for tile in random.Random(version).sample(range(program.tiles), 3):
         code, out = _run(capsys, "plan", "--json", "--tile", str(tile), str(path))
         series = json.loads(out)["tile_usage"]
@@ -71,7 +96,9 @@ def _corrupt(tmp_path, program, version, change) -> Path:
 
 
 @pytest.mark.parametrize("version", [2, 3])
-def test_check_names_step_and_tile_of_a_one_byte_change(tmp_path, capsys, programs, version):
+def test_check_names_step_and_tile_of_a_one_byte_change(
+    tmp_path, capsys, programs, version
+):
     program = programs["scaled"]
     rng = random.Random(20261202 + version)
     steps = len(program.steps)
@@ -82,37 +109,90 @@ def test_check_names_step_and_tile_of_a_one_byte_change(tmp_path, capsys, progra
         if e.tile_usage[s, t, c] == 0:
             delta = 1
 
-        def change(d):
+        def change(d, s=s, t=t, c=c, delta=delta):
             d["timeline"]["steps"][s]["tile_usage"][t][c] += delta
 
         path = _corrupt(tmp_path, program, version, change)
         code, out = _run(capsys, "check", str(path))
         assert code == 1
         field = ("standard", "interleaved")[c]
-        lines = [line for line in out.splitlines() if line.startswith(f"step {s} tile {t}: tile_usage.{field} ")]
+        lines = [
+            line
+            for line in out.splitlines()
+            if line.startswith(f"step {s} tile {t}: tile_usage.{field} ")
+        ]
         assert len(lines) == 1, out
         code, out = _run(capsys, "check", "--json", str(path))
-        found = [m for m in json.loads(out)["mismatches"] if m.get("tile") == t and m["key"] == s]
+        found = [
+            m
+            for m in json.loads(out)["mismatches"]
+            if m.get("tile") == t and m["key"] == s
+        ]
         assert found and found[0]["recorded"] - found[0]["recomputed"] == delta
 
 
-@pytest.mark.parametrize("change,expect", [
-    (lambda d: d["timeline"]["steps"][1]["tile_scratch"][4].__setitem__(0, d["timeline"]["steps"][1]["tile_scratch"][4][0] + 1),
-     "step 1 tile 4: tile_usage.standard"),
-    (lambda d: d["timeline"]["steps"][2]["usage"].__setitem__("standard", d["timeline"]["steps"][2]["usage"]["standard"] + 1),
-     "step 2: usage.standard"),
-    (lambda d: d["timeline"]["steps"][0]["coarse_usage"].__setitem__("interleaved", 5), "step 0: coarse_usage.interleaved"),
-    (lambda d: d["timeline"]["values"][3].__setitem__("bytes", d["timeline"]["values"][3]["bytes"] + 1), "value 3: bytes (aligned_bytes × copies)"),
-    (lambda d: d["timeline"]["values"][2].__setitem__("shard_bytes", d["timeline"]["values"][2]["shard_bytes"] - 2),
-     "value 2: shard_bytes (largest tile_shards)"),
-    (lambda d: d["peak"].__setitem__("standard", d["peak"]["standard"] + 1), "profile: peak.standard"),
-    (lambda d: d["peak"].__setitem__("total", d["peak"]["total"] - 1), "profile: peak.total"),
-    (lambda d: d.__setitem__("total_peak_step", d["total_peak_step"] + 1), "profile: total_peak_step"),
-    (lambda d: d.__setitem__("effective_peak_bytes", 7), "profile: effective_peak_bytes"),
-    (lambda d: d.__setitem__("fits_budget", not d["fits_budget"]), "profile: fits_budget"),
-    (lambda d: d["peak"].__setitem__("maximum_standard_allocation", 1), "profile: peak.maximum_standard_allocation"),
-])
-def test_check_catches_one_field_corruptions(tmp_path, capsys, programs, change, expect):
+@pytest.mark.parametrize(
+    "change,expect",
+    [
+        (
+            lambda d: d["timeline"]["steps"][1]["tile_scratch"][4].__setitem__(
+                0, d["timeline"]["steps"][1]["tile_scratch"][4][0] + 1
+            ),
+            "step 1 tile 4: tile_usage.standard",
+        ),
+        (
+            lambda d: d["timeline"]["steps"][2]["usage"].__setitem__(
+                "standard", d["timeline"]["steps"][2]["usage"]["standard"] + 1
+            ),
+            "step 2: usage.standard",
+        ),
+        (
+            lambda d: d["timeline"]["steps"][0]["coarse_usage"].__setitem__(
+                "interleaved", 5
+            ),
+            "step 0: coarse_usage.interleaved",
+        ),
+        (
+            lambda d: d["timeline"]["values"][3].__setitem__(
+                "bytes", d["timeline"]["values"][3]["bytes"] + 1
+            ),
+            "value 3: bytes (aligned_bytes × copies)",
+        ),
+        (
+            lambda d: d["timeline"]["values"][2].__setitem__(
+                "shard_bytes", d["timeline"]["values"][2]["shard_bytes"] - 2
+            ),
+            "value 2: shard_bytes (largest tile_shards)",
+        ),
+        (
+            lambda d: d["peak"].__setitem__("standard", d["peak"]["standard"] + 1),
+            "profile: peak.standard",
+        ),
+        (
+            lambda d: d["peak"].__setitem__("total", d["peak"]["total"] - 1),
+            "profile: peak.total",
+        ),
+        (
+            lambda d: d.__setitem__("total_peak_step", d["total_peak_step"] + 1),
+            "profile: total_peak_step",
+        ),
+        (
+            lambda d: d.__setitem__("effective_peak_bytes", 7),
+            "profile: effective_peak_bytes",
+        ),
+        (
+            lambda d: d.__setitem__("fits_budget", not d["fits_budget"]),
+            "profile: fits_budget",
+        ),
+        (
+            lambda d: d["peak"].__setitem__("maximum_standard_allocation", 1),
+            "profile: peak.maximum_standard_allocation",
+        ),
+    ],
+)
+def test_check_catches_one_field_corruptions(
+    tmp_path, capsys, programs, change, expect
+):
     path = _corrupt(tmp_path, programs["p18"], 2, change)
     code, out = _run(capsys, "check", str(path))
     assert code == 1 and any(line.startswith(expect) for line in out.splitlines()), out
@@ -124,7 +204,10 @@ def test_rows_in_v2_out_in_v3(programs):
     program = programs["p18"]
     v2, v3 = gen.profile_json(program, 2), gen.profile_json(program, 3)
     rows = program.exchange_rows
-    assert v2["peak"]["total"] - v3["peak"]["total"] == rows and v2["peak"]["standard"] - v3["peak"]["standard"] == rows
+    assert (
+        v2["peak"]["total"] - v3["peak"]["total"] == rows
+        and v2["peak"]["standard"] - v3["peak"]["standard"] == rows
+    )
     assert v2["effective_peak_bytes"] == v3["effective_peak_bytes"]
 
 
@@ -135,6 +218,15 @@ def test_program_18_has_what_the_compiler_test_asserts(programs):
     assert len({v["root"] for v in values}) < len(values)
     assert any(v["aligned_bytes"] > v["shard_bytes"] for v in values)
     assert any(s["execution_count"] == 3 for s in steps)
-    assert any(v["group"] == "weights" for v in values) and values[0]["name"] == "state</script>"
+    assert (
+        any(v["group"] == "weights" for v in values)
+        and values[0]["name"] == "state</script>"
+    )
     e = gen.estimate(programs["p18"])
-    assert np.array_equal(e.usage[doc["total_peak_step"]], [steps[doc["total_peak_step"]]["usage"][k] for k in ("standard", "interleaved")])
+    assert np.array_equal(
+        e.usage[doc["total_peak_step"]],
+        [
+            steps[doc["total_peak_step"]]["usage"][k]
+            for k in ("standard", "interleaved")
+        ],
+    )

@@ -8,6 +8,8 @@ A device above ``derived.tile_view.MAX_MAP_TILES`` tiles gets no grid, and the v
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import panel as pn
 import param
@@ -21,7 +23,8 @@ from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
-from tilescope.derived.tile_view import TILE_REGIONS, TileMap
+from tilescope.derived.tile_usage import at_step
+from tilescope.derived.tile_view import TILE_REGIONS, TileMap, check_tile_count, grid_columns
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten
 
@@ -179,3 +182,90 @@ class TileMapView(pn.viewable.Viewer):
             css_classes=["ts-tile-map"],
             width=520,
         )
+
+
+USAGE_FIELDS = ("x", "y", "tile", "bytes", "share")
+
+
+class TileUsageMap(pn.viewable.Viewer):
+    """Every device tile at one step coloured by what it holds there (standard + interleaved) by the
+    plan's per-tile figures (``derived.tile_usage``: the file's, or tilescope's estimate of a v1
+    file), the shown tile outlined black and the step's peak tile red; a click selects a tile
+    (``SessionState.select_tile``). Drawn by the tiles view (``app.views.tiles``), which calls
+    ``show`` when its step or tile changes; the grid is ``derived.tile_view``'s."""
+
+    state = param.ClassSelector(class_=SessionState)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.source = ColumnDataSource({k: [] for k in USAGE_FIELDS}, name="ts-tile-usage-tiles")
+        self.marked = ColumnDataSource({k: [] for k in MARK_FIELDS}, name="ts-tile-usage-marked")
+        self.mapper = LinearColorMapper(palette=Viridis256, low=0, high=1)
+        self.figure = self._build_figure()
+        self._columns = 1
+        self._tiles = 0
+        self._head = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
+
+    def _build_figure(self):
+        fig = figure(
+            name="ts-tile-usage-map", width=520, height=300, tools="save", toolbar_location=None, output_backend="webgl",
+            x_range=Range1d(-0.5, 0.5), y_range=Range1d(0.5, -0.5),
+        )
+        fig.axis.visible = False
+        fig.grid.visible = False
+        cells = fig.rect(x="x", y="y", width=0.92, height=0.92, source=self.source,
+                         fill_color={"field": "bytes", "transform": self.mapper}, line_color=None)
+        fig.rect(x="x", y="y", width=1.0, height=1.0, source=self.marked, fill_alpha=0, line_color="color", line_width=2.5)
+        fig.add_tools(HoverTool(renderers=[cells], tooltips=[("tile", "@tile"), ("bytes", "@bytes{0,0} B"),
+                                                             ("of the old bound", "@share{0.0 %}")]))
+        fig.add_layout(ColorBar(color_mapper=self.mapper, width=10, formatter=NumeralTickFormatter(format="0,0"), title="bytes"), "right")
+        fig.on_event(Tap, one_message(self._on_tap))
+        return fig
+
+    def show(self, step: int, tile: int) -> None:
+        """Draw the tiles at ``step``, ``tile`` outlined."""
+        data = self.state.data
+        if data is None:
+            return
+        try:
+            check_tile_count(int(data.arrays.device_tiles))
+        except TilescopeError as exc:
+            self.source.data = {k: [] for k in USAGE_FIELDS}
+            self.marked.data = {k: [] for k in MARK_FIELDS}
+            self._head.object = f'<div class="ts-tile-refused" data-testid="ts-tile-usage-refused">tile map: {esc(exc)}</div>'
+            return
+        standard, interleaved = at_step(data, step)
+        held = np.asarray(standard) + np.asarray(interleaved)
+        tiles = held.size
+        columns = grid_columns(tiles)
+        self._columns, self._tiles = columns, tiles
+        series = data.series
+        bound = max(int(series.standard[step]) + int(series.interleaved[step]), 1)
+        index = np.arange(tiles, dtype=np.int32)
+        self.mapper.update(low=0, high=max(int(held.max(initial=0)), 1))
+        self.source.data = {"x": index % columns, "y": index // columns, "tile": index, "bytes": held.astype(np.float64),
+                            "share": (held / bound).astype(np.float32)}
+        peak = int(tiles - 1 - np.argmax(held[::-1])) if tiles else 0
+        marks = [(peak, "#C62828"), (int(tile), "#000000")]
+        self.marked.data = {"x": [t % columns for t, _ in marks], "y": [t // columns for t, _ in marks], "color": [c for _, c in marks]}
+        rows = -(-tiles // columns)
+        self.figure.x_range.update(start=-0.5, end=columns - 0.5)
+        self.figure.y_range.update(start=rows - 0.5, end=-0.5)
+        cell = min(max(MAP_PX // columns, 2), 9)
+        self.figure.update(width=columns * cell + 90, height=max(80, rows * cell + 20))
+        self._head.object = (
+            f'<div class="ts-tile-head" data-testid="ts-tile-usage-head">{tiles:,} tiles at step {step}: tile {int(tile)} outlined '
+            f'black, the step\'s peak tile {peak} red ({esc(fmt_bytes(int(held[peak]) if tiles else 0))}). '
+            f'<span class="note">Tile t at column t mod {columns}, row t div {columns}; click a tile to show it.</span></div>'
+        )
+
+    def _on_tap(self, event) -> None:
+        if event.x is None or event.y is None or not self._tiles:
+            return
+        column, row = math.floor(event.x + 0.5), math.floor(event.y + 0.5)
+        if 0 <= column < self._columns and row >= 0 and row * self._columns + column < self._tiles:
+            self.state.select_tile(row * self._columns + column)
+
+    def __panel__(self):
+        return pn.Column(pn.pane.HTML("<b>Tile map</b> — what each tile holds at this step; click a tile", margin=(8, 10)),
+                         self._head, pn.pane.Bokeh(self.figure), width=520, css_classes=["ts-tile-usage-map"])
