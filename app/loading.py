@@ -14,6 +14,7 @@ on unchanged), else its default:
 ``--load-timeout S``       ``TILESCOPE_LOAD_TIMEOUT``    120 s                   one load, queue included
 ``--load-workers N``       ``TILESCOPE_LOAD_WORKERS``    4                       loads running at once
 (none)                     ``TILESCOPE_UPLOAD_TIMEOUT``  60 s                    an upload's silence between chunks
+(none)                     ``TILESCOPE_UPLOADS_MAX_BYTES`` 400 MiB (``400MiB``)  unfinished uploads of all sessions
 =========================  ===========================  ======================  ==================
 
 Sizes are written as ``tilescope cache`` takes them (``500M``, ``2G``, ``1GiB``, or bytes).
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tilescope import samples
-from tilescope.loaders.cache_store import parse_size
+from tilescope.models.format import SIZE_EXAMPLES, parse_size
 from tilescope.loaders.json_input import open_input
 from tilescope.models.errors import TilescopeError
 from tilescope.models.files import FileAccessError
@@ -46,6 +47,11 @@ DEFAULT_MAX_FILE_BYTES = 1 << 30
 DEFAULT_LOAD_TIMEOUT_S = 120.0
 DEFAULT_LOAD_WORKERS = 4
 DEFAULT_UPLOAD_TIMEOUT_S = 60.0
+# All sessions' unfinished uploads together (a server process's): two uploads at the cap can arrive
+# at once; a third waits for one of them. Without it, five sessions each holding 190 MB took the
+# server from 303 to 1,220 MB until their idle timeouts.
+DEFAULT_UPLOADS_MAX_BYTES = 2 * MAX_UPLOAD_BYTES
+UPLOADS_MAX_BYTES_ENV = "TILESCOPE_UPLOADS_MAX_BYTES"
 MAX_FILE_BYTES_ENV = "TILESCOPE_MAX_FILE_BYTES"
 LOAD_TIMEOUT_ENV = "TILESCOPE_LOAD_TIMEOUT"
 LOAD_WORKERS_ENV = "TILESCOPE_LOAD_WORKERS"
@@ -111,7 +117,7 @@ def _size(text: str) -> int:
     except ValueError:
         size = 0
     if size < 1:
-        raise ValueError("a size in bytes of at least 1, such as 500M, 2G or 1GiB")
+        raise ValueError(f"a size in bytes of at least 1, such as {SIZE_EXAMPLES}")
     return size
 
 
@@ -132,8 +138,14 @@ def upload_timeout(environ: dict[str, str] | None = None) -> float:
     return _limit(None, "", os.environ if environ is None else environ, UPLOAD_TIMEOUT_ENV, DEFAULT_UPLOAD_TIMEOUT_S, parse_seconds)
 
 
+def uploads_max_bytes(environ: dict[str, str] | None = None) -> int:
+    """The bytes all sessions' unfinished uploads may hold together: ``TILESCOPE_UPLOADS_MAX_BYTES``,
+    else 400 MiB. (An environment variable only, as the upload timeout.)"""
+    return _limit(None, "", os.environ if environ is None else environ, UPLOADS_MAX_BYTES_ENV, DEFAULT_UPLOADS_MAX_BYTES, _size)
+
+
 def _workers(text: str) -> int:
-    if not text.strip().isdigit() or not 1 <= int(text) <= 64:
+    if not (text.strip().isascii() and text.strip().isdigit()) or not 1 <= int(text) <= 64:
         raise ValueError("a whole number of workers from 1 to 64")
     return int(text)
 

@@ -9,7 +9,8 @@
 - ``compare``: the file (under the data root) the open profile is compared with.
 
 Parsing never trusts the URL: a part that is not what it should be is dropped (and said), the
-rest still applies.
+rest still applies. Numbers are ASCII digits only; a URL of more than ``models.edits.MAX_COMPACT_EDITS`` edits
+has none applied (said), so a long URL costs a bounded amount of work.
 """
 from __future__ import annotations
 
@@ -44,7 +45,9 @@ class UrlState:
 
 
 def _number(text: str) -> int | None:
-    return int(text) if text.isdigit() and len(text) <= MAX_NUMBER_DIGITS else None
+    """ASCII digits only: ``str.isdigit`` is also true of ``²`` (which ``int`` refuses) and of ``٨``
+    (which ``int`` reads as 8)."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= MAX_NUMBER_DIGITS else None
 
 
 def parse_query(args: dict[str, list] | str, tab_keys: tuple[str, ...]) -> UrlState:

@@ -42,6 +42,9 @@ from tilescope.models.errors import InputError
 
 from .opened import Opened, OpenedProfile, OpenedSearchState, build_profile, opened_profile
 from .overview import OVERVIEW_TABLE, UsageOverview
+from .placement_opened import (
+    is_placement_dump, is_placement_profile, open_placement_dump, open_placement_profile, prepare_dump, prepare_placement_profile,
+)
 
 __all__ = [
     "FILE_KINDS", "FileKind", "Found", "Opened", "OpenedProfile", "OpenedSearchState", "Source", "kind_label", "kind_named",
@@ -166,6 +169,10 @@ FILE_KINDS: tuple[FileKind, ...] = (
              "tilescope.app.views.profile_page:profile_page", prepare_profile),
     FileKind("search_state", "search state", "with `context` and `recipe`", lambda f: f.has("context") or f.has("recipe"),
              open_search_state, "tilescope.app.views.search_state:search_state_page"),
+    FileKind("placement_dump", "placement dump", "with `requests` and `ranges`", lambda f: is_placement_dump(f.fields),
+             open_placement_dump, "tilescope.app.views.placement_pages:placement_problem_page", prepare_dump),
+    FileKind("placement_profile", "placement profile", "with `schema_version` and `tiles`", lambda f: is_placement_profile(f.fields),
+             open_placement_profile, "tilescope.app.views.placement_pages:placement_profile_page", prepare_placement_profile),
 )
 
 

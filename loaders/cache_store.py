@@ -31,6 +31,7 @@ from pathlib import Path
 
 from tilescope.models.errors import TilescopeError
 from tilescope.models.files import write_atomically
+from tilescope.models.format import SIZE_EXAMPLES, parse_size
 
 from .cache_files import forget_all
 
@@ -46,7 +47,6 @@ _KEY = r"[0-9a-f]{40}(?:[0-9a-f]{24})?-v\d+"
 _ENTRY_FILE = re.compile(rf"^(?P<key>{_KEY})\.(?P<part>[a-z_]+)\.arrow$|^(?P<meta>{_KEY})\.entry\.json$")
 _TEMPORARY = re.compile(rf"^\.{_KEY}\.[a-z_.]+\.[0-9a-f]{{6,32}}\.tmp$")
 _STALE_TEMPORARY_SECONDS = 24 * 3600
-_SIZE = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[kmgt]?)(?P<binary>i?)b?\s*$", re.I)
 
 
 def default_cache_dir() -> Path:
@@ -58,15 +58,6 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("tilescope", appauthor=False))
 
 
-def parse_size(text: str) -> int:
-    """``"2G"`` → 2,000,000,000; ``"2GiB"`` → 2,147,483,648; ``"500"`` → 500. ValueError otherwise."""
-    match = _SIZE.match(text)
-    if match is None:
-        raise ValueError(text)
-    base = 1024 if match["binary"] else 1000
-    return int(float(match["number"]) * base ** " kmgt".index(match["unit"].lower() or " "))
-
-
 def max_cache_bytes() -> int:
     configured = os.environ.get(MAX_BYTES_ENV)
     if not configured:
@@ -74,7 +65,7 @@ def max_cache_bytes() -> int:
     try:
         return parse_size(configured)
     except ValueError:
-        raise TilescopeError(f"{MAX_BYTES_ENV}: expected a size in bytes such as 4G, 500M or 0, found {configured!r}") from None
+        raise TilescopeError(f"{MAX_BYTES_ENV}: expected a size in bytes such as {SIZE_EXAMPLES} or 0, found {configured!r}") from None
 
 
 def entry_paths(cache_dir: Path, key: str, tables: list[str]) -> dict[str, Path]:

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tilescope.models.version import __version__
-from tilescope.models.files import FileAccessError, atomic_output, cannot_read, exists_already, make_directory
+from tilescope.models.files import FileAccessError, InputPaths, atomic_output, cannot_read, exists_already, make_directory, refuse_inputs
 from tilescope.models.schemas import SCHEMA_VERSION, UNITS
 
 KEY_PREFIX = "tilescope."
@@ -78,18 +78,24 @@ def with_file_metadata(table: pa.Table, table_name: str, source: Source) -> pa.T
     return table.replace_schema_metadata({**kept, **{k.encode(): v.encode() for k, v in file_metadata(table_name, table.schema, source).items()}})
 
 
-def write_parquet_tables(tables: Mapping[str, pa.Table], out_dir: str | Path, source: Source, *, overwrite: bool = False) -> list[Path]:
+def write_parquet_tables(
+    tables: Mapping[str, pa.Table], out_dir: str | Path, source: Source, *, overwrite: bool = False, inputs: InputPaths = (),
+) -> list[Path]:
     """Write each table atomically with its metadata. Existing files are never replaced unless
-    ``overwrite``; then nothing at all is written."""
+    ``overwrite``; then nothing at all is written. A target that is one of ``inputs`` is refused,
+    ``overwrite`` or not, before anything is written (``models.files.refuse_inputs``)."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise FileAccessError(out, "is not a directory")
     targets = {name: out / f"{name}.parquet" for name in tables}
+    inputs = list(inputs)
+    for target in targets.values():
+        refuse_inputs(target, inputs)
     existing = [p for p in targets.values() if p.exists()]
     if existing and not overwrite:
         raise exists_already(existing[0])
     make_directory(out)
     for name, table in tables.items():
-        with atomic_output(targets[name], overwrite=overwrite) as handle:
+        with atomic_output(targets[name], overwrite=overwrite, inputs=inputs) as handle:
             pq.write_table(with_file_metadata(table, name, source), handle)
     return list(targets.values())

@@ -22,6 +22,16 @@ from .files import write_atomically
 from .json_text import decode_error, locate_byte, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
 from .limits import MAX_COUNT, MAX_INT
 
+# The edit-set file's reference, shown by the --help of every command that takes one (and
+# ``tilescope sample --help``); docs/formats.md "Edit-set files" says the same at length.
+EDIT_SET_FORMAT = (
+    'An edit-set file (EDITS.json) is a JSON list of edits, applied in order as one set: {"value": ID, "axis": K, '
+    '"partitions": N} sets the partitions of axis position K (0-based, in the order of the value\'s axes) of value ID; '
+    '{"value": ID, "replicas": N} sets its replicas. Example (tilescope sample edits): [{"value": 84, "axis": 1, '
+    '"partitions": 18}, {"value": 84, "replicas": 27}]. Integers only (ID up to 2^53, K and N up to 2^31), no other '
+    "keys, no key twice. --edit V:K=N and --edit V:replicas=N are the same edits on the command line."
+)
+
 _DIGITS = sys.get_int_max_str_digits() or 4300
 _LONG_NUMBER = re.compile(rb"\d{%d,}" % (_DIGITS + 1))
 
@@ -121,7 +131,11 @@ def save_edit_set(path: str | Path, edits: Sequence[TilingEdit], *, overwrite: b
 
 # ----------------------------------------------------------------------------- compact form (URLs)
 
-_COMPACT_EDIT = re.compile(r"^(?P<value>\d{1,18}):(?:(?P<axis>\d{1,4})|(?P<replicas>r))=(?P<count>\d{1,18})$")
+# re.ASCII: ``\d`` would also match ``²`` (int() refuses it) and ``٨`` (int() reads it as 8).
+_COMPACT_EDIT = re.compile(r"^(?P<value>\d{1,18}):(?:(?P<axis>\d{1,4})|(?P<replicas>r))=(?P<count>\d{1,18})$", re.ASCII)
+# More edits than any hand-made or advised set holds, few enough to apply at once; a URL past
+# this (one 64 KiB request line holds about 8,000) is refused whole, not cut.
+MAX_COMPACT_EDITS = 1000
 
 
 def compact_edits(edits: Sequence[TilingEdit]) -> str:
@@ -132,9 +146,13 @@ def compact_edits(edits: Sequence[TilingEdit]) -> str:
 
 
 def parse_compact_edits(text: str, source: str = "the URL's edits") -> list[TilingEdit]:
-    """The edits of ``compact_edits`` text; an InputError names the first item that is not one."""
+    """The edits of ``compact_edits`` text; an InputError names the first item that is not one, or
+    says that there are more than ``MAX_COMPACT_EDITS`` (counted before any is parsed)."""
+    items = [part for part in text.split(",") if part]
+    if len(items) > MAX_COMPACT_EDITS:
+        raise InputError("$", f"at most {MAX_COMPACT_EDITS:,} edits", f"{len(items):,}", file=source)
     edits = []
-    for position, item in enumerate(part for part in text.split(",") if part):
+    for position, item in enumerate(items):
         found = _COMPACT_EDIT.match(item)
         if found is None:
             raise InputError(f"$[{position}]", "V:K=N or V:r=N (e.g. 84:1=18)", describe(item), file=source)

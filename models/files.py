@@ -1,7 +1,11 @@
 """Every file tilescope writes goes through here: written under a temporary name beside the target,
 then renamed into place (a reader sees the old file, or the whole new one, never a part), with the
 permissions of a normal file (``0666`` less the umask, as ``open(path, "w")`` would give), and an
-existing file is never replaced unless the caller says ``overwrite``.
+existing file is never replaced unless the caller says ``overwrite``, and a command's input is
+never written at all: each writer passes the files it read as ``inputs``, and a target that is one
+of them — by any spelling: the same path, ``..``, a symlink to it or to its folder, a hard link, an
+input itself reached through a symlink — is refused, ``overwrite`` or not (``refuse_inputs``, by
+device and inode, checked before the work and again just before the rename).
 
 Errors of the file system (a missing folder, no permission, a file in the way) are
 ``FileAccessError``: one line naming the file and what the system said, no JSON path.
@@ -12,7 +16,7 @@ import contextlib
 import os
 import secrets
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterable, Iterator
 
 from .errors import InputError
 
@@ -46,6 +50,30 @@ def exists_already(path: str | Path, option: str = "--overwrite") -> FileAccessE
     return FileAccessError(path, f"exists already (pass {option} to replace it)")
 
 
+InputPaths = Iterable["str | Path | None"]
+
+
+def _identity(path: str | Path) -> tuple[int, int] | None:
+    """The file a path reaches (symlinks followed): device and inode; None when it reaches none."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return found.st_dev, found.st_ino
+
+
+def refuse_inputs(target: str | Path, inputs: InputPaths) -> None:
+    """A FileAccessError when writing ``target`` would write over one of ``inputs``, however either
+    is spelled (the module doc); ``None`` inputs (an option not given) are skipped."""
+    reached = _identity(target)
+    if reached is None:
+        return
+    for given in inputs:
+        if given is not None and _identity(given) == reached:
+            same = "" if str(given) == str(target) else f" (given as {given})"
+            raise FileAccessError(target, f"is an input of this command{same}: inputs are never written, even with --overwrite")
+
+
 def _create_temporary(folder: Path, name: str) -> tuple[int, Path]:
     """A new file ``.NAME.XXXX.tmp`` in ``folder``, opened for writing, mode 0666 & ~umask."""
     for _ in range(100):
@@ -58,13 +86,17 @@ def _create_temporary(folder: Path, name: str) -> tuple[int, Path]:
 
 
 @contextlib.contextmanager
-def atomic_output(path: str | Path, *, overwrite: bool = False, buffering: int = -1) -> Iterator[BinaryIO]:
+def atomic_output(path: str | Path, *, overwrite: bool = False, buffering: int = -1, inputs: InputPaths = ()) -> Iterator[BinaryIO]:
     """``with atomic_output(path) as handle: handle.write(...)``: the file appears whole when the
     block ends without an exception, and not at all otherwise.
 
     Without ``overwrite`` an existing ``path`` is a FileAccessError, checked before writing and
-    again at the rename (a hard link, which fails if the name was taken meanwhile)."""
+    again at the rename (a hard link, which fails if the name was taken meanwhile). A ``path``
+    that is one of ``inputs`` is a FileAccessError with or without ``overwrite`` (``refuse_inputs``),
+    checked before writing and again before the rename."""
     path = Path(path)
+    inputs = list(inputs)
+    refuse_inputs(path, inputs)
     if not overwrite and os.path.lexists(path):
         raise exists_already(path)
     folder = path.parent
@@ -75,6 +107,7 @@ def atomic_output(path: str | Path, *, overwrite: bool = False, buffering: int =
     try:
         with os.fdopen(fd, "wb", buffering=buffering) as handle:
             yield handle
+        refuse_inputs(path, inputs)  # the name may have been pointed at an input meanwhile
         try:
             if overwrite:
                 os.replace(tmp, path)
@@ -91,10 +124,10 @@ def atomic_output(path: str | Path, *, overwrite: bool = False, buffering: int =
         raise
 
 
-def write_atomically(path: str | Path, data: bytes, *, overwrite: bool = False) -> Path:
+def write_atomically(path: str | Path, data: bytes, *, overwrite: bool = False, inputs: InputPaths = ()) -> Path:
     """Write ``data`` to ``path`` (see ``atomic_output``)."""
     try:
-        with atomic_output(path, overwrite=overwrite) as handle:
+        with atomic_output(path, overwrite=overwrite, inputs=inputs) as handle:
             handle.write(data)
     except FileAccessError:
         raise

@@ -41,6 +41,18 @@ class Suggestion:
     peak_step: int = 0  # the step of the chosen peak after the edit
 
 
+@dataclass
+class AdviceTally:
+    """What ``advise`` tried, so an empty answer can say why (``why_none``)."""
+
+    tried: int = 0  # candidate edit sets
+    refused: int = 0  # of those, refused by apply_edits
+    first_refusal: str = ""
+    not_lower: int = 0  # re-planned, the peak not lowered
+    lowest_after: int | None = None  # the lowest peak one of those left, and its step
+    lowest_step: int = 0
+
+
 def peak_value(peaks: Peaks, peak: str) -> int:
     return {"standard": peaks.standard, "interleaved": peaks.interleaved, "total": peaks.total}[peak]
 
@@ -99,12 +111,15 @@ def advise(
     limit: int = 20,
     *,
     whatif: WhatIf | None = None,
+    tally: AdviceTally | None = None,
 ) -> list[Suggestion]:
     """Verified edits that lower ``peak`` of ``plan``, best first.
 
     ``plan`` is the unedited plan, or ``whatif.plan`` when ``whatif`` is given: candidates are
-    then added to its edits (and re-planned against its unedited base).
+    then added to its edits (and re-planned against its unedited base). ``tally``, when given, is
+    filled with what was tried (for ``why_none``).
     """
+    tally = tally if tally is not None else AdviceTally()
     if peak not in PEAK_KINDS:
         raise ValueError(f"peak must be one of {PEAK_KINDS}")
     base = whatif.base if whatif is not None else plan
@@ -119,14 +134,47 @@ def advise(
     for root in live_roots_at(arrays, step, regions):
         tiling = current_tiling(arrays, root, tilings)
         for edits in candidate_edits(arrays, root, tiling):
+            tally.tried += 1
             try:
                 result = apply_edits(arrays, base, prior + edits, whole_storage_group=group)
-            except EditError:
+            except EditError as exc:
+                tally.refused += 1
+                tally.first_refusal = tally.first_refusal or str(exc)
                 continue
             after = peak_value(result.plan.peaks, peak)
+            if after >= before:
+                tally.not_lower += 1
+                if tally.lowest_after is None or after < tally.lowest_after:
+                    tally.lowest_after, tally.lowest_step = after, peak_step(result.plan.peaks, peak)
             if after < before:
                 found.append(
                     Suggestion(edits, _describe(arrays, tiling, edits), before, after, before - after, peak_step(result.plan.peaks, peak))
                 )
     found.sort(key=lambda s: (-s.saving, len(s.edits), s.edits[0].value, s.description))
     return found[:limit]
+
+
+def peak_steps(plan: Plan, peak: str) -> np.ndarray:
+    """Every step at which ``peak`` is reached (the peak's own step among them), ascending."""
+    usage = {
+        "standard": plan.usage_standard, "interleaved": plan.usage_interleaved,
+        "total": plan.usage_standard + plan.usage_interleaved,  # the exchange rows are the same at every step
+    }[peak]
+    return np.flatnonzero(usage == usage.max())
+
+
+def why_none(plan: Plan, peak: str, tally: AdviceTally) -> str:
+    """Why ``advise`` found nothing, from what it tried: nothing to split, every candidate refused,
+    or candidates that left the peak where it was (typically because other steps reach it too)."""
+    if tally.tried == 0:
+        return (f"no value live at the {peak} peak's step has an axis with more than one block per partition, "
+                "so no edit can split one further")
+    if tally.refused == tally.tried:
+        return f"all {tally.tried:,} candidate edits were refused (the first: {tally.first_refusal})"
+    ties = peak_steps(plan, peak)
+    shown = ", ".join(str(int(s)) for s in ties[:5]) + (", …" if len(ties) > 5 else "")
+    where = (f"the {peak} peak is reached at {len(ties):,} steps ({shown}), and an edit lowers only the steps where "
+             "its value is live" if len(ties) > 1 else f"the {peak} peak is reached at step {int(ties[0])} only")
+    refused = f"; {tally.refused:,} more were refused (the first: {tally.first_refusal})" if tally.refused else ""
+    return (f"{where}: each of the {tally.not_lower:,} candidate edits that re-planned left the peak at "
+            f"{tally.lowest_after:,} B or more (the lowest at step {tally.lowest_step}){refused}")

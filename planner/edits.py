@@ -298,7 +298,7 @@ def extend_edits(arrays: ProfileArrays, whatif: WhatIf, edits: Sequence[TilingEd
     if arrays.tiles is not None:
         # A v2/v3 profile is planned per tile: the edited values re-estimated per tile, the other
         # values' and steps' recorded figures kept (planner.tile_whatif).
-        plan, _ = whatif_plan(arrays, figures, tilings)
+        plan, _ = whatif_plan(arrays, figures, tilings, whatif.base)
         usage = [plan.usage_standard, plan.usage_interleaved]
         peaks = plan.peaks
         for row in rows:

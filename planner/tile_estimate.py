@@ -358,11 +358,14 @@ def infer_offset(estimate: np.ndarray, recorded: np.ndarray) -> int | None:
         return None
     placed = np.zeros(device_tiles, dtype=np.int64)
     placed[:owners] = estimate
-    # Candidates: rotations putting owner 0's and the last owner's figures where they are recorded.
-    candidates = np.flatnonzero(recorded == estimate[0])
-    candidates = candidates[
-        recorded[(candidates + owners - 1) % device_tiles] == estimate[-1]
-    ]
+    # A rotation carries each place where the per-tile figures change (circularly) to such a place
+    # of ``recorded``: one change k of ``placed`` gives every candidate, one per change of
+    # ``recorded`` (a few runs), each verified whole.
+    change = np.flatnonzero(placed != np.roll(placed, 1))
+    if not change.size:  # the same figure on every tile: every rotation fits
+        return 0 if np.array_equal(placed, recorded) else None
+    k = int(change[0])
+    candidates = np.sort((np.flatnonzero(recorded != np.roll(recorded, 1)) - k) % device_tiles)
     for r in candidates.tolist():
         if np.array_equal(np.roll(placed, r), recorded):
             return int(r)

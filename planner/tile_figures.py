@@ -114,12 +114,32 @@ class TileFigures:
 
 
 def _replace(table: RunTable, new: dict[int, tuple]) -> RunTable:
+    """``table`` with the runs of the owners in ``new`` replaced: the kept runs selected by a mask,
+    the new ones appended, all sorted again (numpy, whatever the number of owners)."""
     if not new:
         return table
-    parts = [
-        new[k] if k in new else table.runs(k) for k in range(table.bounds.size - 1)
-    ]
-    return RunTable.of(parts)
+    owners = table.bounds.size - 1
+    replaced = np.zeros(owners, dtype=bool)
+    replaced[list(new)] = True
+    keep = ~replaced[table.owner]
+    added = RunTable.of(list(new.values()))
+    added_owner = np.repeat(
+        np.fromiter(new, dtype=np.int64, count=len(new)), np.diff(added.bounds)
+    )
+    owner = np.concatenate((table.owner[keep], added_owner))
+    start = np.concatenate((table.start[keep], added.start))
+    order = np.lexsort((start, owner))
+    columns = tuple(
+        np.concatenate((c[keep], a))[order]
+        for c, a in zip(table.columns, added.columns)
+    )
+    bounds = np.searchsorted(owner[order], np.arange(owners + 1)).astype(np.int64)
+    return RunTable(
+        bounds,
+        start[order],
+        np.concatenate((table.stop[keep], added.stop))[order],
+        columns,
+    )
 
 
 # ----------------------------------------------------------------------------- tilescope's estimate of a v1 file

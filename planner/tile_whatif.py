@@ -45,7 +45,7 @@ from .tile_figures import (
     scratch_runs,
 )
 from .tile_plan import TilePlan
-from .tile_usage import TileUsage, on_device_runs
+from .tile_usage import StepPeaks, TileUsage, on_device_runs
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,7 @@ class FileTiles:
         self.figures = figures
         self._estimator = _Estimator(arrays, None)
         self._inferred: dict[int, Inferred] = {}
+        self._scratch_steps: dict[int, list[int]] = {}
 
     def inferred(self, row: int) -> Inferred:
         found = self._inferred.get(row)
@@ -131,6 +132,46 @@ class FileTiles:
                     out[step] = row
                     break
         return out
+
+    def scratch_steps_of(self, row: int) -> list[int]:
+        """The steps with scratch, among those where value ``row`` is live, whose recorded
+        ``tile_scratch`` its owners give (§2.6) and no result of the step before it in
+        ``scratch_owner``'s order gives too: the steps whose first result it is taken to be. Only
+        this value's steps are looked at (what an edit of it needs), not every step's owner."""
+        found = self._scratch_steps.get(row)
+        if found is None:
+            a = self.arrays
+            scratch = (a.scratch_standard != 0) | (a.scratch_interleaved != 0)
+            steps: list[int] = []
+            for k in a.intervals_of(row):
+                first, last = int(a.interval_first[k]), int(a.interval_last[k])
+                for step in (
+                    first + np.flatnonzero(scratch[first : last + 1])
+                ).tolist():
+                    start, stop, columns = self.figures.scratch.runs(step)
+                    recorded = [
+                        on_device_runs(start, stop, c, a.device_tiles) for c in columns
+                    ]
+                    if self._spread_matches(
+                        step, row, recorded
+                    ) and not self._earlier_result(step, row, recorded):
+                        steps.append(step)
+            found = self._scratch_steps[row] = steps
+        return found
+
+    def _earlier_result(self, step: int, row: int, recorded: list[np.ndarray]) -> bool:
+        """Whether a value that starts being live at ``step`` and comes before ``row`` in
+        ``scratch_owner``'s order (results first, lowest id first) gives the same spread: the
+        scratch is then that result's (the other values live there are not tried)."""
+        a = self.arrays
+        starting = a.interval_row[a.interval_first == step]
+        mine = (row not in starting.tolist(), int(a.value_ids[row]))
+        return any(
+            (False, int(a.value_ids[other])) < mine
+            and self._spread_matches(step, int(other), recorded)
+            for other in starting.tolist()
+            if other != row
+        )
 
     def _spread_matches(self, step: int, row: int, recorded: list[np.ndarray]) -> bool:
         a = self.arrays
@@ -214,10 +255,18 @@ def edited_figures(
             on_device(shard, offset, arrays.device_tiles),
             on_device(allocated, offset, arrays.device_tiles),
         )
-    owners = file.scratch_owner if file is not None else scratch_owners(arrays)
+    if file is not None:
+        held = {
+            step: row for row in sorted(tilings) for step in file.scratch_steps_of(row)
+        }
+    else:
+        owners = scratch_owners(arrays)
+        held = {
+            step: int(owners[step])
+            for step in np.flatnonzero(np.isin(owners, list(tilings))).tolist()
+        }
     steps = {}
-    for step in np.flatnonzero(np.isin(owners, list(tilings))).tolist():
-        row = int(owners[step])
+    for step, row in sorted(held.items()):
         steps[step] = scratch_runs(
             arrays, step, row, estimator.elements(row), offsets[row]
         )
@@ -269,19 +318,49 @@ def file_tiles(arrays: ProfileArrays) -> FileTiles | None:
     return _memo(arrays, "_file_tiles", lambda: FileTiles(arrays, file_figures(arrays)))
 
 
-def file_usage(arrays: ProfileArrays) -> TileUsage:
+def file_usage(arrays: ProfileArrays, file_plan: Plan | None = None) -> TileUsage:
     """The file plan's per-tile usage: a v2/v3 file's recorded tile_usage, or the sweep of a v1
-    file's estimate."""
-    return _memo(
-        arrays,
-        "_tile_usage",
-        lambda: TileUsage(arrays, file_figures(arrays), recorded_usage(arrays)),
+    file's estimate. ``file_plan``: the file's plan per tile, whose per-step figures are taken
+    rather than summed again (``model.per_tile_plan``)."""
+
+    def compute() -> TileUsage:
+        usage = TileUsage(arrays, file_figures(arrays), recorded_usage(arrays))
+        tp = getattr(file_plan, "tiles", None)
+        if tp is not None and usage.recorded is not None:
+            usage.__dict__["step_peaks"] = step_peaks_of(tp)
+        return usage
+
+    return _memo(arrays, "_tile_usage", compute)
+
+
+def plan_usage(
+    arrays: ProfileArrays,
+    tilings: dict[int, TensorTiling],
+    file_plan: Plan | None = None,
+) -> TileUsage:
+    """The per-tile usage of the plan with ``tilings`` (a WhatIf's; {} for the file's plan)."""
+    return edited_usage(
+        arrays, file_usage(arrays, file_plan), tilings, file_tiles(arrays)
     )
 
 
-def plan_usage(arrays: ProfileArrays, tilings: dict[int, TensorTiling]) -> TileUsage:
-    """The per-tile usage of the plan with ``tilings`` (a WhatIf's; {} for the file's plan)."""
-    return edited_usage(arrays, file_usage(arrays), tilings, file_tiles(arrays))
+def step_peaks_of(tp: TilePlan) -> StepPeaks:
+    """``StepPeaks`` of a plan per tile's per-step figures (the same tie rule: the last tile)."""
+    return StepPeaks(
+        most={
+            "standard": tp.largest[:, 0],
+            "interleaved": tp.largest[:, 1],
+            "total": tp.usage.sum(axis=1),
+        },
+        tile={
+            "standard": tp.largest_tile[:, 0],
+            "interleaved": tp.largest_tile[:, 1],
+            "total": tp.usage_tile,
+        },
+        usage_standard=tp.usage[:, 0],
+        usage_interleaved=tp.usage[:, 1],
+        usage_tile=tp.usage_tile,
+    )
 
 
 def tile_plan_of(usage: TileUsage) -> TilePlan:
@@ -295,12 +374,15 @@ def tile_plan_of(usage: TileUsage) -> TilePlan:
 
 
 def whatif_plan(
-    arrays: ProfileArrays, figures: ValueBytes, tilings: dict[int, TensorTiling]
+    arrays: ProfileArrays,
+    figures: ValueBytes,
+    tilings: dict[int, TensorTiling],
+    file_plan: Plan | None = None,
 ) -> tuple[Plan, TileUsage]:
     """The plan per tile of a v2/v3 profile with ``tilings`` applied: the edited values' figures
     are the maxima of their re-estimated per-tile figures (§1.4), the per-step usage the peak
     tile's, the peaks by the file's version (``model.plan_of_tile_plan``)."""
-    usage = plan_usage(arrays, tilings)
+    usage = plan_usage(arrays, tilings, file_plan)
     shard, aligned, held = (
         figures.shard.copy(),
         figures.aligned.copy(),

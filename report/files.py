@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tilescope.derived.plan_data import PlanData
-from tilescope.models.files import FileAccessError, exists_already, make_directory, write_atomically
+from tilescope.models.files import FileAccessError, InputPaths, exists_already, make_directory, refuse_inputs, write_atomically
 
 from .png import png_of
 from .tables import ALLOCATIONS_CSV, EDITS_CSV, EDITS_JSON, PNG_NAME, STEPS_CSV, VALUES_CSV, ReportInput, breakdown_name, report_input, tables_of
@@ -40,14 +40,17 @@ def report_names(step: int) -> list[str]:
     return [PNG_NAME, VALUES_CSV, STEPS_CSV, breakdown_name(step), EDITS_JSON, EDITS_CSV, ALLOCATIONS_CSV]
 
 
-def check_targets(out_dir: str | Path, names: list[str], *, overwrite: bool = False) -> list[Path]:
-    """The paths to write; FileAccessError if ``out_dir`` is not a directory or (without
-    ``overwrite``) any of the files exists already. Callers check before the slow build, and again
-    when writing."""
+def check_targets(out_dir: str | Path, names: list[str], *, overwrite: bool = False, inputs: InputPaths = ()) -> list[Path]:
+    """The paths to write; FileAccessError if ``out_dir`` is not a directory, if any of the files
+    is one of ``inputs`` (the files the report was made from: never written), or (without
+    ``overwrite``) exists already. Callers check before the slow build, and again when writing."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise FileAccessError(out, "is not a directory")
     targets = [out / name for name in names]
+    inputs = list(inputs)
+    for path in targets:
+        refuse_inputs(path, inputs)
     if not overwrite:
         for path in targets:
             if path.exists():
@@ -55,14 +58,16 @@ def check_targets(out_dir: str | Path, names: list[str], *, overwrite: bool = Fa
     return targets
 
 
-def write_report(report: Report, out_dir: str | Path, *, overwrite: bool = False) -> list[Path]:
+def write_report(report: Report, out_dir: str | Path, *, overwrite: bool = False, inputs: InputPaths = ()) -> list[Path]:
     """Write every file of the report into ``out_dir`` (created if missing).
 
     Without ``overwrite`` nothing is written when any of the files exists already (FileAccessError
-    naming the first one); each file is written atomically (``models.files``).
+    naming the first one); nothing either when one of them is one of ``inputs``, with or without
+    it; each file is written atomically (``models.files``).
     """
-    targets = check_targets(out_dir, list(report.files), overwrite=overwrite)
+    inputs = list(inputs)
+    targets = check_targets(out_dir, list(report.files), overwrite=overwrite, inputs=inputs)
     make_directory(out_dir)
     for path, data in zip(targets, report.files.values()):
-        write_atomically(path, data, overwrite=overwrite)
+        write_atomically(path, data, overwrite=overwrite, inputs=inputs)
     return targets

@@ -22,6 +22,7 @@ from tilescope.models.format import fmt_bytes
 from tilescope.planner.model import Peaks, Plan, ProfileArrays
 
 from .placement_png import add_placement_panels
+from .provenance import Provenance, provenance_of
 from .tables import ReportInput, breakdown_name, breakdown_rows, report_input
 
 BREAKDOWN_BARS = 20  # values drawn in the breakdown chart (the CSV has them all)
@@ -175,8 +176,9 @@ def _draw_timeline(ax, data: ReportInput) -> None:
     ax.yaxis.set_major_formatter(lambda y, _: f"{int(y):,}")
     ax.xaxis.set_major_formatter(lambda x, _: f"{int(x):,}")
     ax.grid(True, alpha=0.25)
-    # under the plot: inside it the legend would cover data or a peak label
-    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.15), fontsize=7, ncol=6, frameon=False, borderaxespad=0)
+    # under the plot (inside it the legend would cover data or a peak label), in the band the
+    # figure keeps free above the lower panels' titles: at most 4 entries a row, so 2 rows
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.16), fontsize=7, ncol=4, frameon=False, borderaxespad=0)
 
 
 def peak_window(n_steps: int, step: int) -> tuple[int, int]:
@@ -260,31 +262,44 @@ def _draw_lifetimes(ax, data: ReportInput) -> None:
     ax.tick_params(axis="x", labelsize=7)
 
 
-def report_figure(data: ReportInput) -> Figure:
+def report_provenance(data: ReportInput) -> Provenance:
+    return provenance_of((data.profile.source, data.profile.content_sha256))
+
+
+def draw_provenance(figure: Figure, made: Provenance) -> None:
+    """The provenance line, top right of the header (``report.provenance``)."""
+    figure.text(0.99, 0.995, made.line(), fontsize=7.5, color="0.35", ha="right", va="top", **PLAIN)
+
+
+def report_figure(data: ReportInput, made: Provenance | None = None) -> Figure:
     """Header text on top, the timeline across, breakdown and lifetimes side by side below
-    (explicit axes rectangles: the value-name labels need a wide left margin the timeline does not)."""
+    (explicit axes rectangles: the value-name labels need a wide left margin the timeline does not;
+    the timeline's seven-digit tick labels and its y label need 0.08 of the width)."""
     figure = Figure(figsize=(16, 13), dpi=100)
     FigureCanvasAgg(figure)
-    source = Path(data.profile.source).name
-    scope = data.profile.header.get("scope") or ""
+    source = label_text(Path(data.profile.source).name, 60)
+    scope = label_text(data.profile.header.get("scope") or "", 40)
     figure.text(0.01, 0.988, f"tilescope report: {source}  (scope {scope})", fontsize=13, weight="bold", va="top", **PLAIN)
+    draw_provenance(figure, made or report_provenance(data))
     figure.text(0.01, 0.962, summary_text(data), fontsize=8.5, family="monospace", va="top", **PLAIN)
     figure.text(0.64, 0.962, edits_text(data), fontsize=8.5, family="monospace", va="top", **PLAIN)
     if data.arrays.n_steps > DENSE_STEPS:  # a long profile: the overview, and its total peak up close beside it
-        _draw_timeline(figure.add_axes((0.06, 0.53, 0.62, 0.31)), data)
-        _draw_peak_zoom(figure.add_axes((0.72, 0.53, 0.26, 0.31)), data)
+        _draw_timeline(figure.add_axes((0.08, 0.53, 0.60, 0.31)), data)
+        _draw_peak_zoom(figure.add_axes((0.74, 0.53, 0.24, 0.31)), data)
     else:
-        _draw_timeline(figure.add_axes((0.06, 0.53, 0.92, 0.31)), data)
-    _draw_breakdown(figure.add_axes((0.21, 0.05, 0.26, 0.41)), data)
-    _draw_lifetimes(figure.add_axes((0.71, 0.05, 0.27, 0.41)), data)
+        _draw_timeline(figure.add_axes((0.08, 0.53, 0.90, 0.31)), data)
+    # the lower panels' titles stay below the timeline's two-row legend
+    _draw_breakdown(figure.add_axes((0.21, 0.05, 0.26, 0.37)), data)
+    _draw_lifetimes(figure.add_axes((0.71, 0.05, 0.27, 0.37)), data)
     add_placement_panels(figure, data)
     return figure
 
 
 def png_of(data: ReportInput) -> bytes:
     out = io.BytesIO()
+    made = report_provenance(data)
     with _DRAW_LOCK:
-        report_figure(data).savefig(out, format="png", dpi=100)
+        report_figure(data, made).savefig(out, format="png", dpi=100, metadata=made.png_metadata())
     return out.getvalue()
 
 

@@ -399,3 +399,48 @@ def test_sessions_waiting_on_a_blocked_load_of_the_same_file_give_up_their_worke
         os.close(w)
         wait_until_none_stuck(pool)
         pool.close()
+
+
+def test_all_sessions_unfinished_uploads_share_one_server_cap():
+    """Three sessions' upload boxes against a server cap of 60,000 bytes: a chunk that would pass
+    it refuses its upload (and lets go of what that upload held); a finished or dropped upload gives
+    its bytes back."""
+    from tilescope.app.widgets.upload import SERVER_UPLOADS, UploadBudget
+
+    assert CappedFileDropper()._budget is SERVER_UPLOADS and SERVER_UPLOADS.limit == 2 * MAX_UPLOAD_BYTES  # one per process
+    budget = UploadBudget(60_000)
+    boxes = []
+    for _ in range(3):
+        widget = CappedFileDropper(max_bytes=50_000, chunk_size=20_000, idle_timeout=0)
+        widget._models_model = lambda widget=widget: widget.get_root()
+        widget._budget = budget
+        widget.refusals = []
+        widget.param.watch(lambda e, widget=widget: widget.refusals.append(e.new) if e.new else None, "refused")
+        boxes.append(widget)
+    one, two, three = boxes
+    for k in (1, 2):
+        one._process_event(chunk_event(one, k, 3, b"a" * 20_000))
+    two._process_event(chunk_event(two, 1, 3, b"b" * 20_000))
+    assert budget.held == 60_000 and one.buffered_bytes == 40_000 and two.buffered_bytes == 20_000
+    three._process_event(chunk_event(three, 1, 2, b"c" * 100))
+    assert three.refusals == ["refused upload of up.json: the server is receiving 60,000 B (58.6 KiB) of other uploads, "
+                              "and all uploads together may hold 60,000 B (58.6 KiB); try again when they finish"]
+    assert three.buffered_bytes == 0 and budget.held == 60_000
+    two._process_event(chunk_event(two, 2, 3, b"b" * 20_000))  # its own second chunk passes the server's cap: it is dropped
+    assert len(two.refusals) == 1 and "the server is receiving 40,000 B" in two.refusals[0]
+    assert two.buffered_bytes == 0 and budget.held == 40_000
+    one._process_event(chunk_event(one, 3, 3, b"a" * 5_000))  # finished: handed over, no longer held
+    assert one.value == {"up.json": b"a" * 45_000} and budget.held == 0
+    three._process_event(chunk_event(three, 1, 2, b"c" * 20_000))
+    assert budget.held == 20_000
+    three._on_session_destroyed(None)
+    assert budget.held == 0 and three.buffered_bytes == 0
+
+
+def test_the_server_cap_is_a_size_from_the_environment():
+    from tilescope.app.loading import uploads_max_bytes
+
+    assert uploads_max_bytes({}) == 400 * 1024 * 1024
+    assert uploads_max_bytes({"TILESCOPE_UPLOADS_MAX_BYTES": "1GiB"}) == 1 << 30
+    with pytest.raises(TilescopeError, match="TILESCOPE_UPLOADS_MAX_BYTES"):
+        uploads_max_bytes({"TILESCOPE_UPLOADS_MAX_BYTES": "lots"})

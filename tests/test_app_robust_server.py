@@ -227,3 +227,77 @@ def test_uploads_from_a_raw_client_are_capped_and_dropped(monkeypatch, request, 
     assert figures["15 of 20 chunks held"] > base + 100  # (an upload within the cap is held while it arrives)
     assert figures["after the timeout"] < base + 50
     assert figures["after the session closed"] < base + 50
+
+
+def test_unfinished_uploads_of_all_sessions_share_one_cap(request, capsys):
+    """Five raw sessions, one after another, each send 4 chunks of 10 MB of a 19-chunk upload (each
+    within the per-session 200 MB cap; 200 MB in all, which the server held before) against a server
+    cap of 60 MB: the first holds 40 MB; each later one is refused at its third chunk (and lets go of
+    its two), told why; the server's RSS stays within the cap, and a sixth session's 20 MB then fits."""
+    server = AppServer(env={"TILESCOPE_UPLOADS_MAX_BYTES": "60MB", "TILESCOPE_UPLOAD_TIMEOUT": "60"})
+    figures = {}
+    try:
+        pid = server.process.pid
+
+        async def scenario():
+            sessions = [await RawSession(server.url).open() for _ in range(5)]
+            for session in sessions:
+                await session.drain(1)
+            figures["baseline"] = rss_mb(pid)
+            chunk = b"x" * 10_000_000
+            for n, session in enumerate(sessions):
+                for k in range(1, 5):
+                    await session.send_chunk(k, 19, chunk, name=f"held{n}.json")
+                await session.drain(0.5)
+            await sessions[-1].drain(2)
+            figures["5 sessions × 4 chunks sent"] = rss_mb(pid)
+            told = [any("the server is receiving" in m and "try again when they finish" in m for m in s.received) for s in sessions]
+            # the refused uploads gave their bytes back: 20 MB more fits beside the first's 40 MB
+            sixth = await RawSession(server.url).open()
+            for k in (1, 2):
+                await sixth.send_chunk(k, 19, chunk, name="sixth.json")
+            await sixth.drain(1)
+            told.append(any("refused upload" in m for m in sixth.received))
+            for session in [*sessions, sixth]:
+                session.close()
+            return told
+
+        with ThreadPoolExecutor(max_workers=1) as pool:  # (the browser fixtures hold this thread's event loop)
+            told = pool.submit(asyncio.run, scenario()).result(timeout=300)
+        log = server.output()
+    finally:
+        server.stop()
+    report(request, capsys, "uploads of 5 sessions, 60 MB server cap, server RSS: " + "; ".join(f"{k} {v:.0f} MB" for k, v in figures.items()))
+    assert "Traceback" not in log
+    assert told == [False, True, True, True, True, False]
+    assert figures["5 sessions × 4 chunks sent"] < figures["baseline"] + 60 + 50  # without the cap: 5 × 40 MB held
+
+
+def test_urls_with_non_ascii_digits_or_8000_edits_open_the_file_and_say_why():
+    """``?step=²`` once raised before any of the app ran (Panel's ``Location`` reads the query with
+    ``str.isdigit`` then ``int``: a traceback, the page left at "no file open"); 8,000 edits are past
+    the URL's bound. Each session opens the default file and names what it dropped (the raw client
+    reads the page's messages, JSON-escaped: ``²`` arrives as ``\u00b2``)."""
+    import html
+
+    server = AppServer()
+    try:
+        async def scenario(query: str) -> str:
+            session = await RawSession(server.url).open(query)
+            await session.drain(3)
+            session.close()
+            return html.unescape(html.unescape(" ".join(session.received)))
+
+        queries = ["?step=%C2%B2", "?value=%C2%B2&step=%C2%B9%E2%81%B0", "?step=45&edits=" + ",".join(["84:1=18"] * 8000)]
+        with ThreadPoolExecutor(max_workers=1) as pool:  # (the browser fixtures hold this thread's event loop)
+            seen = [pool.submit(asyncio.run, scenario(q)).result(timeout=120) for q in queries]
+        log = server.output()
+    finally:
+        server.stop()
+    assert "Traceback" not in log
+    for text in seen:
+        assert 'data-testid="ts-source">sample_data/vit_finalist5.memory_profile.json' in text  # the file opened
+    assert "the URL's step='\\u00b2' is not a step number; ignored" in seen[0]
+    assert "the URL's value='\\u00b2' is not a value number; ignored" in seen[1]
+    assert "the URL's step='\\u00b9\\u2070' is not a step number; ignored" in seen[1]
+    assert "expected at most 1,000 edits, found 8,000; the URL's edits were not applied" in seen[2]

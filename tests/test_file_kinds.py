@@ -85,7 +85,8 @@ def test_a_file_of_no_known_kind_names_every_kind_it_could_have_been(monkeypatch
     with pytest.raises(InputError) as refused:
         open_file(Source.of_bytes(b'{"version": 1, "tile": 3}', "odd.json"))
     assert str(refused.value) == ("odd.json: at $: expected a memory profile (with `timeline`) or a search state "
-                                  "(with `context` and `recipe`), found an object with none of these")
+                                  "(with `context` and `recipe`) or a placement dump (with `requests` and `ranges`) "
+                                  "or a placement profile (with `schema_version` and `tiles`), found an object with none of these")
     monkeypatch.setattr(opening, "FILE_KINDS", (*opening.FILE_KINDS, TOY))
     with pytest.raises(InputError) as refused:
         open_file(Source.of_bytes(b'{"version": 1, "tile": 3}', "odd.json"))

@@ -213,3 +213,20 @@ def test_a_data_root_serves_its_files_by_name(page, tmp_path):
         wait_for_app(page)
         assert text_of(page, "ts-peak-total") == kib(recorded["peak"]["total"])
         assert page.console_errors == []
+
+
+def test_a_port_in_use_is_one_line_and_exit_2_before_anything_is_printed(tmp_path):
+    """Another program listens on the port: one line, exit 2, and no "serving the explorer at" first
+    (the user would open a URL that is someone else's)."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "tilescope", "serve", "--port", str(port)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert done.stderr == f"tilescope: port {port} is already in use on 127.0.0.1 (choose another with --port N)\n"

@@ -252,3 +252,18 @@ def test_every_sample_value_against_its_v1_scalars():
             )
     assert differing == []
     assert uneven > 0  # the sample exercises uneven shards (39 values have them)
+
+
+def test_infer_offset_is_the_smallest_rotation_by_brute_force():
+    """Against trying every rotation: random per-owner figures (zeros included) on random devices."""
+    rng = np.random.default_rng(7)
+    for _ in range(2000):
+        device = int(rng.integers(1, 12))
+        per_owner = rng.integers(0, 3, int(rng.integers(1, device + 1)))
+        if not per_owner.any():
+            continue
+        recorded = on_device(per_owner, int(rng.integers(0, device)), device)
+        placed = np.zeros(device, dtype=np.int64)
+        placed[: per_owner.size] = per_owner
+        fitting = [r for r in range(device) if np.array_equal(np.roll(placed, r), recorded)]
+        assert infer_offset(per_owner, recorded) == min(fitting)

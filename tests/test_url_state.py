@@ -80,3 +80,30 @@ def test_the_header_search_selects_the_value(explorer):
     label = explorer.state.data.opened.value_text.labels[explorer.state.arrays.row_of_id[85]]
     explorer.search.value = label
     assert explorer.state.selected_values == [85]
+
+
+@pytest.mark.parametrize("query", ["?step=%C2%B2", "?step=¹⁰", "?value=²", "?value=%D9%A8%D9%A4", "?step=１２"])
+def test_non_ascii_digits_are_not_numbers(query):
+    """``'²'.isdigit()`` is true and ``int('²')`` raises (the page stayed blank); ``int('٨٤')`` is 84.
+    Either way such a part is dropped and said, never read as a number nor raised."""
+    parsed = parse_query(query, TAB_KEYS)
+    assert parsed.step is None and parsed.value is None
+    assert len(parsed.problems) == 1 and parsed.problems[0].endswith(" number; ignored"), parsed.problems
+
+
+def test_non_ascii_digits_in_edits_are_refused():
+    parsed = parse_query("?edits=%D9%A8%D9%A4:%D9%A1=%D9%A1%D9%A8", TAB_KEYS)  # ٨٤:١=١٨, which read as 84:1=18
+    assert parsed.edits == () and "$[0]" in parsed.problems[0] and "not applied" in parsed.problems[0]
+    assert parse_query("?edits=84:1=18", TAB_KEYS).edits == (TilingEdit(84, axis=1, partitions=18),)
+
+
+def test_the_edit_count_of_a_url_is_bounded():
+    from tilescope.models.edits import MAX_COMPACT_EDITS
+
+    at_bound = ",".join(f"{v}:r=1" for v in range(MAX_COMPACT_EDITS))
+    assert len(parse_query(f"?edits={at_bound}", TAB_KEYS).edits) == MAX_COMPACT_EDITS
+    past = ",".join(["84:1=18"] * 8000)
+    parsed = parse_query(f"?edits={past}&step=45", TAB_KEYS)
+    assert parsed.edits == () and parsed.step == 45  # the rest of the URL still applies
+    (problem,) = parsed.problems
+    assert f"expected at most {MAX_COMPACT_EDITS:,} edits, found 8,000" in problem and "not applied" in problem

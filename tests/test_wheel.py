@@ -117,3 +117,16 @@ def test_the_installed_server_answers_on_loopback_only(installed, tmp_path):
         assert listening_addresses(server.port) == {"127.0.0.1"}
         assert websocket_status(server.port, f"http://127.0.0.1:{server.port}") == 101
         assert websocket_status(server.port, f"http://elsewhere.example:{server.port}") == 403
+
+
+def test_the_wheel_carries_the_apache_licence(installed):
+    wheel, _ = installed
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        header = archive.read(metadata).decode().split("\n\n", 1)[0].splitlines()
+        (licence,) = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+        assert archive.read(licence) == (REPO_ROOT / "LICENSE").read_bytes()
+    assert "License-Expression: Apache-2.0" in header and "License-File: LICENSE" in header
+    assert "Project-URL: Compiler, https://github.com/osmarks/ipu-stack" in header
+    assert (REPO_ROOT / "LICENSE").read_text().lstrip().startswith("Apache License\n                           Version 2.0, January 2004")

@@ -32,7 +32,7 @@ import numpy as np
 
 from tilescope import samples
 from tilescope.loaders.memory_profile import parse_memory_profile
-from tilescope.models.files import atomic_output, cannot_read, cannot_write, exists_already
+from tilescope.models.files import atomic_output, cannot_read, cannot_write, exists_already, refuse_inputs
 from tilescope.planner.model import Plan, ProfileArrays, arrays_of, compute_plan, peaks_of
 
 SAMPLE_PATH = samples.sample_path()
@@ -240,24 +240,26 @@ def write_synthetic_profile(
     """Write a synthetic profile of ``blocks`` × the sample program with ``layers`` layers per loop.
 
     Written atomically with the permissions of a normal file (``models.files``); an existing file
-    is a FileAccessError unless ``overwrite``."""
+    is a FileAccessError unless ``overwrite``; the sample it is built from is never written
+    (``models.files.refuse_inputs``)."""
     if blocks < 1:
         raise ValueError("blocks must be at least 1")
     out = Path(out_path)
+    refuse_inputs(out, [sample_path if sample_path is not None else SAMPLE_PATH])
     if out.exists() and not overwrite:
         raise exists_already(out)  # before the work of building the block
     block = build_block(sample_path, layers, gaps)
     header = {**block.header, **_header_figures(block, blocks)}
     try:
-        _write_blocks(out, block, header, blocks, overwrite)
+        _write_blocks(out, block, header, blocks, overwrite, sample_path if sample_path is not None else SAMPLE_PATH)
     except OSError as exc:  # e.g. the disk filled up
         raise cannot_write(out, exc) from None
     return out
 
 
-def _write_blocks(out: Path, block: Block, header: dict, blocks: int, overwrite: bool) -> None:
+def _write_blocks(out: Path, block: Block, header: dict, blocks: int, overwrite: bool, sample: str | Path) -> None:
     n_values, n_steps = len(block.values), len(block.steps)
-    with atomic_output(out, overwrite=overwrite, buffering=_WRITE_BUFFER) as raw:
+    with atomic_output(out, overwrite=overwrite, buffering=_WRITE_BUFFER, inputs=[sample]) as raw:
         f = io.TextIOWrapper(raw, encoding="utf-8")
         try:
             f.write(_dumps(header)[:-1] + ',"timeline":{"values":[')

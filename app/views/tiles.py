@@ -20,6 +20,9 @@ the view says so above everything else.
 
 from __future__ import annotations
 
+import asyncio
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import panel as pn
@@ -30,6 +33,7 @@ from bokeh.models import (
     HoverTool,
     Legend,
     LegendItem,
+    NumberFormatter,
     NumeralTickFormatter,
     Range1d,
     Span,
@@ -47,9 +51,11 @@ from tilescope.derived.series import minmax_indices, window_of
 from tilescope.derived.tile_rows import (
     TILE_COLUMNS,
     TileLines,
+    prepare_tiles,
     step_peak,
     tile_lines,
     tile_step,
+    tiles_ready,
 )
 from tilescope.models.format import fmt_bytes
 
@@ -87,8 +93,23 @@ def source_html(source: str, version: int) -> str:
     )
 
 
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 class TilesView(pn.viewable.Viewer):
+    """Constructed as ``TilesView(state=…, opener=…)``; with the session's ``app.open_flow.SessionOpener``
+    the first per-tile figures of a plan and the peak tile's sweep run in a load worker (seconds on
+    a long v1 profile), never on the session's loop; without one (tests, notebooks) they run in place."""
+
     state = param.ClassSelector(class_=SessionState)
+    opener = param.Parameter(
+        default=None, doc="app.open_flow.SessionOpener of the session, if any"
+    )
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -124,12 +145,26 @@ class TilesView(pn.viewable.Viewer):
         )
         self.figure = self._build_figure()
         self.table = pn.widgets.Tabulator(
-            pd.DataFrame({c: [] for c in TILE_COLUMNS}),
+            pd.DataFrame(
+                {
+                    c: pd.Series(
+                        [], dtype=object if c in ("name", "region") else "int64"
+                    )
+                    for c in TILE_COLUMNS
+                }
+            ),
             show_index=False,
             disabled=True,
             selectable=False,
             titles=TABLE_TITLES,
-            formatters={"name": {"type": "plaintext"}},
+            # Whole bytes, whatever the first frame's dtypes (Tabulator keeps the formatters it starts with).
+            formatters={
+                "name": {"type": "plaintext"},
+                **{
+                    c: NumberFormatter(format="0,0")
+                    for c in ("copies", "payload", "padding", "total")
+                },
+            },
             sizing_mode="stretch_width",
             layout="fit_data_table",
             pagination="local",
@@ -248,14 +283,41 @@ class TilesView(pn.viewable.Viewer):
 
     def go_to_peak_tile(self) -> None:
         data = self.state.data
-        if data is not None:
-            step, tile = tu.peak_tiles(data)["total"]
-            self.state.select_step(step)
-            self.state.select_tile(tile)
+        if data is None:
+            return
+        if (
+            self.opener is not None and _loop_running()
+        ):  # a sweep of every step and tile: in a worker
+            asyncio.ensure_future(
+                self._in_worker(
+                    data,
+                    lambda progress: tu.peak_tiles(data)["total"],
+                    self._select_peak,
+                )
+            )
+            return
+        self._select_peak(data, tu.peak_tiles(data)["total"])
+
+    def _select_peak(self, data, found: tuple[int, int]) -> None:
+        if self.state.data is data:
+            self.state.select_step(found[0])
+            self.state.select_tile(found[1])
+
+    async def _in_worker(self, data, job, then) -> None:
+        """``job(progress)`` in a load worker, then ``then(data, result)`` on the loop (under the
+        document lock); a failure is said, nothing else changes."""
+        try:
+            result = await self.opener.run(job, label="per-tile figures")
+        except Exception as exc:  # noqa: BLE001 (a time limit, a plan the estimate cannot resolve: said, not raised)
+            await self.opener.in_session(
+                partial(setattr, self.state, "error", f"tiles: {exc}")
+            )
+            return
+        await self.opener.in_session(partial(then, data, result))
 
     def go_to_step_peak_tile(self) -> None:
         data = self.state.data
-        if data is not None:
+        if data is not None and tiles_ready(data):
             self.state.select_tile(step_peak(data, self.state.selected_step)[0])
 
     def _on_typed(self, event) -> None:
@@ -284,11 +346,29 @@ class TilesView(pn.viewable.Viewer):
             self.state.select_tile(None)
         self._window = (None, None)
         self.figure.x_range.update(start=-0.5, end=max(data.arrays.n_steps - 0.5, 0.5))
+        if not tiles_ready(data):
+            if self.opener is not None and _loop_running():
+                self._header.object = (
+                    "<div class='ts-tile-header' data-testid='ts-tile-computing'>computing this plan's "
+                    "per-tile figures…</div>"
+                )
+                asyncio.ensure_future(
+                    self._in_worker(data, partial(prepare_tiles, data), self._ready)
+                )
+                return
+            prepare_tiles(data)
         self._on_tile()
 
+    def _ready(self, data, _result) -> None:
+        if self.state.data is data:
+            self._on_plan()
+
     def _on_tile(self, *_):
-        data, tile = self.state.data, self.tile
-        if data is None or tile is None:
+        data = self.state.data
+        if data is None or not tiles_ready(data):
+            return
+        tile = self.tile
+        if tile is None:
             return
         if self.tile_input.value != tile:
             self.tile_input.value = tile
@@ -308,8 +388,11 @@ class TilesView(pn.viewable.Viewer):
         self._on_step()
 
     def _on_step(self, *_):
-        data, tile = self.state.data, self.tile
-        if data is None or tile is None:
+        data = self.state.data
+        if data is None or not tiles_ready(data):
+            return
+        tile = self.tile
+        if tile is None:
             return
         step = self.state.selected_step
         if self.state.selected_tile is None and (

@@ -17,8 +17,12 @@ of any size, and an upload that stops half-way stays buffered for as long as the
 - the bytes received pass ``max_bytes``.
 
 One upload is buffered at a time (a new first chunk replaces an unfinished upload), so a session
-buffers at most ``max_bytes``. An upload silent for ``idle_timeout`` seconds is dropped, and
-everything buffered is dropped when the session ends. Each refusal is one line in ``refused``.
+buffers at most ``max_bytes``. All the sessions of a server process together buffer at most
+``SERVER_UPLOADS.limit`` bytes (``TILESCOPE_UPLOADS_MAX_BYTES``, 400 MiB): a chunk that would pass
+it refuses its upload ("the server is receiving … of other uploads; try again when they finish"),
+so many sessions cannot each hold an upload just under the cap. An upload silent for
+``idle_timeout`` seconds is dropped, and everything buffered is dropped when the session ends. Each
+refusal is one line in ``refused``.
 
 Dropping the bytes is not enough for the server's memory to go down. Panel hands most chunks to
 the widget through a next-tick callback that sits in a reference cycle with Bokeh's
@@ -36,14 +40,16 @@ import ctypes
 import ctypes.util
 import gc
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
 import panel as pn
 import param
 
-from tilescope.app.loading import DEFAULT_UPLOAD_TIMEOUT_S, MAX_UPLOAD_BYTES, upload_timeout
+from tilescope.app.loading import DEFAULT_UPLOAD_TIMEOUT_S, MAX_UPLOAD_BYTES, upload_timeout, uploads_max_bytes
 from tilescope.models.errors import one_line
+from tilescope.models.format import fmt_bytes
 
 CHUNK_BYTES = 10_000_000  # Panel's default chunk size; fixed when the widget is made (a client may not raise it)
 TRIM_AFTER_S = 0.5  # quiet time after a dropped upload's last chunk before memory is handed back
@@ -60,6 +66,32 @@ def return_freed_memory() -> None:
         ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
         pass
+
+
+class UploadBudget:
+    """The bytes every session's unfinished upload holds, against one limit for the server process.
+
+    Not session state: a count of a shared resource, as the load pool's threads are (taken and given
+    back on the event loop; the lock keeps it right if a chunk is ever handled on another thread)."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.held = 0
+        self._lock = threading.Lock()
+
+    def take(self, n: int) -> bool:
+        with self._lock:
+            if self.held + n > self.limit:
+                return False
+            self.held += n
+            return True
+
+    def give_back(self, n: int) -> None:
+        with self._lock:
+            self.held = max(self.held - n, 0)
+
+
+SERVER_UPLOADS = UploadBudget(uploads_max_bytes())
 
 
 @dataclass
@@ -96,6 +128,7 @@ class CappedFileDropper(pn.widgets.FileDropper):
         params.setdefault("chunk_size", CHUNK_BYTES)
         super().__init__(**params)
         self._chunk_bytes = int(self.chunk_size)  # what the browser is told to send; later changes are not believed
+        self._budget = SERVER_UPLOADS
         self._incoming: _Incoming | None = None
         self._trim: asyncio.TimerHandle | None = None
         self._trimmed_at = float("-inf")
@@ -165,6 +198,11 @@ class CappedFileDropper(pn.widgets.FileDropper):
         if incoming.received + len(payload) > self.max_bytes:
             self._refuse(f"refused upload of {name}: more than {self.max_bytes:,} bytes, over the {self._cap_text()} upload limit")
             return
+        if not self._budget.take(len(payload)):
+            others = self._budget.held - incoming.received
+            self._refuse(f"refused upload of {name}: the server is receiving {fmt_bytes(others)} of other uploads, and all "
+                         f"uploads together may hold {fmt_bytes(self._budget.limit)}; try again when they finish")
+            return
         incoming.chunks.append(bytes(payload))
         incoming.received += len(payload)
         if chunk < total:
@@ -176,6 +214,7 @@ class CappedFileDropper(pn.widgets.FileDropper):
         """The last chunk: hand the file over as ``value``, as ``FileDropper`` does."""
         self._incoming = None
         self._cancel_timer(incoming)
+        self._budget.give_back(incoming.received)  # no longer an unfinished upload: the load's bounds take over
         content: bytes | str = b"".join(incoming.chunks)
         incoming.chunks.clear()
         if incoming.kind.startswith("text/"):
@@ -216,6 +255,8 @@ class CappedFileDropper(pn.widgets.FileDropper):
         if incoming is not None:
             self._cancel_timer(incoming)
             incoming.chunks.clear()
+            self._budget.give_back(incoming.received)
+            incoming.received = 0
 
     def _arm_timer(self, incoming: _Incoming) -> None:
         self._cancel_timer(incoming)

@@ -31,6 +31,7 @@ COMMANDS = {
     "cache": "list or clear the cache of normalised profiles",
     "solve": "place one tile's placement problem (a compiler dump or a MiniMalloc CSV) with proof: placed, infeasible or unknown",
     "regress": "list the profiles whose peaks grew between two datasets (or folders of one), with the values that grew",
+    "sample": "print the path of a bundled sample: the memory profile, the search state or an example edit set",
 }
 
 

@@ -26,6 +26,7 @@ import json
 from tilescope.cli.inputs import open_profile
 from tilescope.models.format import terminal_text
 from tilescope.loaders.edit_sets import load_edit_set
+from tilescope.models.edits import EDIT_SET_FORMAT
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes, shorten
 
@@ -39,6 +40,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--edits-a", metavar="EDITS.json", help="an edit set applied to A before comparing")
     parser.add_argument("--edits-b", metavar="EDITS.json", help="an edit set applied to B (to A when B is omitted)")
     parser.add_argument("--top", type=int, default=10, metavar="N", help="changed values and parts shown in the text form (default 10)")
+    parser.epilog = EDIT_SET_FORMAT  # the edit-set file's reference (models.edits)
 
 
 def _side(profile, arrays, plan, edits_path: str | None, flag: str):

@@ -3,7 +3,8 @@ with the key-value metadata of ``loaders.parquet`` (tilescope and schema version
 name, size and SHA-256, units, every column's doc).
 
 Prints the paths written, one a line; ``--json``: ``{"kind": "memory_profile"|"search_state",
-"source": FILE, "sha256", "tables": {TABLE: {"path", "rows"}}}``.
+"source": FILE, "sha256", "tables": {TABLE: {"path", "rows"}}}``. A table file that is FILE itself
+(``normalise DIR/values.parquet --out DIR``), however spelled, is refused even with ``--overwrite``.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def run(args) -> int:
     else:
         tables = opened.file_tables()  # (a version 1 profile has no per-tile tables)
         source = Source.of_file(args.file, opened.content_sha256)
-    paths = write_parquet_tables(tables, args.out, source, overwrite=args.overwrite)
+    paths = write_parquet_tables(tables, args.out, source, overwrite=args.overwrite, inputs=[args.file])
     if args.json:
         print(json.dumps({
             "kind": kind, "source": str(args.file), "sha256": source.sha256,

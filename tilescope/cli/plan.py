@@ -10,17 +10,19 @@ recompute the memory plan of a profile, optionally with what-if tiling edits (pl
   ``{"value": V, "replicas": N, "count": N, "applied_to": [ids]}`` for a replica edit
   (``applied_to``: ids of every value whose tiling the edit set, ascending).
 - ``--each`` applies the edits one at a time, in order, re-planning incrementally after each (as the
-  app does: each time the set so far, validated together; so a set valid only as a whole, such as
-  ``84:1=18`` before ``84:replicas=27``, stops at its first edit; ``planner.edits.extend_edits``
-  adds each edit to the last plan, so the time grows linearly with the edits), and prints one JSON
-  line per edit:
+  app does: each time the set so far, validated together; ``planner.edits.extend_edits`` adds each
+  edit to the last plan, so the time grows linearly with the edits), and prints one JSON line per
+  edit:
   ``{"index", "edit" (as above), "standard", "interleaved", "total", "effective_peak_bytes",
-  "steps": {"standard", "interleaved", "total"}, "fits_budget"}``.
+  "steps": {"standard", "interleaved", "total"}, "fits_budget"}``. A value's partitions and
+  replicas edits that are valid only together (``84:1=18`` then ``84:replicas=27``, the advisor's
+  pairs) are one step: one line, the second's, with ``"applied_with": [{"index", "edit"}]`` naming
+  the first. Any other refused edit stops the run, exit 2, with one line naming its index and edit.
 - ``--write-profile OUT.json`` also writes the (edited) plan as a memory profile in the compiler's
   format (``tilescope.report.profile_json``): edited layouts in Debug text, every recorded figure
   recomputed, everything else as in FILE; ``tilescope check OUT.json`` passes on it. OUT is written
-  atomically and never replaces an existing file without ``--overwrite``; OUT naming FILE itself
-  is refused even with ``--overwrite`` (the input is never written). Not with ``--each``. The text
+  atomically and never replaces an existing file without ``--overwrite``; OUT naming FILE or the
+  edit set, however spelled, is refused even with ``--overwrite`` (inputs are never written). Not with ``--each``. The text
   form ends with ``wrote OUT``; ``--json`` adds ``"written_profile": OUT``.
 - ``peak_tiles`` (``--json``): ``{"standard": T, "interleaved": T, "total": T}``, the device tile
   where each peak is reached at its peak step (docs/formats.md §7: ties go to the last tile, as the
@@ -40,21 +42,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 from pathlib import Path
 
 from tilescope.cli.inputs import open_profile
 from tilescope.loaders.edit_sets import load_edit_set
-from tilescope.models.edits import TilingEdit
+from tilescope.models.edits import EDIT_SET_FORMAT, TilingEdit
 from tilescope.models.errors import InputError, TilescopeError, describe
-from tilescope.models.files import cannot_read, write_atomically
+from tilescope.models.files import cannot_read, refuse_inputs, write_atomically
 from tilescope.models.format import count_of, fmt_bytes, fmt_signed_bytes
 from tilescope.models.limits import MAX_COUNT
-from tilescope.planner.edits import AppliedEdit, WhatIf, apply_edits, extend_edits
+from tilescope.planner.edits import AppliedEdit, EditError, WhatIf, apply_edits, extend_edits
 from tilescope.planner.model import Plan, ProfileArrays
 
-_EDIT_ARGUMENT = re.compile(r"^(?P<value>\d+):(?:(?P<axis>\d+)|(?P<replicas>replicas))=(?P<count>-?\d+)$")
+# ASCII digits only (re.ASCII): ``\d`` alone also matches ``٨`` or ``²``.
+_EDIT_ARGUMENT = re.compile(r"^(?P<value>\d+):(?:(?P<axis>\d+)|(?P<replicas>replicas))=(?P<count>-?\d+)$", re.ASCII)
 _MAX_DIGITS = 16  # more than any id or count accepted (models.limits); never converted beyond
 
 
@@ -84,6 +86,7 @@ def add_edit_arguments(parser) -> None:
     )
     parser.add_argument("--edits", metavar="EDITS.json", help="a saved edit set, applied before any --edit")
     parser.add_argument("--storage-group", action="store_true", help="apply each edit to the value's whole storage group")
+    parser.epilog = EDIT_SET_FORMAT  # the edit-set file's reference (models.edits)
 
 
 def add_arguments(parser) -> None:
@@ -196,6 +199,51 @@ def each_line(index: int, whatif: WhatIf) -> dict:
     }
 
 
+def _partner(edits: list[TilingEdit], index: int) -> int | None:
+    """The next edit's index when it is the other half of edit ``index``'s value (partitions then
+    replicas, or replicas then partitions): the two an advisor pairs, valid only together."""
+    edit, following = edits[index], index + 1
+    if following < len(edits) and edits[following].value == edit.value and (edits[following].replicas is None) != (edit.replicas is None):
+        return following
+    return None
+
+
+def edit_source(args) -> str:
+    return f"{args.edits} and --edit" if args.edits and args.edit else (str(args.edits) if args.edits else "--edit")
+
+
+def each_step(arrays: ProfileArrays, whatif: WhatIf, edits: list[TilingEdit], source: str):
+    """``--each``'s lines: each edit added to the set so far and re-planned. An edit refused alone
+    that is valid together with the next edit of the same value (``84:1=18`` then
+    ``84:replicas=27``: more partitions, then fewer replicas to stay on the device) is applied with
+    it as one step: one line, for the second, whose ``"applied_with"`` lists the first. An edit
+    refused otherwise is named: ``SOURCE: edit N (value 84: axis 1 partitions → 18): RULE``."""
+    index = 0
+    while index < len(edits):
+        edit = edits[index]
+        try:
+            whatif = extend_edits(arrays, whatif, [edit])  # the set so far, validated together
+            yield each_line(index, whatif)
+            index += 1
+            continue
+        except EditError as exc:
+            refused = exc
+        partner = _partner(edits, index)
+        if partner is not None:
+            try:
+                whatif = extend_edits(arrays, whatif, [edit, edits[partner]])
+            except EditError:
+                pass
+            else:
+                line = each_line(partner, whatif)
+                line["applied_with"] = [{"index": index, "edit": applied_edit_json(whatif.applied[-2])}]
+                yield line
+                index = partner + 1
+                continue
+        alone = "" if partner is None else f", alone or with edit {partner} ({edits[partner].describe()})"
+        raise TilescopeError(f"{source}: edit {index} ({edit.describe()}) cannot be applied{alone}: {refused}")
+
+
 def edits_summary(whatif: WhatIf) -> str:
     before, after = whatif.diff.peaks_before, whatif.diff.peaks_after
     lines = [f"edit: {a.edit.describe()} (applied to values {', '.join(map(str, a.applied_to))})" for a in whatif.applied]
@@ -221,8 +269,7 @@ def _profile_target(args) -> Path | None:
     if args.each:
         raise TilescopeError("--write-profile writes one plan: not with --each")
     out = Path(args.write_profile)
-    if out.exists() and Path(args.file).exists() and os.path.samefile(out, args.file):
-        raise InputError("--write-profile", "a file other than the input (the input is never written)", "the input file", file=str(out))
+    refuse_inputs(out, [args.file, args.edits])  # the input is never written, however spelled
     if out.exists() and not args.overwrite:
         raise InputError("--write-profile", "a path that does not exist yet (pass --overwrite to replace it)", "an existing file", file=str(out))
     if not out.parent.is_dir():
@@ -239,7 +286,7 @@ def write_profile(args, out: Path, arrays: ProfileArrays, plan: Plan, whatif: Wh
     except OSError as exc:
         raise cannot_read(args.file, exc) from None
     text = profile_json_bytes(data, str(args.file), arrays, plan, whatif.tilings if whatif is not None else {}, tiles)
-    return write_atomically(out, text, overwrite=args.overwrite)
+    return write_atomically(out, text, overwrite=args.overwrite, inputs=[args.file, args.edits])
 
 
 def _per_tile(opened, whatif: WhatIf | None):
@@ -263,9 +310,8 @@ def run(args) -> int:
     profile, arrays, plan = opened.profile, opened.arrays, opened.plan
     if args.each:
         whatif = apply_edits(arrays, plan, [], whole_storage_group=args.storage_group)
-        for index, edit in enumerate(edits):
-            whatif = extend_edits(arrays, whatif, [edit])  # the set so far, validated together
-            print(json.dumps(each_line(index, whatif)), flush=True)
+        for line in each_step(arrays, whatif, edits, edit_source(args)):
+            print(json.dumps(line), flush=True)
         return 0
     whatif = apply_edits(arrays, plan, edits, whole_storage_group=args.storage_group) if edits else None
     shown = whatif.plan if whatif is not None else plan

@@ -1,6 +1,7 @@
 """``tilescope report FILE [--edits EDITS.json] [--step N] --out DIR [--overwrite] [--json]``: write
 the PNG report and the CSV files (``tilescope.report``) into DIR. Existing files are never replaced
-unless ``--overwrite``; in that case nothing at all is written.
+unless ``--overwrite``; in that case nothing at all is written. A file to write that is one of the
+inputs (FILE, B or an edit set, however spelled) is refused even with ``--overwrite``.
 
 ``tilescope report A --compare B [--edits E] [--compare-edits E] --out DIR`` writes the compare
 form instead (``report.compare_tables``, ``report.compare_png``): compare.png, compare_values.csv,
@@ -17,6 +18,7 @@ import json
 from tilescope.cli.inputs import open_profile
 from tilescope.derived.plan_data import PlanData
 from tilescope.loaders.edit_sets import load_edit_set
+from tilescope.models.edits import EDIT_SET_FORMAT
 
 def add_arguments(parser) -> None:
     parser.add_argument("file", help="a memory profile (*.memory_profile.json)")
@@ -27,6 +29,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--compare", metavar="B", help="write the compare form: FILE (A) against the memory profile B")
     parser.add_argument("--compare-edits", metavar="EDITS.json", help="an edit set applied to B (to A itself without --compare)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.epilog = EDIT_SET_FORMAT  # the edit-set file's reference (models.edits)
+
+
+def inputs_of(args) -> list[str | None]:
+    """Every file the report is made from: none of them is ever written (``models.files``)."""
+    return [args.file, args.compare, args.edits, args.compare_edits]
 
 
 def run_compare(args) -> int:
@@ -40,11 +48,11 @@ def run_compare(args) -> int:
 
     if args.step is not None:
         raise TilescopeError("--step: not with --compare (the compare form attributes each peak at its own step)")
-    check_targets(args.out, list(COMPARE_NAMES), overwrite=args.overwrite)  # before the slow part
+    check_targets(args.out, list(COMPARE_NAMES), overwrite=args.overwrite, inputs=inputs_of(args))  # before the slow part
     comparison = comparison_of(Namespace(a=args.file, b=args.compare, edits_a=args.edits, edits_b=args.compare_edits, top=0))
     file_b = args.compare if args.compare is not None else args.file
     files = {COMPARE_PNG: compare_png(comparison, args.file, file_b), **compare_tables(comparison, args.file, file_b)}
-    written = write_report(Report(files, comparison.a.plan.peaks.total_step), args.out, overwrite=args.overwrite)
+    written = write_report(Report(files, comparison.a.plan.peaks.total_step), args.out, overwrite=args.overwrite, inputs=inputs_of(args))
     print_written(args, str(args.file), comparison.a.plan.peaks.total_step, written)
     return 0
 
@@ -65,8 +73,8 @@ def run(args) -> int:
 
             whatif = apply_edits(opened.arrays, opened.plan, edits)
     data = report_input(PlanData(opened, whatif), args.step)
-    check_targets(args.out, report_names(data.step), overwrite=args.overwrite)  # before the slow drawing
-    written = write_report(report_of(data), args.out, overwrite=args.overwrite)
+    check_targets(args.out, report_names(data.step), overwrite=args.overwrite, inputs=inputs_of(args))  # before the slow drawing
+    written = write_report(report_of(data), args.out, overwrite=args.overwrite, inputs=inputs_of(args))
     print_written(args, str(args.file), data.step, written)
     return 0
 

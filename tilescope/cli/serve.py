@@ -22,6 +22,7 @@ works the same from a checkout and from a plain ``pip install`` anywhere:
 """
 from __future__ import annotations
 
+import errno
 import importlib.util
 import ipaddress
 import socket
@@ -40,10 +41,9 @@ _ALL_INTERFACES = {"", "0.0.0.0", "::", "*"}
 def _port(text: str) -> int:
     import argparse
 
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number 1..65535, found {text!r}") from None
+    if not (text.isascii() and text.isdigit() and len(text) <= 5):  # int() would also read "٥٠٠٦"
+        raise argparse.ArgumentTypeError(f"expected a port number 1..65535, found {text!r}")
+    port = int(text)
     if not 1 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"expected a port number 1..65535, found {port}")
     return port
@@ -52,7 +52,7 @@ def _port(text: str) -> int:
 def _positive(text: str) -> int:
     import argparse
 
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or len(text) > 6 or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, found {text!r}")
     return int(text)
 
@@ -148,8 +148,30 @@ def panel_command(args, app_args: list[str]) -> list[str]:
     return command
 
 
+def refuse_port_in_use(address: str, port: int) -> None:
+    """A TilescopeError when ``address:port`` cannot be listened on, checked before anything is
+    printed (Panel would say "serving" first, then fail). Bound as Tornado binds (SO_REUSEADDR), so
+    a port only lingering in TIME_WAIT is not refused; one another program listens on is. Any other
+    failure (an address not of this machine) is left to Panel's server to report."""
+    try:
+        found = socket.getaddrinfo(address or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror:
+        return
+    for family, kind, proto, _, where in found:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(where)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise TilescopeError(f"port {port} is already in use on {where[0]} (choose another with --port N)") from None
+
+
 def run(args) -> int:
     app_args, exposed = app_arguments(args)
+    refuse_port_in_use(args.address, args.port)
     command = panel_command(args, app_args)
     host = "localhost" if args.address in _ALL_INTERFACES else _host(args.address)
     if not is_loopback(args.address):
