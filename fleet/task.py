@@ -26,6 +26,8 @@ from datetime import UTC, datetime
 import pyarrow as pa
 from tilescope.loaders.json_input import InputBuffer, open_input
 from tilescope.loaders.memory_profile import parse_memory_profile
+from tilescope.loaders.placement_dump import load_placement_dump
+from tilescope.loaders.placement_profile import parse_placement_profile
 from tilescope.loaders.search_state import parse_search_state
 from tilescope.models.errors import InputError
 from tilescope.models.files import cannot_read
@@ -40,7 +42,8 @@ from .tables import memory_profile_rows
 
 LOADED, SKIPPED, FAILED = "loaded", "skipped", "failed"
 # Planner outputs whose loader batch uses; other kinds are recorded as skipped, not failed.
-LOADED_KINDS = ("memory_profile", "search_state")
+LOADED_KINDS = ("memory_profile", "search_state", "placement_dump", "placement_profile")
+VALIDATE = {"search_state": parse_search_state, "placement_dump": load_placement_dump, "placement_profile": parse_placement_profile}
 NAMED_SUFFIXES = (".memory_profile.json", ".search_state.json")
 
 
@@ -154,10 +157,8 @@ def normalise_file(
         if kind == "memory_profile":
             profile = parse_memory_profile(data, path)  # type: ignore[arg-type]  (an mmap is bytes-like)
             fields, tables = memory_profile_rows(profile, key)
-        else:
-            parse_search_state(
-                bytes(data), path
-            )  # the whole file validated, as `tilescope summary` does
+        else:  # the whole file validated, as `tilescope summary` does; a row without tables
+            VALIDATE[kind](bytes(data), path)
             fields = {"kind": kind}
     except Exception as exc:  # noqa: BLE001 - recorded in the row; the batch goes on
         error, fields, tables = located_error(exc, path), {}, None

@@ -123,3 +123,35 @@ def test_advise_says_why_it_found_nothing(peak, capsys, two_block_profile):
 def test_advise_with_candidates_gives_no_reason(capsys, sample_path):
     code, out, _ = run(capsys, "advise", str(sample_path), "--json", "-q")
     assert "why_none" not in json.loads(out) and json.loads(out)["candidates"]
+
+
+def test_sample_names_the_bundled_files(capsys):
+    from tilescope.loaders.edit_sets import load_edit_set
+    from tilescope.models.edits import TilingEdit
+
+    code, out, _ = run(capsys, "sample", "--json")
+    paths = json.loads(out)
+    assert code == 0 and set(paths) == {"profile", "search-state", "edits"}
+    for which, path in paths.items():
+        code, out, _ = run(capsys, "sample", which)
+        assert out == f"{path}\n"
+    code, out, _ = run(capsys, "sample")
+    assert (
+        out == f"{paths['profile']}\n"
+        and json.loads(open(paths["profile"]).read())["version"] == 1
+    )
+    assert load_edit_set(paths["edits"]) == [
+        TilingEdit(84, axis=1, partitions=18),
+        TilingEdit(84, replicas=27),
+    ]
+
+
+@pytest.mark.parametrize(
+    "command", ["plan", "place", "advise", "report", "compare", "sample"]
+)
+def test_every_command_taking_an_edit_set_explains_its_format(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "An edit-set file (EDITS.json) is a JSON list of edits" in text
+    assert '{"value": ID, "replicas": N} sets its replicas' in text

@@ -523,43 +523,40 @@ def test_quiet_quiets_batch(reference, tmp_path):
 
 
 def test_compiler_named_files_are_recognised_by_content(tmp_path):
+    """The compiler's names: profiles {scope}-{pid}-{serial}.json (v1 and v3), its .html copy,
+    placement-{pid}.json and tile-{tile}-{hash}.json: each told apart by its first bytes and
+    loaded (placement files validated, a row without tables), the HTML listed as not a planner
+    output."""
+    import profile_generator as gen
+    from placement_profile_gen import placement_profile
+
     root = tmp_path / "run"
     root.mkdir()
     shutil.copy(PROFILE_SAMPLE, root / "finalist-5-12345-0001.json")
-    (root / "finalist-5-12345-0001.html").write_text(
-        "<!DOCTYPE html><html><script>{}</script></html>"
-    )
-    (root / "placement-12345.json").write_text(
-        json.dumps({"schema_version": 1, "start": 311296, "end": 950272, "tiles": []})
-    )
-    dump = {
-        "assigned_root_spans": {},
-        "host_scratch_range": [327680, 360448],
-        "interleaved_offset": 0,
-        "placed": False,
-        "ranges": [[327680, 360448]],
-        "region0_element_bytes": 16384,
-        "region1_element_bytes": 32768,
-        "region_boundary": 524288,
-        "requests": [],
-        "tile": 3,
-        "version": 1,
-    }
-    (root / "tile-3-0123456789abcdef.json").write_text(
-        json.dumps(dump, indent=2, sort_keys=True)
-    )
-    import profile_generator as gen
-
-    gen.write(gen.program_scaled(2), 3, root / "finalist-6-12345-0002.json")  # v3, named as the compiler does
+    (root / "finalist-5-12345-0001.html").write_text("<!DOCTYPE html><html><script>{}</script></html>")
+    gen.write(gen.program_scaled(2), 3, root / "finalist-6-12345-0002.json")
+    (root / "placement-12345.json").write_text(json.dumps(placement_profile(tiles=2, seed=3)))
+    request = {"class": "Ipu21Standard", "region1_stride": None, "lifetime": {"first": 1, "last": 3, "seen": 1},
+               "bytes": 64, "alignment": 8, "assignments": [[1, 0]], "conflicts": []}
+    dump = {"assigned_root_spans": {}, "host_scratch_range": [327680, 360448], "interleaved_offset": 0, "placed": False,
+            "ranges": [[327680, 360448]], "region0_element_bytes": 16384, "region1_element_bytes": 32768,
+            "region_boundary": 524288, "requests": [request], "tile": 3, "version": 1}
+    (root / "tile-3-0123456789abcdef.json").write_text(json.dumps(dump, indent=2, sort_keys=True))
     code, report, err = batch_json(root, tmp_path / "ds")
     assert code == 0, err
-    assert (report["processed"], report["failed"]) == (2, 0)
-    whys = {e["path"]: e["why"] for e in report["not_loaded"]}
-    assert whys == {
-        "placement-12345.json": "placement profile: not loaded by batch",
-        "tile-3-0123456789abcdef.json": "placement dump v1: not loaded by batch",
-    }
+    assert (report["processed"], report["failed"], report["not_loaded"]) == (4, 0, [])
     assert [e["path"] for e in report["others"]] == ["finalist-5-12345-0001.html"]
+    code, out, _ = run_cli("fleet", tmp_path / "ds", "--json", "--sql", "SELECT path, kind FROM profiles ORDER BY path")
+    assert json.loads(out) == [
+        {"path": "finalist-5-12345-0001.json", "kind": "memory_profile"},
+        {"path": "finalist-6-12345-0002.json", "kind": "memory_profile"},
+        {"path": "placement-12345.json", "kind": "placement_profile"},
+        {"path": "tile-3-0123456789abcdef.json", "kind": "placement_dump"},
+    ]
+    # a broken placement file fails like any planner output, named and located
+    (root / "placement-12345.json").write_text('{"schema_version": 1, "start": "x"}')
+    code, report, _ = batch_json(root, tmp_path / "ds")
+    assert code == 1 and [f["path"] for f in report["failures"]] == ["placement-12345.json"]
     # a folder with nothing to load says so and exits 1
     empty = tmp_path / "notes"
     empty.mkdir()

@@ -62,6 +62,8 @@ class Arrays:
     sec_total: np.ndarray  # Σ sizes_min live in each section
     range_start: np.ndarray  # the union of all ranges, for the section bound
     range_end: np.ndarray
+    width: np.ndarray  # lifetime in events (last - first + 1)
+    area: np.ndarray  # width × smallest size
 
 
 def host_restricted(problem: PlacementProblem, request: PlacementRequest) -> bool:
@@ -208,6 +210,8 @@ def build_arrays(problem: PlacementProblem) -> Arrays:
         sec_total=sec_total,
         range_start=ranges[:, 0].copy(),
         range_end=ranges[:, 1].copy(),
+        width=last - first + 1,
+        area=(last - first + 1) * sizes_min,
     )
 
 

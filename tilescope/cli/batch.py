@@ -19,8 +19,8 @@ from tilescope.models.format import terminal_text
 OTHERS_SHOWN = 20
 HELP_EPILOG = """\
 Files: every file under DIR, in any folder, whatever its name (names starting with '.'
-skipped): a worker tells planner outputs from their first bytes (memory profiles, search
-states; placement dumps and placement profiles are listed as not loaded by batch). Every other
+skipped): a worker tells planner outputs from their first bytes (memory profiles v1-v3,
+search states, placement dumps, placement profiles) and loads them. Every other
 entry is listed with why it was not read: not a planner output, a FIFO or device, a dangling
 symlink or loop, a symlink to a file outside DIR or to a folder.
 
