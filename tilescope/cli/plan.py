@@ -137,7 +137,10 @@ def estimated_peak_tiles(data, plan: Plan) -> dict:
     tile holds the most at any step (``peak_tiles_at``)."""
     from tilescope.derived.tile_usage import peak_tiles, step_peak_tile, tile_peaks
 
-    where, most, p = peak_tiles(data), tile_peaks(data), plan.peaks
+    try:
+        where, most, p = peak_tiles(data), tile_peaks(data), plan.peaks
+    except TilescopeError as exc:  # a layout the compiler's resolution refuses: no estimate
+        return {"peak_tiles": None, "peak_tiles_source": "estimate", "peak_tiles_note": f"no per-tile estimate: {exc}"}
     steps = (("standard", p.standard_step), ("interleaved", p.interleaved_step), ("total", p.total_step))
     return {
         "peak_tiles": {region: step_peak_tile(data, step, region)[0] for region, step in steps},
