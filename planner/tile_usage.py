@@ -116,7 +116,9 @@ class TileUsage:
         """Per value row, the runs of M(root(row), t)."""
         a = self.arrays
         parts = self._requirements(a.alias_rows)
-        return RunTable.of([parts[int(a.root_rows[row])] for row in range(a.n_values)])
+        return RunTable.of(
+            [parts[int(a.root_rows[row])] for row in range(a.n_values)], 1
+        )
 
     @cached_property
     def region_of_row(self) -> np.ndarray:
@@ -160,9 +162,8 @@ class TileUsage:
         affected_interval = np.isin(a.root_rows[a.interval_row], self.changed_roots)
         intervals = np.flatnonzero(affected_interval)
         new = self._requirements(self.changed_roots.tolist())
-        empty = (np.zeros(0, dtype=np.int64),) * 2 + ((np.zeros(0, dtype=np.int64),),)
         roots = self.changed_roots.tolist()
-        table = RunTable.of([new[r] for r in roots] or [empty])
+        table = RunTable.of([new[r] for r in roots], 1)
         local = np.zeros(a.n_values, dtype=np.int64)
         local[self.changed_roots] = np.arange(len(roots))
         row_of_new = local[a.root_rows[a.interval_row]]
@@ -170,7 +171,7 @@ class TileUsage:
         old = base._requirements(
             roots
         )  # the edited classes' runs before the edits, only theirs
-        old_table = RunTable.of([old[r] for r in roots] or [empty])
+        old_table = RunTable.of([old[r] for r in roots], 1)
         minus = self._interval_events(intervals, old_table, row_of_new, -1)
         columns = [np.concatenate((x, y)) for x, y in zip(plus, minus)]
         order = np.argsort(columns[0], kind="stable")
