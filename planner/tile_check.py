@@ -41,7 +41,9 @@ class MoreMismatches:
 
 
 class _Listed:
-    def __init__(self):
+    """Mismatches listed per field (at most ``LIMIT``) and how many each field had."""
+
+    def __init__(self) -> None:
         self.items: list = []
         self.counts: dict[str, int] = {}
 

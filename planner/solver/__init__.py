@@ -261,11 +261,16 @@ def _packed(problem: PlacementProblem) -> np.ndarray:
     from tilescope.planner.packing import pack
 
     reqs = problem.requests
+    first = np.array([r.first for r in reqs], dtype=np.int64)
+    last = np.array([r.last for r in reqs], dtype=np.int64)
+    events = np.unique(
+        np.concatenate((first, last))
+    )  # dense event numbers: the same overlaps
     packing = pack(
         np.array([r.bytes for r in reqs], dtype=np.int64),
         np.array([r.alignment for r in reqs], dtype=np.int64),
-        np.array([r.first for r in reqs], dtype=np.int64),
-        np.array([r.last for r in reqs], dtype=np.int64),
+        np.searchsorted(events, first),
+        np.searchsorted(events, last),
         max_evaluations=64,
     )
     return packing.offsets.astype(np.int64)
