@@ -236,7 +236,6 @@ def test_tile_list_numbers_of_up_to_sixteen_digits():
     """The numpy parse reads numbers of 1 to 16 digits exactly (two 8-digit windows) and refuses
     one above 2^53 or of more digits, at the list's path."""
     import msgspec
-
     from tilescope.loaders.tile_arrays import parse_tile_lists
     from tilescope.models.limits import MAX_INT
 
