@@ -321,4 +321,6 @@ class ExplorerApp(pn.viewable.Viewer):
 def build_app(argv: list[str]) -> ExplorerApp:
     options = parse_app_args(argv)
     load_pool(options.load_workers, options.load_timeout)  # the process's load workers, made from the first session's --args
-    return ExplorerApp(options, state=SessionState(), shared=shared_profiles(options.data_root, options.max_file_bytes))
+    app = ExplorerApp(options, state=SessionState(), shared=shared_profiles(options.data_root, options.max_file_bytes))
+    app.state.runner = app.opener.background  # a large plan's heavy results: in the load workers, never on the loop
+    return app

@@ -24,4 +24,7 @@ from tilescope.app.resources import configure_panel
 configure_panel()
 explorer = build_app(sys.argv[1:])
 pn.state.onload(explorer.load_initial)
-explorer.servable(title="tilescope")
+# No Panel Location: the page keeps its URL itself (``app.widgets.page_controls``), and Panel's
+# Location parses the query with ``str.isdigit`` then ``int``, which raises on ``?step=²`` before
+# any of the app runs (the page stayed blank). ``app.url_state`` reads the query instead.
+explorer.servable(title="tilescope", location=False)

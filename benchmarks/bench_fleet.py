@@ -7,14 +7,16 @@ Writes ``--profiles`` synthetic profiles (copies of three sizes, 10/20/30 blocks
 in nested folders) to a temporary folder, then measures, best wall time of ``--repeat`` runs each
 into a fresh dataset:
 
-- **one process**: ``fleet.task.normalise_into_dataset`` called for each file in turn in this
-  process (hash, load, re-plan, check, write the partitions: exactly a worker's task), no Dask;
+- **one process**: the batch's tasks (``fleet.driver.plan_tasks``) run in turn in this process
+  by ``fleet.task.normalise_task`` (read, hash, load, re-plan, check, write the fragments: exactly
+  a worker's work) and committed (``fleet.commit``), no Dask;
 - **LocalCluster, N workers**: ``fleet.driver.run_batch`` as ``tilescope batch --workers N``
   runs it, cluster start-up and shutdown included (the time a person waits); the start-up alone
   (a LocalCluster of N workers that import tilescope) is measured too.
 
-Prints profiles per second and the ratio of each to the one-process figure. The datasets are
-checked equal. The machine is shared: the load average is printed beside the figures.
+Prints profiles per second and the ratio of each to the one-process figure, and the number of
+files of the dataset. The datasets are checked equal. The machine is shared: the load average is
+printed beside the figures.
 """
 from __future__ import annotations
 
@@ -28,11 +30,12 @@ from pathlib import Path
 
 import pyarrow.dataset as pads
 
-from tilescope.fleet.discover import find_planner_outputs
-from tilescope.fleet.driver import dask_client, run_batch
-from tilescope.fleet.layout import Dataset
+from tilescope.fleet.commit import repair
+from tilescope.fleet.discover import find_inputs
+from tilescope.fleet.driver import dask_client, plan_tasks, run_batch
+from tilescope.fleet.layout import Dataset, folder_of
 from tilescope.fleet.schema import TABLE_NAMES
-from tilescope.fleet.task import normalise_into_dataset
+from tilescope.fleet.task import normalise_task
 from tilescope.synth import write_synthetic_profile
 
 SIZES = (10, 20, 30)  # blocks
@@ -58,10 +61,18 @@ def make_tree(root: Path, n: int, layers: int) -> int:
 
 def serial(root: Path, dataset: Path) -> float:
     started = time.perf_counter()
-    ds = Dataset.create_or_open(dataset)
+    ds = Dataset.create(dataset)
+    committer, _ = repair(ds)
     batch_id = uuid.uuid4().hex
-    for path in find_planner_outputs(root).paths:
-        normalise_into_dataset(str(root), path, str(ds.root), batch_id)
+    for n, task in enumerate(plan_tasks(find_inputs(root).inputs, 1)):
+        items = [{"path": i.path, "fs_path": i.fs_path, "previous": None} for i in task]
+        fragment = f"{batch_id[:12]}-{n:05d}"
+        result = normalise_task(str(root), items, str(ds.root), batch_id, fragment)
+        if result["staged"] is not None:
+            committer.place(folder_of(task[0].path), fragment, Path(result["staged"]), set(result["keys"]))
+        for summary in result["summaries"]:
+            committer.record(summary)
+    committer.commit()
     return time.perf_counter() - started
 
 
@@ -82,7 +93,7 @@ def start_up(workers: int) -> float:
 
 
 def content(dataset: Path) -> dict:
-    volatile = {"normalised_at", "seconds", "batch_id"}
+    volatile = {"normalised_at", "seconds", "batch_id", "fragment"}
     out = {}
     for table in TABLE_NAMES:
         rows = pads.dataset(dataset / table, format="parquet").to_table().to_pylist()
@@ -120,6 +131,8 @@ def main(argv: list[str] | None = None) -> None:
         for name, times in runs.items():
             rate = args.profiles / min(times)
             print(f"{name:26} {min(times):9.2f}s {rate:11.2f} {rate / base:14.2f}×")
+        files = sum(1 for p in last["LocalCluster, 2 workers"].rglob("*.parquet"))
+        print(f"dataset files (Parquet, all tables): {files} for {args.profiles} profiles")
         for workers, times in startups.items():
             print(f"LocalCluster start-up + shutdown, {workers} worker{'s' if workers > 1 else ''}: {min(times):.2f} s (best of {len(times)})")
         print(f"load average at end {os.getloadavg()[0]:.2f}")

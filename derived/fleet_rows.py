@@ -54,7 +54,9 @@ def folder_groups(paths: list[str]) -> tuple[list[str], list[str]]:
 
 def _status(frame: pd.DataFrame) -> pd.Series:
     failed = frame["error"].notna()
-    return pd.Series(np.where(failed, FAILED, np.where(frame["kind"] == "search_state", SEARCH_STATE, LOADED)), index=frame.index)
+    # Other planner outputs (search states, placement dumps and profiles) by their kind's name.
+    other = frame["kind"].fillna("").astype(str).str.replace("_", " ")
+    return pd.Series(np.where(failed, FAILED, np.where(frame["kind"] == "memory_profile", LOADED, other)), index=frame.index)
 
 
 def table_frame(profiles: pd.DataFrame) -> pd.DataFrame:

@@ -28,6 +28,8 @@ from .values import values_frame
 GANTT_MEMO = 4  # lifetimes layouts kept per plan (one per "values drawn" setting recently shown)
 TILES_MEMO = 8  # steps whose per-tile bytes are kept per plan (the tile map's recent steps)
 
+EXACT_SECONDS = 1.0  # the exact solver behind the file plan's placement (planner.placement_exact)
+
 
 @dataclass(frozen=True, eq=False)
 class PlanData:
@@ -91,9 +93,11 @@ class PlanData:
     @lazy
     def placement(self) -> Placement:
         """Every allocation at an address (``planner.placement``); a what-if plan re-places only
-        what its edits changed, starting from the file plan's placement."""
+        what its edits changed, starting from the file plan's placement. The file plan's own placement
+        lets the exact solver try to lower each region's top for a moment (``EXACT_SECONDS``); edits
+        never wait for it."""
         previous = None if self.whatif is None else self.base.placement
-        return place(self.arrays, self.plan, previous=previous)
+        return place(self.arrays, self.plan, previous=previous, exact_seconds=EXACT_SECONDS if previous is None else 0.0)
 
     @lazy
     def tile_model(self) -> TileModel:

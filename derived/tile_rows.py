@@ -186,3 +186,16 @@ def step_peak(data: PlanData, step: int) -> tuple[int, int]:
         return 0, 0
     tile = int(total.size - 1 - np.argmax(total[::-1]))
     return tile, int(total[tile])
+
+
+def tiles_ready(data: PlanData) -> bool:
+    """Whether the plan's per-tile figures exist (``prepare_tiles`` ran): a tile's series and table
+    are then a few milliseconds; before, the first one pays for every value's figures (a v1 file's
+    estimate of 23,200 steps: seconds), which the app does in a load worker."""
+    return bool(data.__dict__.get("_tiles_prepared"))
+
+
+def prepare_tiles(data: PlanData, progress=None) -> None:
+    """Compute what any tile's series and table of the plan need (kept on ``data``)."""
+    tile_lines(data, 0)
+    data.__dict__["_tiles_prepared"] = True

@@ -1,10 +1,13 @@
 """DuckDB over a fleet dataset, read in place: ``profiles`` and each per-profile table
-(``schema.PROFILE_TABLES``) registered as a view.
+(``schema.PROFILE_TABLES``) registered as a view, each with the Hive partition column ``folder``
+(the first folder of the input file's path), so ``WHERE folder = '2024-05-02'`` reads that
+folder's files only.
 
 The per-profile views keep only rows whose ``profile_key`` is a row of ``profiles`` (a batch that
-was interrupted can leave partitions no row names until the next batch removes them: see
-``fleet.layout``). Files are passed to DuckDB as a list, not a glob, so a dataset path holding
-glob characters or quotes reads as it is.
+was interrupted can leave fragments no row names until the next batch removes them: see
+``fleet.layout``). Every file is checked before DuckDB sees it (``Dataset.open``: regular files
+only, so a FIFO never blocks a query; each file's columns its table's), and files are passed to
+DuckDB as a list, not a glob, so a dataset path holding glob characters or quotes reads as it is.
 """
 from __future__ import annotations
 
@@ -15,8 +18,10 @@ from pathlib import Path
 
 import duckdb
 
+import pyarrow as pa
+
 from .layout import Dataset
-from .schema import PROFILE_TABLES, PROFILES
+from .schema import FOLDER, PROFILE_TABLES, PROFILES
 
 
 def connect(dataset_root: str | Path) -> duckdb.DuckDBPyConnection:
@@ -24,12 +29,16 @@ def connect(dataset_root: str | Path) -> duckdb.DuckDBPyConnection:
     dataset = Dataset.open(dataset_root)
     con = duckdb.connect()
     for name, schema in {"profiles": PROFILES, **PROFILE_TABLES}.items():
-        files = [str(p) for p in dataset.table_files(name)]
+        files = [str(p) for _, p in dataset.table_files(name)]
         source = f"_{name}_files"
         if files:
-            con.read_parquet(files).create_view(source)
+            # hive_types: a folder named like a date or a number stays text
+            con.sql(
+                f"SELECT * FROM read_parquet($files, hive_partitioning = true, hive_types = {{'{FOLDER}': VARCHAR}})",
+                params={"files": files},
+            ).create_view(source)
         else:  # no file yet: an empty table of the same columns
-            con.register(source, schema.empty_table())
+            con.register(source, schema.append(pa.field(FOLDER, pa.string())).empty_table())
         if name == "profiles":
             con.execute(f'CREATE VIEW "profiles" AS SELECT * FROM "{source}"')
         else:

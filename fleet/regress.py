@@ -17,9 +17,15 @@
   the delta, checked), on both sides rebuilt from the dataset's partitions (``fleet.reopen``: the
   input files may be gone or changed since). The effective peak is the total's usage plus the
   support reserve instead of the exchange rows, at the same step: its parts are the total's.
-- **Failures** (a row whose file did not load, or whose partitions cannot be read back) are
-  listed with their errors, never compared. A failure on HEAD's side (matched or not) fails the
-  run like a regression: HEAD cannot be shown not to have regressed.
+- **Verified**: every matched pair is rebuilt from the dataset (``fleet.reopen``): each value's
+  bytes recomputed from its stored tiling and shape, the usage and peaks from them, and all of it
+  must equal what the dataset records, else the row is refused (listed as failed): a dataset
+  edited consistently (bytes, usage and peaks lowered together) cannot hide a regression.
+- **Failures** (a row whose file did not load, or whose partitions cannot be read back or do not
+  verify) are listed with their errors, never compared. A failure on HEAD's side (matched or not)
+  fails the run like a regression: HEAD cannot be shown not to have regressed.
+- **Inconclusive**: nothing compared, or scopes held by several profiles of a side (``--by
+  scope``): the gate cannot pass (exit 3) unless the caller allows it (``allow_inconclusive``).
 """
 from __future__ import annotations
 
@@ -40,6 +46,7 @@ BY = ("path", "scope")
 FIGURES = {"standard": "standard_peak", "interleaved": "interleaved_peak", "total": "total_peak", "effective_peak_bytes": "effective_peak_bytes"}
 ATTRIBUTED_AS = {"standard": "standard", "interleaved": "interleaved", "total": "total", "effective_peak_bytes": "total"}
 DEFAULT_TOP = 5
+EXIT_PASSED, EXIT_REGRESSED, EXIT_USAGE, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 
 
 # ----------------------------------------------------------------------------- arguments
@@ -133,9 +140,25 @@ class RegressReport:
     def head_failed(self) -> bool:
         return any(f["side"] == "head" for f in self.failed)
 
+    allow_inconclusive: bool = False
+
+    @property
+    def inconclusive(self) -> list[str]:
+        """Why the comparison cannot vouch for HEAD, though nothing regressed."""
+        out = []
+        if not self.compared:
+            out.append("no pair of memory profiles was compared")
+        if self.ambiguous:
+            out.append(f"{len(self.ambiguous)} ambiguous scopes were not compared")
+        return out
+
     @property
     def exit_code(self) -> int:
-        return 1 if self.regressed or self.head_failed else 0
+        if self.regressed or self.head_failed:
+            return EXIT_REGRESSED
+        if self.inconclusive and not self.allow_inconclusive:
+            return EXIT_INCONCLUSIVE
+        return EXIT_PASSED
 
     def as_json(self) -> dict:
         return {
@@ -150,16 +173,35 @@ class RegressReport:
             "failed": self.failed,
             "not_compared": self.not_compared,
             "ambiguous": self.ambiguous,
+            "inconclusive": self.inconclusive,
             "profiles": self.compared,
             "exit_code": self.exit_code,
         }
 
 
-def _side_rows(spec: SideSpec) -> list[dict]:
-    rows = [r for r in spec.dataset.rows().to_pylist() if r["path"].startswith(spec.folder)]
+def _side_rows(spec: SideSpec, all_rows: list[dict]) -> list[dict]:
+    rows = [dict(r) for r in all_rows if r["path"].startswith(spec.folder)]
     for r in rows:
         r["relative_path"] = r["path"][len(spec.folder):]
     return sorted(rows, key=lambda r: r["path"])
+
+
+def existing_folders(paths: list[str], folder: str, limit: int = 20) -> str:
+    """The folders of ``paths`` at the depth of ``folder`` (the first folders when it is one
+    deep, else those under its existing part), for an error naming what a side could be."""
+    parts = folder.strip("/").split("/")
+    depth = len(parts)
+    parent = "/".join(parts[:-1])
+    found = sorted({
+        "/".join(p.split("/")[:depth]) for p in paths
+        if p.count("/") >= depth and (not parent or p.startswith(parent + "/"))
+    })
+    if not found:
+        found = sorted({p.split("/")[0] for p in paths if "/" in p})
+    if not found:
+        return "it has no folders (its paths are files directly in the batch's DIR)"
+    shown = ", ".join(repr(f) for f in found[:limit]) + (f", … ({len(found)} in all)" if len(found) > limit else "")
+    return f"its folders: {shown}"
 
 
 def _brief(row: dict) -> dict:
@@ -247,16 +289,25 @@ def attribution_json(comparison: Comparison, figure: str, top: int) -> dict:
     return out
 
 
-def regress(base: SideSpec, head: SideSpec, *, by: str = "path", threshold: Threshold | None = None, top: int = DEFAULT_TOP) -> RegressReport:
+def regress(
+    base: SideSpec, head: SideSpec, *, by: str = "path", threshold: Threshold | None = None, top: int = DEFAULT_TOP,
+    allow_inconclusive: bool = False,
+) -> RegressReport:
     if by not in BY:
         raise TilescopeError(f"--by: expected one of {', '.join(BY)}, found {by!r}")
     threshold = threshold or parse_threshold("0")
-    base_rows, head_rows = _side_rows(base), _side_rows(head)
-    for spec, rows, which in ((base, base_rows, "BASE"), (head, head_rows, "HEAD")):
+    side_rows: list[list[dict]] = []
+    for spec, which in ((base, "BASE"), (head, "HEAD")):
+        all_rows = spec.dataset.rows().to_pylist()
+        rows = _side_rows(spec, all_rows)
         if not rows:  # a gate that compared nothing must not pass
-            where = f"under {spec.folder!r}" if spec.folder else "at all"
-            raise TilescopeError(f"{which}: {spec.dataset.root} has no profiles {where}")
-    report = RegressReport(base, head, by, threshold, len(base_rows), len(head_rows))
+            if spec.folder:
+                raise TilescopeError(f"{which}: {spec.dataset.root} has no profiles under {spec.folder!r}; "
+                                     f"{existing_folders([r['path'] for r in all_rows], spec.folder)}")
+            raise TilescopeError(f"{which}: {spec.dataset.root} has no profiles at all")
+        side_rows.append(rows)
+    base_rows, head_rows = side_rows
+    report = RegressReport(base, head, by, threshold, len(base_rows), len(head_rows), allow_inconclusive=allow_inconclusive)
     for key, b, h in _match(base_rows, head_rows, by, report):
         sides = {"base": b, "head": h}
         if b["error"] is not None or h["error"] is not None:
@@ -266,23 +317,25 @@ def regress(base: SideSpec, head: SideSpec, *, by: str = "path", threshold: Thre
             kinds = " and ".join(sorted({r["kind"] for r in sides.values() if r["kind"] != "memory_profile"}))
             report.not_compared.append({"key": key, "base_path": b["path"], "head_path": h["path"], "reason": f"{kinds}: no peaks"})
             continue
+        verified = _verified(report, key, base, b, head, h)
+        if verified is None:
+            continue
         entry = {"key": key, "base_path": b["path"], "head_path": h["path"], "base_scope": b["scope"], "head_scope": h["scope"],
                  "figures": _figures(b, h, threshold)}
         report.compared.append(entry)
         grown = [f for f, v in entry["figures"].items() if v["regressed"]]
         if grown:
-            report.regressed.append({**entry, "attribution": _attributions(report, key, base, b, head, h, grown, top)})
+            comparison = compare_plans(*verified)
+            report.regressed.append({**entry, "attribution": {figure: attribution_json(comparison, figure, top) for figure in grown}})
     return report
 
 
-def _attributions(report: RegressReport, key: str, base: SideSpec, b: dict, head: SideSpec, h: dict, grown: list[str], top: int) -> dict | None:
-    """Each grown figure's attribution, or None with the side that could not be read back listed as failed."""
+def _verified(report: RegressReport, key: str, base: SideSpec, b: dict, head: SideSpec, h: dict) -> list[CompareSide] | None:
+    """Both sides rebuilt and verified (module doc), or None with each side that does not listed as failed."""
     sides = []
     for which, spec, row in (("base", base, b), ("head", head, h)):
         try:
             sides.append(_side(spec, row))
         except InputError as exc:
             report.failed.append({"key": key, "side": which, "path": row["path"], "error": f"regress: {exc}"})
-            return None
-    comparison = compare_plans(*sides)
-    return {figure: attribution_json(comparison, figure, top) for figure in grown}
+    return sides if len(sides) == 2 else None

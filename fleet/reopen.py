@@ -7,27 +7,30 @@ Why the partitions and not the input file: the dataset is the record of what was
 nightly folder deleted from disk, or a dataset copied off the machine as a CI artifact, still
 compares); the partitions are exactly the tables the loader produced from the content whose hash
 the row holds, while the file at the row's path may have changed since; and reading them skips
-parsing JSON. The per-value bytes are the batch's ``recomputed_*`` columns; usage per step and
-the peaks are computed again from them (``planner.model.compute_plan``) and must equal the
-partitions' ``recomputed_usage_*`` and the row's peaks, else the profile is refused (a dataset
-whose parts disagree gives no answer rather than a wrong one).
+parsing JSON. Nothing the batch recomputed is trusted: the per-value bytes are computed again
+from the stored tilings, shapes and precisions (``planner.model.compute_plan``), and the usage per
+step and the peaks from them; they must equal the partitions' ``recomputed_*`` columns and the
+row's peaks, else the profile is refused. So a dataset edited consistently (a value's recomputed
+bytes, the steps' usage and the row's peaks lowered together) is refused too: its stored tiling
+still gives the old size. A dataset whose parts disagree gives no answer rather than a wrong one.
 """
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from tilescope.models import schemas
 from tilescope.models.errors import InputError
 from tilescope.models.profile import MemoryProfile
-from tilescope.planner.model import Plan, ProfileArrays, ValueBytes, arrays_of, compute_plan, read_only
+from tilescope.planner.model import Plan, ProfileArrays, arrays_of, compute_plan, read_only
 
-from .layout import Dataset
+from .layout import Dataset, folder_of
 
 # Loader table ← dataset table of the same rows (with ``profile_key`` and recomputed columns).
-SOURCES = {"profile": "profile_headers", "values": "values", "axes": "axes", "steps": "steps", "live_intervals": "live_intervals"}
+SOURCES = {
+    "profile": "profile_headers", "values": "values", "axes": "axes", "steps": "steps", "live_intervals": "live_intervals",
+    "value_tiles": "value_tiles", "step_tiles": "step_tiles",
+}
 # profiles-row column ← the plan's figure
 ROW_PEAKS = {
     "standard_peak": "standard", "interleaved_peak": "interleaved", "total_peak": "total",
@@ -41,17 +44,14 @@ def is_loaded_profile(row: dict) -> bool:
     return row.get("error") is None and row.get("kind") == "memory_profile"
 
 
-def _read(dataset: Dataset, table: str, key: str) -> pa.Table:
-    path = dataset.table_path(table, key)
-    try:
-        found = pq.read_table(path)
-    except FileNotFoundError:
-        raise InputError("$", f"the profile's {table} partition", "no such file (the dataset is incomplete)", file=str(path)) from None
-    except (OSError, pa.ArrowException) as exc:
-        raise InputError("$", f"a Parquet file of the {table} table", " ".join(str(exc).split()), file=str(path)) from None
-    keys = found.column("profile_key") if "profile_key" in found.column_names else None
-    if keys is None or (found.num_rows and not pc.all(pc.equal(keys, key)).as_py()):
-        raise InputError("$.profile_key", f"every row keyed {key}", "rows of another profile", file=str(path))
+def _path(dataset: Dataset, table: str, row: dict) -> str:
+    return str(dataset.fragment_path(table, folder_of(row["path"]), row.get("fragment") or "(none)"))
+
+
+def _read(dataset: Dataset, table: str, row: dict) -> pa.Table:
+    found = dataset.profile_rows(table, row)  # the row group of the row's key, checked
+    if table in ("profile_headers", "steps") and not found.num_rows:
+        raise InputError("$.profile_key", f"rows keyed {row['profile_key']}", "none (the dataset is incomplete)", file=_path(dataset, table, row))
     return found
 
 
@@ -68,19 +68,15 @@ def profile_tables(dataset: Dataset, row: dict, source: str) -> tuple[MemoryProf
     if not is_loaded_profile(row):
         what = "a search state" if row.get("kind") == "search_state" else "a file that did not load"
         raise InputError("$", "a memory profile that loaded", what, file=source)
-    key = row["profile_key"]
-    found = {name: _read(dataset, table, key) for name, table in SOURCES.items()}
-    tables = {
-        name: _loader_table(found[name], schemas.PROFILE_TABLES[name], str(dataset.table_path(SOURCES[name], key)))
-        for name in SOURCES
-    }
+    found = {name: _read(dataset, table, row) for name, table in SOURCES.items()}
+    tables = {name: _loader_table(found[name], schemas.PROFILE_TABLES[name], _path(dataset, SOURCES[name], row)) for name in SOURCES}
     if tables["profile"].num_rows != 1:
-        raise InputError("$", "one header row", f"{tables['profile'].num_rows} rows", file=str(dataset.table_path("profile_headers", key)))
+        raise InputError("$", "one header row", f"{tables['profile'].num_rows} rows", file=_path(dataset, "profile_headers", row))
     return MemoryProfile(source, **tables), found
 
 
 def _disagree(path: str, what: str, expected: object, found: object) -> InputError:
-    return InputError("$", f"{what} = {expected} (as the dataset records it)", f"{found} recomputed from its partitions", file=path)
+    return InputError("$", f"{what} = {expected} (as the dataset records it)", f"{found} recomputed from its stored tilings and shapes", file=path)
 
 
 def reopen_profile(dataset: Dataset, row: dict, source: str) -> tuple[MemoryProfile, ProfileArrays, Plan]:
@@ -89,22 +85,24 @@ def reopen_profile(dataset: Dataset, row: dict, source: str) -> tuple[MemoryProf
     ``planner.model.plan_profile``'s."""
     profile, found = profile_tables(dataset, row, source)
     arrays = arrays_of(profile)
-    values, steps = found["values"], found["steps"]
-    figures = ValueBytes(
-        *(values.column(c).to_numpy().astype(np.int64) for c in ("recomputed_shard_bytes", "recomputed_aligned_bytes", "recomputed_bytes"))
-    )
-    plan = compute_plan(arrays, figures)
-    steps_path = str(dataset.table_path("steps", row["profile_key"]))
-    for column, usage in (("recomputed_usage_standard", plan.usage_standard), ("recomputed_usage_interleaved", plan.usage_interleaved)):
-        recorded = steps.column(column).to_numpy()
-        if recorded.shape != usage.shape or not np.array_equal(recorded, usage):
-            wrong = int(np.flatnonzero(recorded != usage)[0]) if recorded.shape == usage.shape else None
-            raise _disagree(steps_path, f"{column}" + (f" at step {wrong}" if wrong is not None else ""),
-                            recorded[wrong] if wrong is not None else f"{recorded.size} steps", usage[wrong] if wrong is not None else f"{usage.size} steps")
+    plan = compute_plan(arrays)  # from the stored tilings and shapes: nothing recomputed is trusted
+    checks = [
+        ("values", "recomputed_shard_bytes", plan.figures.shard, "value row"),
+        ("values", "recomputed_aligned_bytes", plan.figures.aligned, "value row"),
+        ("values", "recomputed_bytes", plan.figures.bytes, "value row"),
+        ("steps", "recomputed_usage_standard", plan.usage_standard, "step"),
+        ("steps", "recomputed_usage_interleaved", plan.usage_interleaved, "step"),
+    ]
+    for table, column, recomputed, unit in checks:
+        recorded = found[table].column(column).to_numpy(zero_copy_only=False)
+        if recorded.shape != recomputed.shape or not np.array_equal(recorded, recomputed):
+            wrong = int(np.flatnonzero(recorded != recomputed)[0]) if recorded.shape == recomputed.shape else None
+            raise _disagree(_path(dataset, table, row), column + (f" at {unit} {wrong}" if wrong is not None else ""),
+                            recorded[wrong] if wrong is not None else f"{recorded.size} rows", recomputed[wrong] if wrong is not None else f"{recomputed.size} rows")
     for column, attribute in ROW_PEAKS.items():
         recomputed = getattr(plan.peaks, attribute)
         if row.get(column) != recomputed:
-            raise _disagree(str(dataset.row_path(row["path"])), column, row.get(column), recomputed)
+            raise _disagree(str(dataset.profiles_path(folder_of(row["path"]))), f"{column} of {row['path']}", row.get(column), recomputed)
     read_only(arrays)
     read_only(plan)
     return profile, arrays, plan

@@ -87,6 +87,10 @@ def memory_profile_rows(profile: MemoryProfile, key: str) -> tuple[dict, dict[st
         ),
         "live_intervals": _keyed("live_intervals", key, profile.live_intervals),
         "mismatches": _mismatches_table(key, mismatches),
+        # v2/v3: the file's per-tile runs, so a profile rebuilt from the dataset plans per tile
+        # (and verifies) as the file did; empty for v1.
+        "value_tiles": _keyed("value_tiles", key, profile.value_tiles),
+        "step_tiles": _keyed("step_tiles", key, profile.step_tiles),
     }
     return fields, tables
 

@@ -41,7 +41,9 @@ class MoreMismatches:
 
 
 class _Listed:
-    def __init__(self):
+    """Mismatches listed per field (at most ``LIMIT``) and how many each field had."""
+
+    def __init__(self) -> None:
         self.items: list = []
         self.counts: dict[str, int] = {}
 
@@ -131,11 +133,14 @@ def step_mismatches(arrays: ProfileArrays, recorded_usage: np.ndarray) -> list:
         arrays.region,
         arrays.n_steps,
     ):
-        rows = np.arange(b.recorded.shape[0])
+        recorded = b.recorded
+        assert recorded is not None
+        rows = np.arange(recorded.shape[0])
         steps = rows + b.first
-        usage = b.usage
+        usage = b.usage  # [steps, 2, tiles]
+        recorded_total = recorded[:, 0] + recorded[:, 1]
         for c, name in enumerate(CLASSES):
-            step, tile = np.nonzero(b.recorded[:, :, c] != usage[:, :, c])
+            step, tile = np.nonzero(recorded[:, c] != usage[:, c])
             listed.add(
                 f"tile_usage.{name}",
                 [
@@ -143,16 +148,16 @@ def step_mismatches(arrays: ProfileArrays, recorded_usage: np.ndarray) -> list:
                         "step",
                         int(s + b.first),
                         f"tile_usage.{name}",
-                        int(b.recorded[s, x, c]),
-                        int(usage[s, x, c]),
+                        int(recorded[s, c, x]),
+                        int(usage[s, c, x]),
                         int(x),
                     )
                     for s, x in zip(step[:LIMIT].tolist(), tile[:LIMIT].tolist())
                 ],
                 step.size,
             )
-        peak = last_argmax(b.recorded.sum(axis=2))
-        at_peak = b.recorded[rows, peak]
+        peak = last_argmax(recorded_total)
+        at_peak = recorded[rows, :, peak]
         for c, name in enumerate(CLASSES):
             bad = np.flatnonzero(recorded_usage[steps, c] != at_peak[:, c])
             listed.add(
@@ -169,9 +174,7 @@ def step_mismatches(arrays: ProfileArrays, recorded_usage: np.ndarray) -> list:
                 ],
                 bad.size,
             )
-        over_step, over_tile = np.nonzero(
-            b.recorded.sum(axis=2) > bound[steps][:, None]
-        )
+        over_step, over_tile = np.nonzero(recorded_total > bound[steps][:, None])
         listed.add(
             RULE_COARSE_BOUND,
             [
@@ -179,7 +182,7 @@ def step_mismatches(arrays: ProfileArrays, recorded_usage: np.ndarray) -> list:
                     "step",
                     int(s + b.first),
                     "tile_usage total (at most coarse_usage total)",
-                    int(b.recorded[s, x].sum()),
+                    int(recorded_total[s, x]),
                     int(bound[s + b.first]),
                     int(x),
                 )

@@ -42,10 +42,12 @@ class RunTable:
     @staticmethod
     def of(
         parts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[np.ndarray]]],
+        width: int,
     ) -> RunTable:
+        """One table of each owner's (start, stop, columns), ``width`` columns (given: there may
+        be no owner to count them from)."""
         counts = np.array([p[0].size for p in parts], dtype=np.int64)
         bounds = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        width = len(parts[0][2]) if parts else 0
         cat = lambda arrays: (
             np.concatenate(arrays).astype(np.int64)
             if arrays
@@ -122,7 +124,7 @@ def _replace(table: RunTable, new: dict[int, tuple]) -> RunTable:
     replaced = np.zeros(owners, dtype=bool)
     replaced[list(new)] = True
     keep = ~replaced[table.owner]
-    added = RunTable.of(list(new.values()))
+    added = RunTable.of(list(new.values()), len(table.columns))
     added_owner = np.repeat(
         np.fromiter(new, dtype=np.int64, count=len(new)), np.diff(added.bounds)
     )
@@ -280,7 +282,10 @@ def estimate_figures(
         for s, r in enumerate(owners.tolist())
     ]
     return TileFigures(
-        arrays.device_tiles, RunTable.of(parts), RunTable.of(steps), SOURCE_ESTIMATE
+        arrays.device_tiles,
+        RunTable.of(parts, 2),
+        RunTable.of(steps, 2),
+        SOURCE_ESTIMATE,
     )
 
 

@@ -116,7 +116,9 @@ class TileUsage:
         """Per value row, the runs of M(root(row), t)."""
         a = self.arrays
         parts = self._requirements(a.alias_rows)
-        return RunTable.of([parts[int(a.root_rows[row])] for row in range(a.n_values)])
+        return RunTable.of(
+            [parts[int(a.root_rows[row])] for row in range(a.n_values)], 1
+        )
 
     @cached_property
     def region_of_row(self) -> np.ndarray:
@@ -160,9 +162,8 @@ class TileUsage:
         affected_interval = np.isin(a.root_rows[a.interval_row], self.changed_roots)
         intervals = np.flatnonzero(affected_interval)
         new = self._requirements(self.changed_roots.tolist())
-        empty = (np.zeros(0, dtype=np.int64),) * 2 + ((np.zeros(0, dtype=np.int64),),)
         roots = self.changed_roots.tolist()
-        table = RunTable.of([new[r] for r in roots] or [empty])
+        table = RunTable.of([new[r] for r in roots], 1)
         local = np.zeros(a.n_values, dtype=np.int64)
         local[self.changed_roots] = np.arange(len(roots))
         row_of_new = local[a.root_rows[a.interval_row]]
@@ -170,7 +171,7 @@ class TileUsage:
         old = base._requirements(
             roots
         )  # the edited classes' runs before the edits, only theirs
-        old_table = RunTable.of([old[r] for r in roots] or [empty])
+        old_table = RunTable.of([old[r] for r in roots], 1)
         minus = self._interval_events(intervals, old_table, row_of_new, -1)
         columns = [np.concatenate((x, y)) for x, y in zip(plus, minus)]
         order = np.argsort(columns[0], kind="stable")
@@ -183,11 +184,20 @@ class TileUsage:
         return events, affected
 
     def _scratch_delta(self, c0: int, c1: int, code: int) -> np.ndarray:
+        """New − old scratch per tile at steps c0 … c1 − 1 (0 where no step's scratch changed)."""
         assert self.base is not None
         device = self.arrays.device_tiles
-        return _step_matrix(self.figures.scratch, c0, c1, device, code) - _step_matrix(
-            self.base.figures.scratch, c0, c1, device, code
-        )
+        out = np.zeros((c1 - c0, device), dtype=np.int64)
+        for step in self.changed_steps[
+            (self.changed_steps >= c0) & (self.changed_steps < c1)
+        ].tolist():
+            out[step - c0] = (
+                _step_matrix(self.figures.scratch, step, step + 1, device, code)[0]
+                - _step_matrix(self.base.figures.scratch, step, step + 1, device, code)[
+                    0
+                ]
+            )
+        return out
 
     def _sweep(
         self, events: tuple, c0: int, c1: int, state: list[np.ndarray]
@@ -396,13 +406,18 @@ class TileUsage:
 def _step_matrix(
     table: RunTable, c0: int, c1: int, device: int, column: int
 ) -> np.ndarray:
-    """Steps c0 … c1 − 1 of a per-step run table as a (c1 − c0) × device matrix of one column."""
+    """Steps c0 … c1 − 1 of a per-step run table as a (c1 − c0) × device matrix of one column.
+
+    A step's runs are disjoint: each is written into its cells directly (one fancy-index
+    assignment over the cells the runs cover), no difference array."""
     lo, hi = int(table.bounds[c0]), int(table.bounds[c1])
-    diff = np.zeros((c1 - c0, device + 1), dtype=np.int64)
-    rows = table.owner[lo:hi] - c0
-    np.add.at(diff, (rows, table.start[lo:hi]), table.columns[column][lo:hi])
-    np.add.at(diff, (rows, table.stop[lo:hi]), -table.columns[column][lo:hi])
-    return np.cumsum(diff[:, :device], axis=1)
+    out = np.zeros((c1 - c0) * device, dtype=np.int64)
+    lengths = table.stop[lo:hi] - table.start[lo:hi]
+    first = (table.owner[lo:hi] - c0) * device + table.start[lo:hi]
+    out[np.repeat(first, lengths) + _ranks(lengths)] = np.repeat(
+        table.columns[column][lo:hi], lengths
+    )
+    return out.reshape(c1 - c0, device)
 
 
 def on_device_runs(

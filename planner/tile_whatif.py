@@ -67,6 +67,7 @@ class FileTiles:
         self.figures = figures
         self._estimator = _Estimator(arrays, None)
         self._inferred: dict[int, Inferred] = {}
+        self._scratch_steps: dict[int, list[int]] = {}
 
     def inferred(self, row: int) -> Inferred:
         found = self._inferred.get(row)
@@ -131,6 +132,46 @@ class FileTiles:
                     out[step] = row
                     break
         return out
+
+    def scratch_steps_of(self, row: int) -> list[int]:
+        """The steps with scratch, among those where value ``row`` is live, whose recorded
+        ``tile_scratch`` its owners give (§2.6) and no result of the step before it in
+        ``scratch_owner``'s order gives too: the steps whose first result it is taken to be. Only
+        this value's steps are looked at (what an edit of it needs), not every step's owner."""
+        found = self._scratch_steps.get(row)
+        if found is None:
+            a = self.arrays
+            scratch = (a.scratch_standard != 0) | (a.scratch_interleaved != 0)
+            steps: list[int] = []
+            for k in a.intervals_of(row):
+                first, last = int(a.interval_first[k]), int(a.interval_last[k])
+                for step in (
+                    first + np.flatnonzero(scratch[first : last + 1])
+                ).tolist():
+                    start, stop, columns = self.figures.scratch.runs(step)
+                    recorded = [
+                        on_device_runs(start, stop, c, a.device_tiles) for c in columns
+                    ]
+                    if self._spread_matches(
+                        step, row, recorded
+                    ) and not self._earlier_result(step, row, recorded):
+                        steps.append(step)
+            found = self._scratch_steps[row] = steps
+        return found
+
+    def _earlier_result(self, step: int, row: int, recorded: list[np.ndarray]) -> bool:
+        """Whether a value that starts being live at ``step`` and comes before ``row`` in
+        ``scratch_owner``'s order (results first, lowest id first) gives the same spread: the
+        scratch is then that result's (the other values live there are not tried)."""
+        a = self.arrays
+        starting = a.interval_row[a.interval_first == step]
+        mine = (row not in starting.tolist(), int(a.value_ids[row]))
+        return any(
+            (False, int(a.value_ids[other])) < mine
+            and self._spread_matches(step, int(other), recorded)
+            for other in starting.tolist()
+            if other != row
+        )
 
     def _spread_matches(self, step: int, row: int, recorded: list[np.ndarray]) -> bool:
         a = self.arrays
@@ -214,10 +255,18 @@ def edited_figures(
             on_device(shard, offset, arrays.device_tiles),
             on_device(allocated, offset, arrays.device_tiles),
         )
-    owners = file.scratch_owner if file is not None else scratch_owners(arrays)
+    if file is not None:
+        held = {
+            step: row for row in sorted(tilings) for step in file.scratch_steps_of(row)
+        }
+    else:
+        owners = scratch_owners(arrays)
+        held = {
+            step: int(owners[step])
+            for step in np.flatnonzero(np.isin(owners, list(tilings))).tolist()
+        }
     steps = {}
-    for step in np.flatnonzero(np.isin(owners, list(tilings))).tolist():
-        row = int(owners[step])
+    for step, row in sorted(held.items()):
         steps[step] = scratch_runs(
             arrays, step, row, estimator.elements(row), offsets[row]
         )

@@ -176,8 +176,11 @@ JS_STEP_TABLE_IDS = """() => {
 
 
 def kib(n: int) -> str:
-    """The UI's byte figure, written out independently: exact bytes and KiB to one decimal, both
-    with thousands separators."""
+    """The UI's byte figure, written out independently: exact bytes, then the largest of KiB, MiB,
+    GiB it reaches (KiB below 1 MiB) to one decimal, both with thousands separators."""
+    for power, unit in ((3, "GiB"), (2, "MiB")):
+        if abs(n) >= 1024**power:
+            return f"{n:,} B ({n / 1024**power:,.1f} {unit})"
     return f"{n:,} B ({n / 1024:,.1f} KiB)"
 
 

@@ -25,8 +25,8 @@ from tilescope.synth import write_synthetic_profile
 SAMPLE_DIR = REPO_ROOT / "sample_data"
 PROFILE_SAMPLE = SAMPLE_DIR / "vit_finalist5.memory_profile.json"
 SEARCH_SAMPLE = SAMPLE_DIR / "flash_attention.search_state.json"
-TABLES = ("profiles", "profile_headers", "values", "axes", "steps", "live_intervals", "mismatches")
-VOLATILE = ("normalised_at", "seconds", "batch_id")  # differ between two runs over the same files
+TABLES = ("profiles", "profile_headers", "values", "axes", "steps", "live_intervals", "mismatches", "value_tiles", "step_tiles")
+VOLATILE = ("normalised_at", "seconds", "batch_id", "fragment")  # differ between two runs over the same files
 
 # Synthetic profiles of several sizes in nested folders: path → (blocks, layers, gaps).
 SYNTHETIC = {

@@ -271,3 +271,33 @@ def test_unfinished_uploads_of_all_sessions_share_one_cap(request, capsys):
     assert "Traceback" not in log
     assert told == [False, True, True, True, True, False]
     assert figures["5 sessions × 4 chunks sent"] < figures["baseline"] + 60 + 50  # without the cap: 5 × 40 MB held
+
+
+def test_urls_with_non_ascii_digits_or_8000_edits_open_the_file_and_say_why():
+    """``?step=²`` once raised before any of the app ran (Panel's ``Location`` reads the query with
+    ``str.isdigit`` then ``int``: a traceback, the page left at "no file open"); 8,000 edits are past
+    the URL's bound. Each session opens the default file and names what it dropped (the raw client
+    reads the page's messages, JSON-escaped: ``²`` arrives as ``\u00b2``)."""
+    import html
+
+    server = AppServer()
+    try:
+        async def scenario(query: str) -> str:
+            session = await RawSession(server.url).open(query)
+            await session.drain(3)
+            session.close()
+            return html.unescape(html.unescape(" ".join(session.received)))
+
+        queries = ["?step=%C2%B2", "?value=%C2%B2&step=%C2%B9%E2%81%B0", "?step=45&edits=" + ",".join(["84:1=18"] * 8000)]
+        with ThreadPoolExecutor(max_workers=1) as pool:  # (the browser fixtures hold this thread's event loop)
+            seen = [pool.submit(asyncio.run, scenario(q)).result(timeout=120) for q in queries]
+        log = server.output()
+    finally:
+        server.stop()
+    assert "Traceback" not in log
+    for text in seen:
+        assert 'data-testid="ts-source">sample_data/vit_finalist5.memory_profile.json' in text  # the file opened
+    assert "the URL's step='\\u00b2' is not a step number; ignored" in seen[0]
+    assert "the URL's value='\\u00b2' is not a value number; ignored" in seen[1]
+    assert "the URL's step='\\u00b9\\u2070' is not a step number; ignored" in seen[1]
+    assert "expected at most 1,000 edits, found 8,000; the URL's edits were not applied" in seen[2]

@@ -123,3 +123,59 @@ def test_advise_says_why_it_found_nothing(peak, capsys, two_block_profile):
 def test_advise_with_candidates_gives_no_reason(capsys, sample_path):
     code, out, _ = run(capsys, "advise", str(sample_path), "--json", "-q")
     assert "why_none" not in json.loads(out) and json.loads(out)["candidates"]
+
+
+def test_sample_names_the_bundled_files(capsys):
+    from tilescope.loaders.edit_sets import load_edit_set
+    from tilescope.models.edits import TilingEdit
+
+    code, out, _ = run(capsys, "sample", "--json")
+    paths = json.loads(out)
+    assert code == 0 and set(paths) == {"profile", "search-state", "edits"}
+    for which, path in paths.items():
+        code, out, _ = run(capsys, "sample", which)
+        assert out == f"{path}\n"
+    code, out, _ = run(capsys, "sample")
+    assert (
+        out == f"{paths['profile']}\n"
+        and json.loads(open(paths["profile"]).read())["version"] == 1
+    )
+    assert load_edit_set(paths["edits"]) == [
+        TilingEdit(84, axis=1, partitions=18),
+        TilingEdit(84, replicas=27),
+    ]
+
+
+@pytest.mark.parametrize(
+    "command", ["plan", "place", "advise", "report", "compare", "sample"]
+)
+def test_every_command_taking_an_edit_set_explains_its_format(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "An edit-set file (EDITS.json) is a JSON list of edits" in text
+    assert '{"value": ID, "replicas": N} sets its replicas' in text
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["advise", "X", "--limit", "٥"],
+        ["compare", "X", "X", "--top", "٣"],
+        ["report", "X", "--out", "d", "--step", "٤٥"],
+        ["plan", "X", "--json", "--tile", "０"],
+        ["synth", "--blocks", "٢", "--out", "x.json"],
+        ["batch", "d", "--out", "e", "--workers", "٢"],
+        ["regress", "a", "b", "--top", "٣"],
+        ["solve", "X", "--time-limit", "٥"],
+        ["place", "X", "--exact-seconds", "٥"],
+        ["serve", "--num-procs", "٢"],
+    ],
+)
+def test_every_numeric_option_takes_ascii_digits_only(argv, capsys):
+    """``int('٥')`` is 5: each typed option refuses such digits as a usage error, before any file is read."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1
+    assert "expected a number in ASCII digits (0-9)" in err

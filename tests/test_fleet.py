@@ -20,10 +20,10 @@ import pyarrow.dataset as pads
 import pytest
 
 from fleet_support import (
-    BROKEN, EDITED, SAMPLE_COPY, SYNTHETIC, TABLES,
+    BROKEN, EDITED, NOT_A_PLANNER_OUTPUT, SAMPLE_COPY, SYNTHETIC, TABLES,
     dataset_content, local_batch, read_table, run_cli, snapshot, tilescope,
 )
-from tilescope.fleet.layout import Dataset, profile_key
+from tilescope.fleet.layout import Dataset, locked, profile_key
 from tilescope.loaders.cache import content_key
 from tilescope.models.version import __version__
 from tilescope.loaders.memory_profile import load_memory_profile
@@ -81,10 +81,12 @@ def test_batch_reports_every_file_and_exits_1_for_the_broken_one(local_batch):
     assert (b.report["files"], b.report["processed"], b.report["skipped"], b.report["failed"]) == (len(b.kinds), len(loaded), 0, 1)
     assert b.report["failures"] == [{"path": BROKEN, "error": broken_error(b.root)}]
     assert b.report["failures"][0]["error"].startswith(f"{BROKEN}: at byte 50000")
-    assert b.report["other_json"] == 1  # notes/edits.json: not named as a planner output, not loaded
+    # notes/edits.json ("[]"): looked at, not a planner output, listed with why
+    assert b.report["others"] == [{"path": NOT_A_PLANNER_OUTPUT, "why": "not a planner output (not a JSON object)"}]
     # A progress line per file on stderr as it completes.
     progress = [line for line in b.stderr.splitlines() if line.startswith("[")]
-    assert [line.split("]")[0] for line in progress] == [f"[{k}/{len(b.kinds)}" for k in range(1, len(b.kinds) + 1)]
+    n = len(b.kinds) + 1
+    assert [line.split("]")[0] for line in progress] == [f"[{k}/{n}" for k in range(1, n + 1)]
     assert sorted(line.split()[2] for line in progress if " loaded " in line) == sorted(loaded)
     assert snapshot(b.root) == b.tree_before  # input files only ever read
 
@@ -142,6 +144,8 @@ def test_every_table_reads_in_duckdb_polars_and_pyarrow(local_batch):
         expected_keys = set(r["profile_key"] for r in rows.values()) if table == "profiles" else set(loaded)
         if table == "mismatches":
             expected_keys = {rows[EDITED]["profile_key"]}
+        if table in ("value_tiles", "step_tiles"):  # per-tile runs of v2/v3 profiles; the tree's are v1
+            expected_keys = set()
         assert set(counts) == expected_keys, table
     counts = dict(duckdb.sql(f"SELECT profile_key, count(*) FROM read_parquet('{b.dataset}/values/**/*.parquet') GROUP BY 1").fetchall())
     assert counts == {k: r["n_values"] for k, r in loaded.items()}
@@ -288,7 +292,6 @@ def test_reruns_process_only_new_and_changed_files(local_batch, tmp_path):
     row = rows_by_path(dataset)[changed]
     assert row["profile_key"] != old_key and row["standard_peak"] == raw_figures(json.loads((root / changed).read_text()))["standard_peak"]
     for table in TABLES[1:]:  # the old content's rows are gone from every table
-        assert not (dataset / table / f"{old_key}.parquet").exists()
         assert old_key not in {r["profile_key"] for r in read_table(dataset, table)}
     assert sum(r["profile_key"] == row["profile_key"] for r in read_table(dataset, "values")) == row["n_values"]
 
@@ -305,32 +308,39 @@ def test_reruns_process_only_new_and_changed_files(local_batch, tmp_path):
 
 
 def test_a_crash_leaves_nothing_a_query_sees_and_the_next_batch_repairs(local_batch, tmp_path):
-    """The states an interrupted writer can leave (fleet.layout), made by hand: a staging folder,
-    partitions no row names, and a row whose partition was deleted."""
+    """The states an interrupted writer can leave (fleet.layout, fleet.commit), made by hand: a
+    staging folder, a fragment no row names, and a fragment that lost one of its tables."""
     dataset = tmp_path / "dataset"
     shutil.copytree(local_batch.dataset, dataset)
     rows = rows_by_path(dataset)
-    sample_key = rows[SAMPLE_COPY]["profile_key"]
+    sample = rows[SAMPLE_COPY]
     (dataset / ".staging" / "tmp123").mkdir()
     (dataset / ".staging" / "tmp123" / "values.parquet").write_bytes(b"half a file")
     orphan_key = profile_key(SAMPLE_COPY, "a content never committed", partitions=True)
-    for table in TABLES[1:]:  # a complete partition set under a key no row names
-        rows_of_table = pq.read_table(dataset / table / f"{sample_key}.parquet")
+    for table in TABLES[1:]:  # a complete fragment under a name and key no row names
+        [source] = (dataset / table).glob(f"folder=samples/{sample['fragment']}.parquet")
+        rows_of_table = pq.read_table(source)
         rows_of_table = rows_of_table.set_column(0, "profile_key", pa.repeat(pa.scalar(orphan_key), rows_of_table.num_rows))
-        pq.write_table(rows_of_table, dataset / table / f"{orphan_key}.parquet")
+        pq.write_table(rows_of_table, source.parent / "orphan-00000.parquet")
     n_values = sum(r["n_values"] or 0 for r in rows.values())
     code, out, _ = run_cli("fleet", dataset, "--json", "--sql", "SELECT count(*) AS n FROM values")
     assert json.loads(out) == [{"n": n_values}]  # the views join on profiles: orphans unseen
-    assert len(read_table(dataset, "values")) == n_values + rows[SAMPLE_COPY]["n_values"]
-    model_a = "nightly/2024-05-01/model_a/finalist1.memory_profile.json"
-    (dataset / "steps" / f"{rows[model_a]['profile_key']}.parquet").unlink()
+    assert len(read_table(dataset, "values")) > n_values
+    model_a = rows["nightly/2024-05-01/model_a/finalist1.memory_profile.json"]
+    [steps] = (dataset / "steps").glob(f"folder=nightly/{model_a['fragment']}.parquet")
+    steps.unlink()
+    sharing = sorted(p for p, r in rows.items() if r["fragment"] == model_a["fragment"])
 
     code, out, _ = run_cli("batch", local_batch.root, "--out", dataset, "--workers", "1", "--json")
     report = json.loads(out)
-    assert report["reconciled"] == {"staging": 1, "orphan_partitions": (len(TABLES) - 1) + (len(TABLES) - 2), "incomplete_rows": 1}
-    assert report["processed"] == 1 and code == 0
+    repaired = report["repaired"]
+    assert (repaired["staging"], repaired["incomplete_rows"]) == (1, len(sharing))
+    assert sorted(d["path"] for d in repaired["damaged"]) == sorted(
+        str(dataset / t / "folder=nightly" / f"{model_a['fragment']}.parquet") for t in TABLES[1:] if t != "steps")
+    assert report["processed"] == len(sharing) and code == 0
     assert dataset_content(dataset) == dataset_content(local_batch.dataset)
     assert list((dataset / ".staging").iterdir()) == []
+    assert not list(dataset.rglob("orphan-*"))
 
 
 def test_usage_errors_exit_2(local_batch, tmp_path):
@@ -345,50 +355,41 @@ def test_usage_errors_exit_2(local_batch, tmp_path):
         code, out, err = run_cli("batch", *args)
         assert (code, out) == (2, "") and message in err and err.count("\n") == 1, err
     assert (tmp_path / "stuff" / "keep.txt").read_text() == "mine"
-    with Dataset.open(local_batch.dataset).locked():
+    with locked(Dataset.open(local_batch.dataset)):
         code, _, err = run_cli("batch", local_batch.root, "--out", local_batch.dataset)
     assert code == 2 and "another `tilescope batch` holds its lock" in err
 
 
-def test_a_task_that_kills_its_workers_is_recorded_other_task_failures_are_not(local_batch, tmp_path):
+def test_a_task_that_kills_its_workers_is_recorded_other_task_failures_are_not(local_batch):
     """What the driver does with a task that raised instead of returning (fleet.driver._task_failure)."""
     from distributed import KilledWorker
 
     from tilescope.fleet.driver import _task_failure
 
-    dataset = tmp_path / "dataset"
-    shutil.copytree(local_batch.dataset, dataset)
-    ds, path = Dataset.open(dataset), SAMPLE_COPY
+    item = {"path": SAMPLE_COPY, "fs_path": SAMPLE_COPY}
     worker = SimpleNamespace(address="tcp://127.0.0.1:40000")  # what the scheduler names in the message
-    before = ds.read_row(path)
-    summary = _task_failure(ds, str(local_batch.root), path, "batch-2", ModuleNotFoundError("No module named 'tilescope'"))
+    summary = _task_failure(str(local_batch.root), item, "batch-2", ModuleNotFoundError("No module named 'tilescope'"))
     assert summary["status"] == "failed" and "ModuleNotFoundError" in summary["error"]
-    assert ds.read_row(path) == before  # the environment's fault: the row stays, the file is tried again
-    summary = _task_failure(ds, str(local_batch.root), path, "batch-2", KilledWorker("task", worker, 3))
-    assert summary["error"].startswith(f"{path}: the task failed on its worker (KilledWorker")
-    row = ds.read_row(path)
-    assert (row["error"], row["content_hash"], row["batch_id"]) == (summary["error"], before["content_hash"], "batch-2")
-    assert not (dataset / "values" / f"{before['profile_key']}.parquet").exists()
-    # A row this batch committed before the worker died stands.
-    again = _task_failure(ds, str(local_batch.root), path, "batch-2", KilledWorker("task", worker, 3))
-    assert again == {"status": "failed", **row}
+    assert summary["keep_previous"]  # the environment's fault: the row stays, the file is tried again
+    summary = _task_failure(str(local_batch.root), item, "batch-2", KilledWorker("task", worker, 3))
+    assert summary["error"].startswith(f"{SAMPLE_COPY}: the task failed on its worker (KilledWorker")
+    assert not summary["keep_previous"] and summary["content_hash"] == content_key(local_batch.root / SAMPLE_COPY)
 
 
 def test_a_file_that_cannot_be_read_fails_without_replacing_its_row(local_batch, tmp_path):
     """The worker's task (fleet.task) on a file gone since the listing, or not mounted on its worker."""
-    from tilescope.fleet.task import normalise_into_dataset
+    from tilescope.fleet.task import normalise_task
 
     dataset = tmp_path / "dataset"
     shutil.copytree(local_batch.dataset, dataset)
     empty = tmp_path / "elsewhere"
     empty.mkdir()
     before = Dataset.open(dataset).read_row(SAMPLE_COPY)
-    summary = normalise_into_dataset(str(empty), SAMPLE_COPY, str(dataset), "batch-3")
-    assert summary["status"] == "failed"
+    item = {"path": SAMPLE_COPY, "fs_path": SAMPLE_COPY, "previous": before}
+    [summary] = normalise_task(str(empty), [item], str(dataset), "batch-3", "f-1")["summaries"]
+    assert summary["status"] == "failed" and summary["keep_previous"]
     assert summary["error"] == f"{SAMPLE_COPY}: cannot read it: No such file or directory"
-    assert Dataset.open(dataset).read_row(SAMPLE_COPY) == before
-    assert dataset_content(dataset) == dataset_content(local_batch.dataset)
     new = "never/seen.memory_profile.json"
-    summary = normalise_into_dataset(str(empty), new, str(dataset), "batch-3")
-    row = Dataset.open(dataset).read_row(new)
-    assert summary["status"] == "failed" and row["error"] == summary["error"] and row["content_hash"] is None
+    [summary] = normalise_task(str(empty), [{"path": new, "fs_path": new, "previous": None}], str(dataset), "batch-3", "f-2")["summaries"]
+    assert summary["status"] == "failed" and not summary["keep_previous"] and summary["content_hash"] is None
+    assert dataset_content(dataset) == dataset_content(local_batch.dataset)  # a task writes nothing but its staging

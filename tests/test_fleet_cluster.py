@@ -65,7 +65,7 @@ def assert_complete(dataset) -> list[dict]:
             by_key[r["profile_key"]] = by_key.get(r["profile_key"], 0) + 1
     for row in rows:
         if row["kind"] == "memory_profile":
-            assert all((dataset / t / f"{row['profile_key']}.parquet").exists() for t in TABLES[1:]), row["path"]
+            assert all(len(list((dataset / t).glob(f"folder=*/{row['fragment']}.parquet"))) == 1 for t in TABLES[1:]), row["path"]
             assert counts["values"][row["profile_key"]] == row["n_values"], row["path"]
             assert counts["steps"][row["profile_key"]] == row["n_steps"], row["path"]
     return rows
@@ -92,7 +92,7 @@ def test_a_run_interrupted_by_a_killed_worker_loses_nothing(cluster, tmp_path):
     )
     try:
         deadline = time.monotonic() + 90
-        while len(list((dataset / "profiles").glob("*.parquet"))) < 3:
+        while not list((dataset / "values").glob("folder=*/*.parquet")):  # a task's fragments placed
             assert batch.poll() is None and time.monotonic() < deadline, batch.stderr.read() if batch.poll() is not None else "timed out"
             time.sleep(0.02)
         for worker in cluster.workers:  # each worker and its nanny, mid-batch, without warning
@@ -104,8 +104,8 @@ def test_a_run_interrupted_by_a_killed_worker_loses_nothing(cluster, tmp_path):
         if batch.poll() is None:
             batch.kill()
             batch.wait()
-    written = assert_complete(dataset)
-    assert 3 <= len(written) < len(expected), "the worker was killed too late to interrupt anything"
+    written = assert_complete(dataset)  # the interrupted client committed what had finished
+    assert 1 <= len(written) < len(expected), "the worker was killed too late to interrupt anything"
     assert all(r["error"] is None and r["standard_peak"] == expected[r["path"]]["standard_peak"] for r in written)
 
     cluster.add_worker()

@@ -54,7 +54,7 @@ def test_folder_groups_are_the_first_folder_below_the_shared_ones():
 
 def test_the_table_holds_every_row_with_the_raw_jsons_peaks(nightly, fleet):
     frame = table_frame(fleet.profiles)
-    assert len(frame) == len(list((nightly.dataset / "profiles").glob("*.parquet"))) == 16
+    assert len(frame) == len(list((nightly.root / "nightly").rglob("*.json"))) == 16
     by_path = frame.set_index("path")
     for path, raw in nightly.raw.items():
         if path.startswith(BROKEN) and path.endswith(SMALL):
@@ -101,12 +101,13 @@ def test_a_bad_dataset_is_one_located_line(nightly, tmp_path):
     assert str(caught.value).startswith(f"{BASE}: at $: expected a dataset directory written by `tilescope batch`")
     copy = tmp_path / "data"
     shutil.copytree(nightly.dataset, copy)
-    broken = sorted((copy / "profiles").glob("*.parquet"))[0]
+    broken = sorted((copy / "profiles").rglob("*.parquet"))[0]
     broken.write_bytes(b"not parquet")
     with pytest.raises(TilescopeError) as caught:
         load_fleet(copy, "data")
     message = str(caught.value)
-    assert message.startswith("data: the dataset's tables cannot be read: ") and broken.name in message
+    named = f"data/{broken.relative_to(copy).as_posix()}"
+    assert message.startswith(f"{named}: at $: expected a Parquet file of the dataset's profiles table") and "repairs" in message
     assert "\n" not in message
 
 

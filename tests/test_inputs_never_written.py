@@ -229,3 +229,37 @@ def test_a_different_file_is_still_replaced_with_overwrite(
         == 0
     )
     assert (out / "values.parquet").read_bytes()[:4] == b"PAR1"
+
+
+CSV = (
+    b"id,lower,upper,size\nb0,0,10,4\nb1,5,15,4\nb2,12,20,8\n"  # placed at capacity 12
+)
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_solve_never_writes_its_problem(spelling, tmp_path, capsys):
+    given, out, real = place_input(tmp_path, CSV, "x.csv", spelling)
+    argv = [
+        "solve",
+        str(given),
+        "--capacity",
+        "12",
+        "--out",
+        str(out / "x.csv"),
+        "--overwrite",
+        "-q",
+    ]
+    refused(capsys, argv, real, out / "x.csv")
+
+
+def test_solve_capacity_is_a_size(tmp_path, capsys):
+    """``--capacity`` is read by the one size parser: ``12B`` is 12 bytes; ``١٢`` is refused."""
+    problem = tmp_path / "p.csv"
+    problem.write_bytes(CSV)
+    assert main(["solve", str(problem), "--capacity", "12B", "--json", "-q"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "placed"
+    with pytest.raises(SystemExit) as exit_:
+        main(["solve", str(problem), "--capacity", "١٢"])
+    assert (
+        exit_.value.code == 2 and "expected a size such as" in capsys.readouterr().err
+    )

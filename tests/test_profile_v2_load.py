@@ -200,3 +200,19 @@ def test_bytes_and_file_agree(tmp_path, program):
     path = gen.write(program, 3, tmp_path / "p.json")
     a, b = load_memory_profile(path), parse_memory_profile(path.read_bytes())
     assert a.value_tiles.equals(b.value_tiles) and a.step_tiles.equals(b.step_tiles)
+
+
+def test_cache_keeps_the_run_tables(tmp_path, program):
+    """The cache (schema 5) stores value_tiles and step_tiles: a second open reads them back equal,
+    memory-mapped, without the JSON."""
+    from tilescope.loaders.cache import load_profile_cached
+    from tilescope.models.schemas import SCHEMA_VERSION
+
+    assert SCHEMA_VERSION >= 5
+    path = gen.write(program, 3, tmp_path / "p.json")
+    first = load_profile_cached(path, tmp_path / "cache")
+    entry = sorted(p.name for p in (tmp_path / "cache").rglob("*") if p.is_file())
+    assert any("value_tiles" in name for name in entry) and any("step_tiles" in name for name in entry)
+    second = load_profile_cached(path, tmp_path / "cache")
+    assert second.value_tiles.equals(first.value_tiles) and second.step_tiles.equals(first.step_tiles)
+    assert second.value_tiles.num_rows > 0 and second.version == 3

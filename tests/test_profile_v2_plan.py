@@ -230,3 +230,26 @@ def test_program_18_has_what_the_compiler_test_asserts(programs):
             for k in ("standard", "interleaved")
         ],
     )
+
+
+def test_check_lists_a_thousand_mismatches_per_field_and_counts_the_rest(tmp_path, capsys, programs):
+    """Every tile_usage.standard entry one byte high: 1,000 lines name a step and a tile, one line
+    counts the rest, and --json counts them in more_mismatches."""
+    program = programs["scaled"]
+    steps = len(program.steps)
+
+    def change(d):
+        for s in d["timeline"]["steps"]:
+            for pair in s["tile_usage"]:
+                pair[0] += 1
+
+    path = _corrupt(tmp_path, program, 3, change)
+    code, out = _run(capsys, "check", str(path))
+    assert code == 1
+    lines = out.splitlines()
+    per_tile = [line for line in lines if " tile " in line.split(":")[0] and "tile_usage.standard" in line]
+    assert len(per_tile) == 1000
+    total = steps * program.tiles
+    assert f"… and {total - 1000:,} more tile_usage.standard mismatches" in lines
+    code, out = _run(capsys, "check", "--json", str(path))
+    assert json.loads(out)["more_mismatches"]["tile_usage.standard"] == total - 1000

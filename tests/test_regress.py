@@ -10,6 +10,8 @@ import json
 import shutil
 from fractions import Fraction
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -23,6 +25,7 @@ from tilescope.fleet.layout import Dataset
 from tilescope.fleet.regress import Threshold, parse_threshold
 from tilescope.fleet.reopen import reopen_profile
 from tilescope.loaders.memory_profile import load_memory_profile
+from tilescope.models.errors import InputError
 
 FIGURE_KEYS = {"standard": "standard", "interleaved": "interleaved", "total": "total", "effective_peak_bytes": "effective_peak_bytes"}
 
@@ -169,6 +172,7 @@ def test_a_scope_held_twice_is_ambiguous_not_compared(nightly):
     assert set(ambiguous) == set(SCOPES.values())
     assert ambiguous[SCOPES[VIT]]["head"] == [f"{HEAD}/{VIT}"] and len(ambiguous[SCOPES[VIT]]["base"]) == 4
     assert report["compared"] == 0 and report["regressed"] == []
+    assert code == 3 and report["exit_code"] == 3 and report["inconclusive"]  # a gate that compared nothing does not pass
 
 
 def test_a_head_that_does_not_load_fails_the_run_and_is_never_compared(nightly):
@@ -226,21 +230,25 @@ def test_partitions_that_cannot_be_read_back_are_reported_not_compared(nightly, 
     shutil.copytree(nightly.dataset, copy)
     dataset = Dataset.open(copy)
     head_row = dataset.read_row(f"{HEAD}/{VIT}")
-    dataset.table_path("values", head_row["profile_key"]).unlink()
+    fragment = head_row["fragment"]
+    dataset.fragment_path("values", "nightly", fragment).unlink()
+    sharing = {r["path"] for r in dataset.rows().to_pylist() if r["fragment"] == fragment and r["path"].startswith((BASE, HEAD))}
     code, report, _ = regress_json(f"{copy}:{BASE}", f"{copy}:{HEAD}")
     assert code == 1
-    [vit] = report["regressed"]
-    assert vit["attribution"] is None  # the rows say it grew; nothing to attribute it with
-    [failure] = report["failed"]
+    assert report["regressed"] == []  # the rows say vit grew, but it cannot be verified: not compared
+    assert {f["path"] for f in report["failed"]} == sharing and f"{HEAD}/{VIT}" in sharing
+    failure = next(f for f in report["failed"] if f["path"] == f"{HEAD}/{VIT}")
     assert failure["side"] == "head" and failure["error"].startswith("regress: ") and "no such file" in failure["error"]
-    # a recomputed column that disagrees with the row is refused, not attributed
+    # a recomputed column that disagrees with the stored tilings is refused, not attributed
     base_row = dataset.read_row(f"{BASE}/{VIT}")
-    steps_path = dataset.table_path("steps", base_row["profile_key"])
+    steps_path = dataset.fragment_path("steps", "nightly", base_row["fragment"])
     steps = pq.read_table(steps_path)
+    mine = pc.equal(steps.column("profile_key"), base_row["profile_key"]).to_pylist()
+    first = mine.index(True)
     usage = steps.column("recomputed_usage_standard").to_pylist()
-    usage[3] += 16
+    usage[first + 3] += 16
     pq.write_table(steps.set_column(steps.schema.get_field_index("recomputed_usage_standard"), "recomputed_usage_standard",
-                                    __import__("pyarrow").array(usage)), steps_path)
-    with pytest.raises(Exception) as caught:
+                                    pa.array(usage)), steps_path)
+    with pytest.raises(InputError) as caught:
         reopen_profile(dataset, base_row, "x")
     assert "recomputed_usage_standard at step 3" in str(caught.value)

@@ -21,7 +21,7 @@ from PIL import Image
 
 from tilescope.cli import main
 from tilescope.cli.compare import comparison_of
-from tilescope.derived.opening import open_path
+from tilescope.derived.opening import open_file
 from tilescope.derived.plan_data import PlanData
 from tilescope.loaders.edit_sets import load_edit_set
 from tilescope.planner.edits import apply_edits
@@ -101,7 +101,7 @@ def synthetic(tmp_path_factory) -> dict[str, object]:
 
 
 def report_of(path, edits=None):
-    opened = open_path(path)
+    opened = open_file(path)
     whatif = apply_edits(opened.arrays, opened.plan, edits) if edits else None
     return opened, report_figure(report_input(PlanData(opened, whatif), None))
 
@@ -157,7 +157,7 @@ def test_compare_figures_have_no_overlapping_text(synthetic, sample_path):
 def test_compare_zooms_on_a_narrow_change_and_its_waterfalls_start_at_zero(synthetic):
     """The edit changes value 84 of the first block only: steps 44–45 of 2,320. The changed steps
     are found here from the two plans' per-step usage (the planner, not the compare)."""
-    opened = open_path(synthetic["long"])
+    opened = open_file(synthetic["long"])
     edited = apply_edits(opened.arrays, opened.plan, load_edit_set(EDITS)).plan
     changed = np.flatnonzero(
         (opened.plan.usage_standard != edited.usage_standard)

@@ -6,8 +6,10 @@ that failed with their errors.
 Clicking a row opens that profile in this session through the session's opener
 (``app.open_flow.SessionOpener``: in a load worker); ticking two and pressing *compare* gives the compare view's
 ``?file=A&compare=B`` link (A the one first by path, e.g. the earlier nightly run), or calls ``compare`` (the compare view's entry point, when the app
-passes one) after opening A. The dataset is read by DuckDB in a load worker; a dataset that
-cannot be read shows its one-line error and keeps what was open. Text from the dataset (paths,
+passes one) after opening A. The dataset's rows are read in a load worker (bounded in threads
+and in time), after every file was checked to be a regular Parquet file of its table
+(``fleet.layout``: a FIFO in a dataset is refused, never read); a dataset that cannot be read
+shows its one-line error and keeps what was open. Text from the dataset (paths,
 scopes, errors) is escaped: the table's text columns use Tabulator's ``plaintext`` formatter.
 """
 from __future__ import annotations

@@ -77,7 +77,7 @@ class AddressView(pn.viewable.Viewer):
         self._notes = {r: pn.pane.HTML("", css_classes=["ts-address-note"], stylesheets=[CSS], sizing_mode="stretch_width") for r in REGION_NAMES}
         self._header = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._picked = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        self._gate.watch(self._on_plan, ["data"])
+        self._gate.watch(self._on_plan, ["data", "ready"])
         self._gate.watch(self._on_selection, ["selected_values"])
         self._gate.watch(self._on_step, ["selected_step"])
         self._on_plan()
@@ -141,9 +141,11 @@ class AddressView(pn.viewable.Viewer):
         if data is None:
             return self._clear("")
         try:
-            self._placement = data.placement
+            self._placement = self.state.result(data, "placement")  # (a large plan's: in the background)
         except TilescopeError as exc:  # a refusal (int64 limits, a broken invariant): say it, draw nothing
             return self._clear(f'<div class="bad" data-testid="ts-address-error">placement refused: {esc(exc)}</div>')
+        if self._placement is None:  # being placed in the load workers: drawn when ``ready`` says so
+            return self._clear('<div class="note" data-testid="ts-address-pending">placing the allocations…</div>')
         n = data.arrays.n_steps
         if self._shown_profile is not data.opened:
             self._shown_profile = data.opened

@@ -39,7 +39,8 @@ class ProfilePage(pn.viewable.Viewer):
         """The whole page (built on first use, ``tab`` in front)."""
         if self._layout is None:
             state = self.context.state
-            self.tabs = SideTabs(state, active=tab or DEFAULT_TAB, view_args={"compare": {"opener": self.compare_opener}})
+            self.tabs = SideTabs(state, active=tab or DEFAULT_TAB, view_args={"compare": {"opener": self.compare_opener},
+                                                                                 "tiles": {"opener": self.context.opener}})
             main = pn.Column(
                 SummaryView(state=state), self.timeline,
                 pn.pane.HTML(glossary_html(), stylesheets=[CSS], sizing_mode="stretch_width", css_classes=["ts-glossary-pane"]),

@@ -20,6 +20,9 @@ the view says so above everything else.
 
 from __future__ import annotations
 
+import asyncio
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import panel as pn
@@ -30,6 +33,7 @@ from bokeh.models import (
     HoverTool,
     Legend,
     LegendItem,
+    NumberFormatter,
     NumeralTickFormatter,
     Range1d,
     Span,
@@ -47,9 +51,11 @@ from tilescope.derived.series import minmax_indices, window_of
 from tilescope.derived.tile_rows import (
     TILE_COLUMNS,
     TileLines,
+    prepare_tiles,
     step_peak,
     tile_lines,
     tile_step,
+    tiles_ready,
 )
 from tilescope.models.format import fmt_bytes
 
@@ -72,6 +78,14 @@ TABLE_TITLES = {
     "padding": "padding B",
     "total": "total B",
 }
+TABLE_WIDTHS = {
+    "id": 64,
+    "region": 92,
+    "copies": 66,
+    "payload": 96,
+    "padding": 96,
+    "total": 90,
+}  # the name takes the rest
 ESTIMATE_NOTE = (
     "A version 1 file records no per-tile figures: every per-tile figure here is tilescope's estimate "
     "(docs/compiler-formats.md §2, tile offsets 0), not the compiler's."
@@ -87,8 +101,23 @@ def source_html(source: str, version: int) -> str:
     )
 
 
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 class TilesView(pn.viewable.Viewer):
+    """Constructed as ``TilesView(state=…, opener=…)``; with the session's ``app.open_flow.SessionOpener``
+    the first per-tile figures of a plan and the peak tile's sweep run in a load worker (seconds on
+    a long v1 profile), never on the session's loop; without one (tests, notebooks) they run in place."""
+
     state = param.ClassSelector(class_=SessionState)
+    opener = param.Parameter(
+        default=None, doc="app.open_flow.SessionOpener of the session, if any"
+    )
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -124,14 +153,30 @@ class TilesView(pn.viewable.Viewer):
         )
         self.figure = self._build_figure()
         self.table = pn.widgets.Tabulator(
-            pd.DataFrame({c: [] for c in TILE_COLUMNS}),
+            pd.DataFrame(
+                {
+                    c: pd.Series(
+                        [], dtype=object if c in ("name", "region") else "int64"
+                    )
+                    for c in TILE_COLUMNS
+                }
+            ),
             show_index=False,
             disabled=True,
             selectable=False,
             titles=TABLE_TITLES,
-            formatters={"name": {"type": "plaintext"}},
+            # Whole bytes, whatever the first frame's dtypes (Tabulator keeps the formatters it starts with).
+            formatters={
+                "name": {"type": "plaintext"},
+                **{
+                    c: NumberFormatter(format="0,0")
+                    for c in ("copies", "payload", "padding", "total")
+                },
+            },
             sizing_mode="stretch_width",
-            layout="fit_data_table",
+            layout="fit_columns",
+            hidden_columns=["root"],
+            widths=TABLE_WIDTHS,
             pagination="local",
             page_size=15,
             height=560,
@@ -248,14 +293,41 @@ class TilesView(pn.viewable.Viewer):
 
     def go_to_peak_tile(self) -> None:
         data = self.state.data
-        if data is not None:
-            step, tile = tu.peak_tiles(data)["total"]
-            self.state.select_step(step)
-            self.state.select_tile(tile)
+        if data is None:
+            return
+        if (
+            self.opener is not None and _loop_running()
+        ):  # a sweep of every step and tile: in a worker
+            asyncio.ensure_future(
+                self._in_worker(
+                    data,
+                    lambda progress: tu.peak_tiles(data)["total"],
+                    self._select_peak,
+                )
+            )
+            return
+        self._select_peak(data, tu.peak_tiles(data)["total"])
+
+    def _select_peak(self, data, found: tuple[int, int]) -> None:
+        if self.state.data is data:
+            self.state.select_step(found[0])
+            self.state.select_tile(found[1])
+
+    async def _in_worker(self, data, job, then) -> None:
+        """``job(progress)`` in a load worker, then ``then(data, result)`` on the loop (under the
+        document lock); a failure is said, nothing else changes."""
+        try:
+            result = await self.opener.run(job, label="per-tile figures")
+        except Exception as exc:  # noqa: BLE001 (a time limit, a plan the estimate cannot resolve: said, not raised)
+            await self.opener.in_session(
+                partial(setattr, self.state, "error", f"tiles: {exc}")
+            )
+            return
+        await self.opener.in_session(partial(then, data, result))
 
     def go_to_step_peak_tile(self) -> None:
         data = self.state.data
-        if data is not None:
+        if data is not None and tiles_ready(data):
             self.state.select_tile(step_peak(data, self.state.selected_step)[0])
 
     def _on_typed(self, event) -> None:
@@ -284,32 +356,51 @@ class TilesView(pn.viewable.Viewer):
             self.state.select_tile(None)
         self._window = (None, None)
         self.figure.x_range.update(start=-0.5, end=max(data.arrays.n_steps - 0.5, 0.5))
+        if not tiles_ready(data):
+            if self.opener is not None and _loop_running():
+                self._header.object = (
+                    "<div class='ts-tile-header' data-testid='ts-tile-computing'>computing this plan's "
+                    "per-tile figures…</div>"
+                )
+                asyncio.ensure_future(
+                    self._in_worker(data, partial(prepare_tiles, data), self._ready)
+                )
+                return
+            prepare_tiles(data)
         self._on_tile()
 
+    def _ready(self, data, _result) -> None:
+        if self.state.data is data:
+            self._on_plan()
+
     def _on_tile(self, *_):
-        data, tile = self.state.data, self.tile
-        if data is None or tile is None:
+        data = self.state.data
+        if data is None or not tiles_ready(data):
+            return
+        tile = self.tile
+        if tile is None:
             return
         if self.tile_input.value != tile:
             self.tile_input.value = tile
         self._lines = tile_lines(data, tile)
         lines = self._lines
-        top = (
-            max(
-                int(lines.coarse.max(initial=0)),
-                int(lines.total.max(initial=0)),
-                int(self.budget_span.location),
-            )
-            * 1.05
-            or 1
+        highest = max(
+            int(lines.coarse.max(initial=0)), int(lines.total.max(initial=0)), 1
         )
+        budget = int(self.budget_span.location)
+        # The budget line joins the scale only when it is near the data: far above, it would
+        # flatten the tile's lines into the bottom of the chart (the header says the figures).
+        top = (budget if budget <= 1.5 * highest else highest) * 1.05
         self.figure.y_range.update(start=0, end=top)
         self._draw_window()
         self._on_step()
 
     def _on_step(self, *_):
-        data, tile = self.state.data, self.tile
-        if data is None or tile is None:
+        data = self.state.data
+        if data is None or not tiles_ready(data):
+            return
+        tile = self.tile
+        if tile is None:
             return
         step = self.state.selected_step
         if self.state.selected_tile is None and (

@@ -39,6 +39,8 @@ HEURISTICS = (
     "TAW",
     "TWA",
 )  # MiniMalloc's preorders: width, area, section total (largest first)
+OPTIONS = 3  # search.steps' option bits (UNALLOCATED_FLOOR); kept for the measurements in the README
+DECOMPOSE = True  # solve time partitions apart (when no conflict joins two of them)
 MAX_SEARCH_CELLS = (
     40_000_000  # requests × sections above which the search's undo logs are too big
 )
@@ -182,10 +184,6 @@ def solve(
             "placed", "a first-fit order placed every request (re-checked)", 0
         )
     best = starts_all.copy()
-    if problem.plain:
-        # The best placement to report if time runs out: today's packer places everything (above
-        # the capacity when it must), where first fit within the capacity leaves some out.
-        best = _packed(problem)
     nodes_total = 0
     if arrays.n * max(arrays.sec_total.size, 1) > MAX_SEARCH_CELLS:
         starts_all[:] = best
@@ -197,17 +195,22 @@ def solve(
         )
     began += warm_up()  # a first compilation does not count against the time limit
     from .search import ABORTED, COMPLETE, FOUND, OUT, make_state, reset, search
+    from .steps import C_HEURISTIC, C_OPTIONS, COUNTERS
 
     orders = [_preorder(arrays, first, last, h) for h in HEURISTICS]
     static, state = make_state(arrays)
-    decompose = _decomposable(arrays, first, last)
+    state[COUNTERS][C_OPTIONS] = OPTIONS
+    decompose = _decomposable(arrays, first, last) and DECOMPOSE
     limit = 2 * max(arrays.n, 1)
     rate = None  # nodes per second, once measured
     while True:
-        for heuristic, order in zip(HEURISTICS, orders):
+        for code, (heuristic, order) in enumerate(zip(HEURISTICS, orders)):
+            state[COUNTERS][C_HEURISTIC] = code
             left = time_limit - (time.monotonic() - began)
             if left <= 0:
-                starts_all[:] = best
+                # The best placement found: today's packer places everything of a plain problem
+                # (above the capacity when it must), where first fit within it leaves some out.
+                starts_all[:] = _packed(problem) if problem.plain else best
                 return result(
                     "unknown",
                     f"the time limit ({time_limit:g} s) was reached after {nodes_total:,} search "
@@ -258,11 +261,16 @@ def _packed(problem: PlacementProblem) -> np.ndarray:
     from tilescope.planner.packing import pack
 
     reqs = problem.requests
+    first = np.array([r.first for r in reqs], dtype=np.int64)
+    last = np.array([r.last for r in reqs], dtype=np.int64)
+    events = np.unique(
+        np.concatenate((first, last))
+    )  # dense event numbers: the same overlaps
     packing = pack(
         np.array([r.bytes for r in reqs], dtype=np.int64),
         np.array([r.alignment for r in reqs], dtype=np.int64),
-        np.array([r.first for r in reqs], dtype=np.int64),
-        np.array([r.last for r in reqs], dtype=np.int64),
+        np.searchsorted(events, first),
+        np.searchsorted(events, last),
         max_evaluations=64,
     )
     return packing.offsets.astype(np.int64)

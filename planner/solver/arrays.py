@@ -62,6 +62,17 @@ class Arrays:
     sec_total: np.ndarray  # Σ sizes_min live in each section
     range_start: np.ndarray  # the union of all ranges, for the section bound
     range_end: np.ndarray
+    class_ptr: (
+        np.ndarray
+    )  # section-bound classes: class c's ranges are class_ptr[c] .. class_ptr[c + 1]
+    class_member: (
+        np.ndarray
+    )  # K × n flattened: 1 where the request belongs to the class
+    class_total: (
+        np.ndarray
+    )  # K × sections flattened: the class's smallest sizes live in each section
+    width: np.ndarray  # lifetime in events (last - first + 1)
+    area: np.ndarray  # width × smallest size
 
 
 def host_restricted(problem: PlacementProblem, request: PlacementRequest) -> bool:
@@ -187,7 +198,14 @@ def build_arrays(problem: PlacementProblem) -> Arrays:
             secbuf[fill[s]] = i
             fill[s] += 1
             sec_total[s] += sizes_min[i]
-    ranges = np.array(problem.ranges, dtype=np.int64).reshape(-1, 2)
+    class_ptr, class_ranges, class_member = _classes(problem)
+    k_classes = class_ptr.size - 1
+    class_total = np.zeros(k_classes * n_sec, dtype=np.int64)
+    for c in range(k_classes):
+        for i in np.flatnonzero(class_member[c * n : (c + 1) * n]).tolist():
+            class_total[
+                c * n_sec + int(sec_first[i]) : c * n_sec + int(sec_last[i])
+            ] += sizes_min[i]
     return Arrays(
         n=n,
         sizes_min=sizes_min,
@@ -206,8 +224,56 @@ def build_arrays(problem: PlacementProblem) -> Arrays:
         secbuf_ptr=secbuf_ptr,
         secbuf=secbuf,
         sec_total=sec_total,
-        range_start=ranges[:, 0].copy(),
-        range_end=ranges[:, 1].copy(),
+        range_start=class_ranges[:, 0].copy(),
+        range_end=class_ranges[:, 1].copy(),
+        class_ptr=class_ptr,
+        class_member=class_member,
+        class_total=class_total,
+        width=last - first + 1,
+        area=(last - first + 1) * sizes_min,
+    )
+
+
+def _classes(problem: PlacementProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The section bound's classes: every request in all ranges; the requests kept out of the host
+    range in the ranges outside it; the interleaved ones in the ranges at or above the boundary +
+    offset (each only when it has members). Returns (pointers, ranges, membership K × n)."""
+    requests = problem.requests
+    n = len(requests)
+    classes: list[tuple[list[tuple[int, int]], np.ndarray]] = [
+        (list(problem.ranges), np.ones(n, dtype=np.int64))
+    ]
+    if not problem.plain:
+        host = problem.host_scratch_range
+        if host is not None:
+            member = np.array(
+                [host_restricted(problem, r) for r in requests], dtype=np.int64
+            )
+            outside = [
+                p
+                for s, e in problem.ranges
+                for p in ((s, min(e, host[0])), (max(s, host[1]), e))
+                if p[0] < p[1]
+            ]
+            if member.any():
+                classes.append((outside, member))
+        member = np.array(
+            [r.request_class == INTERLEAVED for r in requests], dtype=np.int64
+        )
+        floor = problem.region_boundary + problem.interleaved_offset
+        above = [(max(s, floor), e) for s, e in problem.ranges if e > max(s, floor)]
+        if member.any():
+            classes.append((above, member))
+    ptr = np.zeros(len(classes) + 1, dtype=np.int64)
+    rows: list[tuple[int, int]] = []
+    for c, (pieces, _member) in enumerate(classes):
+        rows.extend(pieces)
+        ptr[c + 1] = len(rows)
+    ranges = np.array(rows, dtype=np.int64).reshape(-1, 2)
+    return (
+        ptr,
+        ranges,
+        np.concatenate([m for _, m in classes]) if n else np.zeros(0, dtype=np.int64),
     )
 
 

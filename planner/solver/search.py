@@ -36,8 +36,10 @@ from .steps import (
     _INF,
     ABORTED,
     C_CAND,
+    C_HEURISTIC,
     C_NODES,
     C_OFF,
+    C_OPTIONS,
     C_SEC,
     CAND,
     COMPLETE,
@@ -49,6 +51,7 @@ from .steps import (
     DOM_LO,
     DOM_PTR,
     DOM_SIZE,
+    DYNAMIC_PREORDER,
     FOUND,
     HAS_CONFLICT,
     KEY,
@@ -61,10 +64,13 @@ from .steps import (
     SEC_FLOOR,
     SEC_LAST,
     SEC_TOTAL,
+    UNALLOCATED_FLOOR,
     _cut,
     _fits,
+    _highest_start,
     _lowest,
     _place,
+    _preorder,
     _top,
     _undo,
 )
@@ -99,6 +105,9 @@ def _part(
     m = members.size
     if m == 0:
         return FOUND
+    saved_rank = rank[members]
+    if cnt[C_OPTIONS] & DYNAMIC_PREORDER:
+        _preorder(st, mt, members, cnt[C_HEURISTIC])
     cand_at = np.zeros(m + 2, np.int64)
     ncand = np.zeros(m + 1, np.int64)
     pos = np.zeros(m + 1, np.int64)
@@ -143,6 +152,10 @@ def _part(
                     min_off[v], min_dom[v], has_conflict[v] != 0, dom_size, dom_elem
                 )
                 h = min(h, t)
+            # No candidate above the highest start at which every section's unplaced bytes
+            # still fit can pass the section check (placing one only moves bytes from "need" to
+            # "floor" in its own sections): min_h then also stops the loop there.
+            h = min(h, _highest_start(st, mt, sec_lo, sec_hi) + 1)
             min_h[depth] = h
             pos[depth] = 0
             fresh = False
@@ -156,9 +169,8 @@ def _part(
             if o < x_off[depth] or (o == x_off[depth] and rank[b] < x_rank[depth]):
                 continue
             if o >= min_h[depth]:
-                pos[depth] = ncand[
-                    depth
-                ]  # sorted by start: every later one is dominated too
+                # Sorted by start: every later one is dominated too (or past the section bound).
+                pos[depth] = ncand[depth]
                 break
             off_mark[depth] = cnt[C_OFF]
             sec_mark[depth] = cnt[C_SEC]
@@ -250,11 +262,13 @@ def _part(
                         _cut(st, mt, b, 1)
                     _undo(st, mt, b, off_mark[depth], sec_mark[depth])
                 depth -= 1
+            rank[members] = saved_rank
             return status
         if advanced:
             continue
         # This level is exhausted: undo the parent's trial, go on with its next candidate.
         if depth == 0:
+            rank[members] = saved_rank
             return COMPLETE
         depth -= 1
         b = trial[depth]
@@ -284,13 +298,16 @@ def search(static, state, order, node_limit, decompose):  # pragma: no cover - c
             return COMPLETE, 0
         min_off[u] = s
         min_dom[u] = d
-    n_sec = state[SEC_TOTAL].size
+    n_sec = state[SEC_FLOOR].size
     cuts = state[CUTS]
     cuts[:] = 0
     for u in range(n):
         for sc in range(static[SEC_FIRST][u], static[SEC_LAST][u] - 1):
             cuts[sc] += 1
+    options, heuristic = cnt[C_OPTIONS], cnt[C_HEURISTIC]
     cnt[:] = 0
+    cnt[C_OPTIONS] = options
+    cnt[C_HEURISTIC] = heuristic
     members = np.empty(n, np.int64)
     lo = 0
     while lo < n_sec:
@@ -335,6 +352,10 @@ def make_state(arrays) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
         arrays.range_start,
         arrays.range_end,
         np.zeros(n, np.int64),
+        arrays.width,
+        arrays.area,
+        arrays.class_ptr,
+        arrays.class_member,
     )
     sec_log = 2 * n_sec * (n + 1) + 1
     state = (
@@ -343,7 +364,7 @@ def make_state(arrays) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
         np.full(n, -1, np.int64),
         np.full(n, -1, np.int64),
         np.zeros(n_sec, np.int64),
-        np.zeros(n_sec, np.int64),
+        np.zeros(arrays.class_total.size, np.int64),
         np.zeros(max(n_sec, 1), np.int64),
         np.zeros(arrays.edge_to.size + 1, np.int64),
         np.zeros(arrays.edge_to.size + 1, np.int64),
@@ -354,7 +375,7 @@ def make_state(arrays) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
         np.zeros(n_sec, np.int64),
         np.zeros((n + 1) * (n + 2) // 2 + n + 1, np.int64),
         np.zeros(n, np.int64),
-        np.zeros(5, np.int64),
+        np.array([0, 0, 0, 0, 0, UNALLOCATED_FLOOR | DYNAMIC_PREORDER, 0], np.int64),
     )
     return static, state
 
@@ -364,4 +385,4 @@ def reset(arrays, state: tuple[np.ndarray, ...]) -> None:
     state[PLACED][:] = -1
     state[OUT][:] = -1
     state[SEC_FLOOR][:] = 0
-    state[SEC_TOTAL][:] = arrays.sec_total
+    state[SEC_TOTAL][:] = arrays.class_total

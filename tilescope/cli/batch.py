@@ -1,10 +1,12 @@
 """``tilescope batch DIR --out DATASET [--scheduler ADDRESS] [--workers N] [--retry-failed] [--json]``:
 every planner output under DIR normalised on Dask into one Parquet dataset (``tilescope.fleet``).
 
-A line per file on stderr as it completes; at the end a summary on stdout (``--json``: the
-object of ``fleet.driver.BatchReport.as_json``: ``processed``, ``skipped``, ``failed`` counts,
-``failures`` and ``skipped_failures`` as ``[{path, error}]``, ``gone`` paths). Exit 1 when a file
-failed in this run, 0 when none did, 2 for a usage error.
+A line per file on stderr as it completes (none with ``--quiet``); at the end a summary on stdout
+(``--json``: the object of ``fleet.driver.BatchReport.as_json``: ``processed``, ``skipped``,
+``failed`` counts, ``failures`` and ``skipped_failures`` as ``[{path, error}]``, ``not_loaded`` and
+``others`` as ``[{path, why}]``, ``gone`` paths, ``repaired``). Exit 0 when every planner output
+loaded or was unchanged; 1 when one failed in this run, or when DIR holds no planner output at
+all; 2 for a usage error or a dataset that cannot be written.
 """
 from __future__ import annotations
 
@@ -14,9 +16,13 @@ import sys
 
 from tilescope.models.format import terminal_text
 
+OTHERS_SHOWN = 20
 HELP_EPILOG = """\
-Files: every *.memory_profile.json and *.search_state.json under DIR, in any folder (names
-starting with '.' skipped); the loader tells which is which from the content.
+Files: every file under DIR, in any folder, whatever its name (names starting with '.'
+skipped): a worker tells planner outputs from their first bytes (memory profiles v1-v3,
+search states, placement dumps, placement profiles) and loads them. Every other
+entry is listed with why it was not read: not a planner output, a FIFO or device, a dangling
+symlink or loop, a symlink to a file outside DIR or to a folder.
 
 Cluster: by default a Dask LocalCluster of N worker processes on 127.0.0.1 (N = the number of
 cores). With --scheduler tcp://HOST:PORT the tasks run on that cluster instead: its workers
@@ -26,7 +32,12 @@ filesystem, and tilescope must be installed in the workers' Python.
 
 Rerunning over the same DATASET normalises only new or changed files (by content hash) and
 replaces the rows of changed ones; an unchanged file that failed before is skipped unless
---retry-failed. Rows of files no longer under DIR are kept (listed as "gone").
+--retry-failed. Rows of files no longer under DIR are kept (listed as "gone"). Each run first
+checks DATASET and repairs it: damaged files (not Parquet, other columns, a FIFO or folder in
+their place) are removed and their input files normalised again.
+
+Exit status: 0 every planner output loaded or unchanged; 1 one failed in this run, or DIR holds
+no planner output; 2 usage error (missing DIR, DATASET not a dataset, another batch writing it).
 """
 
 
@@ -56,6 +67,8 @@ def _progress_line(done: int, total: int, summary: dict) -> str:
     status = summary["status"]
     if status == "failed":
         return f"[{done}/{total}] failed {terminal_text(summary['error'])}"
+    if "why" in summary:
+        return f"[{done}/{total}] skipped {path}: {terminal_text(summary['why'])}"
     if status == "skipped":
         note = ", failed before" if summary["error"] else ""
         return f"[{done}/{total}] skipped {path} (unchanged{note})"
@@ -74,6 +87,13 @@ def _text(report) -> str:
         f"{r['files']} planner outputs under {terminal_text(r['directory'])}: {r['processed']} loaded, "
         f"{r['skipped']} skipped (unchanged), {r['failed']} failed; dataset {terminal_text(r['dataset'])}"
     ]
+    if r["found_nothing"]:
+        lines.append("no planner output found under DIR: nothing loaded")
+    repaired = r["repaired"]
+    if repaired.get("damaged") or repaired.get("incomplete_rows"):
+        lines.append(f"repaired the dataset: {len(repaired['damaged'])} damaged files removed, "
+                     f"{repaired['incomplete_rows']} rows without their tables normalised again:")
+        lines += [f"  {terminal_text(d['path'])}: {terminal_text(d['why'])}" for d in repaired["damaged"]]
     lines += [f"failed: {terminal_text(f['error'])}" for f in r["failures"]]
     if r["skipped_failures"]:
         lines.append(f"{len(r['skipped_failures'])} unchanged files that failed before were skipped (--retry-failed loads them again):")
@@ -81,8 +101,12 @@ def _text(report) -> str:
     if r["gone"]:
         lines.append(f"{len(r['gone'])} files of the dataset are no longer under DIR (their rows are kept):")
         lines += [f"  {terminal_text(p)}" for p in r["gone"]]
-    if r["other_json"]:
-        lines.append(f"{r['other_json']} other .json files not named *.memory_profile.json or *.search_state.json were not loaded")
+    for key, title in (("not_loaded", "planner outputs not loaded"), ("others", "other files, not read or not planner outputs")):
+        if r[key]:
+            lines.append(f"{len(r[key])} {title}:")
+            lines += [f"  {terminal_text(e['path'])}: {terminal_text(e['why'])}" for e in r[key][:OTHERS_SHOWN]]
+            if len(r[key]) > OTHERS_SHOWN:
+                lines.append(f"  … and {len(r[key]) - OTHERS_SHOWN} more (--json lists them all)")
     return "\n".join(lines)
 
 
@@ -98,7 +122,7 @@ def run(args) -> int:
 
     report = run_batch(
         args.directory, args.out, scheduler=args.scheduler, workers=args.workers,
-        retry_failed=args.retry_failed, on_result=on_result,
+        retry_failed=args.retry_failed, on_result=None if args.quiet else on_result,
     )
     print(json.dumps(report.as_json(), indent=1) if args.json else _text(report))
-    return 1 if report.failed else 0
+    return 1 if report.failed or report.found_nothing else 0

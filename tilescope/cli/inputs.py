@@ -45,6 +45,19 @@ def load_output(path: str | Path, *, quiet: bool = False) -> tuple[str, MemoryPr
         return open_planner_output(path, progress=progress, use_cache=_use_cache())
 
 
+def size_option(text: str) -> int:
+    """An argparse ``type`` for a size option: ``models.format.parse_size``, the one size parser
+    (``4096``, ``64KiB``, ``5MB``; ASCII digits), its refusal a usage error."""
+    import argparse
+
+    from tilescope.models.format import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected {exc}, found {text!r}") from None
+
+
 def check_regular(path: str | Path | None) -> None:
     """Refuse an input that is not a readable regular file (InputError) before a command starts."""
     if path is not None:

@@ -1,7 +1,9 @@
-"""``tilescope regress BASE HEAD [--by path|scope] [--threshold BYTES|PCT] [--top N] [--json]``:
+"""``tilescope regress BASE HEAD [--by path|scope] [--threshold BYTES|PCT] [--top N] [--allow-inconclusive] [--json]``:
 the profiles whose peaks grew from BASE to HEAD, each with the values that grew at the peak
-(``tilescope.fleet.regress``). Exit 1 when a profile regressed or a HEAD profile failed to load,
-0 otherwise, 2 for a usage error: a CI job can gate on it.
+(``tilescope.fleet.regress``). Exit 0 when pairs were compared and none regressed; 1 when a
+profile regressed or a HEAD profile failed (to load, or to verify); 2 for a usage error or a
+damaged dataset; 3 when the run is inconclusive (nothing compared, or ambiguous scopes) unless
+``--allow-inconclusive``: a CI job can gate on it.
 
 ``--json`` prints ``fleet.regress.RegressReport.as_json``: ``base``/``head`` (dataset, folder,
 rows), ``by``, ``threshold``, ``compared`` (count), ``regressed`` (each with ``figures``:
@@ -9,7 +11,8 @@ base/head/delta/regressed per figure, and ``attribution`` per regressed figure: 
 values that grew at the peak as ``{name, a_id, b_id, a_bytes, b_bytes, bytes}`` with a = BASE and
 b = HEAD as in ``compare --json``; ``other_values``; ``scratch_delta``; ``exchange_rows_delta`` or
 ``support_reserve_delta``; ``delta``), ``only_base``, ``only_head``, ``failed``, ``not_compared``,
-``ambiguous``, ``profiles`` (every compared pair's figures) and ``exit_code``.
+``ambiguous``, ``inconclusive`` (why the run cannot vouch for HEAD), ``profiles`` (every compared
+pair's figures) and ``exit_code``.
 """
 from __future__ import annotations
 
@@ -23,8 +26,9 @@ FIGURE_LABELS = {"standard": "standard peak", "interleaved": "interleaved peak",
 
 HELP_EPILOG = """\
 BASE and HEAD: a dataset written by `tilescope batch`, or DATASET:FOLDER for the profiles under
-one folder of its paths (fleet-data:nightly/2024-05-01). Two folders of one dataset compare two
-nightly runs: tilescope regress fleet-data:nightly/2024-05-01 fleet-data:nightly/2024-05-02
+one folder of its paths, which are relative to the batch's DIR. After
+`tilescope batch nightly --out fleet-data`, two folders of one dataset compare two nightly runs:
+tilescope regress fleet-data:2024-05-01 fleet-data:2024-05-02
 
 Matching: by the path relative to the folder (--by path, the default) or by the profile's scope
 (--by scope). Figures: the standard, interleaved, total and effective peaks as the planner
@@ -35,8 +39,16 @@ Each regressed figure is attributed value by value, as `tilescope compare` does,
 rebuilt from the dataset's partitions (the input files need not exist any more). Profiles on one
 side only, files that failed to load (never compared) and search states are listed.
 
-Exit status: 1 when a profile regressed or a HEAD profile failed to load; 0 otherwise; 2 for a
-usage error (not a dataset, a folder with no profiles, a bad threshold).
+Every compared pair is verified first: each value's bytes recomputed from the dataset's stored
+tilings and shapes, the usage and peaks from them, all equal to what the dataset records (a row
+that does not verify is listed as failed, not compared).
+
+Exit status:
+  0  pairs were compared and none regressed
+  1  a profile regressed, or a HEAD profile failed to load or to verify
+  2  usage error: not a dataset, a damaged dataset, a folder with no profiles, a bad threshold
+  3  inconclusive: no pair compared, or ambiguous scopes (--by scope); --allow-inconclusive
+     makes this 0
 """
 
 
@@ -58,6 +70,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--by", choices=("path", "scope"), default="path", help="match profiles by relative path (default) or scope")
     parser.add_argument("--threshold", default="0", metavar="BYTES|PCT", help="growth allowed before a figure regresses (default 0)")
     parser.add_argument("--top", type=_top, default=5, metavar="N", help="values listed per regressed figure (default 5)")
+    parser.add_argument("--allow-inconclusive", action="store_true",
+                        help="exit 0, not 3, when nothing was compared or scopes were ambiguous (and nothing regressed)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -66,7 +80,7 @@ def run(args) -> int:
 
     threshold = parse_threshold(args.threshold)
     base, head = parse_side(args.base, "BASE"), parse_side(args.head, "HEAD")
-    report = regress(base, head, by=args.by, threshold=threshold, top=args.top)
+    report = regress(base, head, by=args.by, threshold=threshold, top=args.top, allow_inconclusive=args.allow_inconclusive)
     print(json.dumps(report.as_json(), indent=1) if args.json else report_text(report))
     return report.exit_code
 
@@ -125,6 +139,9 @@ def report_text(report) -> str:
         f"{len(r['only_head'])} only in HEAD; {len(r['failed'])} failed; {len(r['not_compared'])} not compared"
         + (f"; {len(r['ambiguous'])} ambiguous scopes" if r["ambiguous"] else ""),
     ]
+    if r["inconclusive"]:
+        allowed = " (allowed by --allow-inconclusive)" if report.allow_inconclusive else " (exit 3; --allow-inconclusive accepts it)"
+        lines.append(f"inconclusive: {'; '.join(r['inconclusive'])}{allowed}")
     if r["regressed"]:
         lines += ["", _row("profile", "figure", "BASE", "HEAD", "Δ")]
     for entry in r["regressed"]:

@@ -21,7 +21,6 @@ place one tile's placement problem with proof (``planner.solver``).
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -31,7 +30,8 @@ from tilescope.loaders.json_input import read_bytes
 from tilescope.loaders.minimalloc_csv import load_minimalloc_csv
 from tilescope.loaders.placement_dump import load_placement_dump
 from tilescope.models.errors import InputError
-from tilescope.models.files import write_atomically
+from tilescope.cli.inputs import size_option
+from tilescope.models.files import refuse_inputs, write_atomically
 from tilescope.models.format import fmt_bytes
 from tilescope.models.placement_problem import PlacementProblem
 from tilescope.planner.solver import SolveResult, root_spans, solve
@@ -47,9 +47,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("file", help="a placement dump (JSON) or a MiniMalloc CSV")
     parser.add_argument(
         "--capacity",
-        type=int,
+        type=size_option,
         default=None,
-        help="bytes available (required for a MiniMalloc CSV)",
+        help="bytes available (required for a MiniMalloc CSV): 4096, 64KiB, 1MB, …",
     )
     parser.add_argument(
         "--time-limit",
@@ -139,13 +139,7 @@ def _out_target(args) -> Path | None:
     if args.out is None:
         return None
     out = Path(args.out)
-    if out.exists() and os.path.samefile(out, args.file):
-        raise InputError(
-            "--out",
-            "a file other than the input (the input is never written)",
-            "the input file",
-            file=str(out),
-        )
+    refuse_inputs(out, [args.file])  # the input is never written, however spelled (models.files)
     if out.exists() and not args.overwrite:
         raise InputError(
             "--out",
@@ -222,7 +216,7 @@ def run(args) -> int:
     if out is not None:
         if result.verdict == "placed":
             path = write_atomically(
-                out, output_bytes(problem, data, result), overwrite=args.overwrite
+                out, output_bytes(problem, data, result), overwrite=args.overwrite, inputs=[args.file]
             )
             if not args.quiet:
                 print(f"wrote {path}", file=sys.stderr)

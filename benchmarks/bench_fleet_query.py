@@ -1,0 +1,114 @@
+"""A large fleet: ``tilescope fleet --sql`` over a dataset of thousands of small profiles.
+
+    .venv/bin/python -m benchmarks.bench_fleet_query [--profiles 5000] [--folders 10] [--workers 2]
+
+Writes ``--profiles`` small profiles (a synthetic profile cut to its first 16 self-contained values
+and 16 steps, each file's scope its own, so every file is its own content; ~17 KB each) in
+``--folders`` nightly folders, batches them (``tilescope batch --workers N``, timed), then times,
+in a fresh process each as a person runs them (interpreter start-up included, and measured alone
+as ``python -c pass`` for reference):
+
+- the top 10 profiles by total peak (``ORDER BY total_peak DESC LIMIT 10``);
+- one folder's rows (``WHERE folder = …``), and the values of one folder's profiles (the
+  partition column filters the per-profile tables without a join);
+
+and prints the number of files the dataset holds. Goal: each query under 1 s.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tilescope.synth import write_synthetic_profile
+
+QUERIES = {
+    "top 10 by total peak": "SELECT path, total_peak FROM profiles ORDER BY total_peak DESC, path LIMIT 10",
+    "one folder's rows": "SELECT path, total_peak, fits_budget FROM profiles WHERE folder = '{folder}' ORDER BY path",
+    "one folder's values": "SELECT count(*) AS n, sum(recomputed_bytes) AS b FROM values WHERE folder = '{folder}'",
+}
+
+
+def small_profile(root: Path) -> dict:
+    """A synthetic profile cut to 16 values whose alias roots and origins are kept, and 16 steps."""
+    source = root / "source.part"
+    write_synthetic_profile(source, 1, 1)
+    raw = json.loads(source.read_text())
+    source.unlink()
+    values, ids = [], set()
+    for v in raw["timeline"]["values"]:
+        if all(v[k] in ids or v[k] == v["id"] for k in ("root", "origin")):
+            values.append(v)
+            ids.add(v["id"])
+        if len(values) == 16:
+            break
+    steps = raw["timeline"]["steps"][:16]
+    for s in steps:
+        s["live"] = [i for i in s["live"] if i in ids]
+    raw["timeline"] = {"values": values, "steps": steps}
+    for key in ("total_peak_step", "standard_peak_step", "interleaved_peak_step"):
+        raw[key] = 0  # recorded figures are only checked (check_mismatches), never trusted
+    return raw
+
+
+def make_fleet(root: Path, n: int, folders: int) -> None:
+    raw = small_profile(root)
+    for k in range(n):
+        raw["scope"] = f"model{k}"
+        folder = root / f"2024-05-{k % folders + 1:02d}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"model{k}-{os.getpid()}-{k:04d}.json").write_text(json.dumps(raw))
+
+
+def timed(*args: str) -> tuple[float, subprocess.CompletedProcess]:
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, *args], capture_output=True, text=True)
+    return time.perf_counter() - started, result
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profiles", type=int, default=5000)
+    parser.add_argument("--folders", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench_fleet_query_") as tmp:
+        root, dataset = Path(tmp) / "nightly", Path(tmp) / "fleet-data"
+        root.mkdir()
+        started = time.perf_counter()
+        make_fleet(root, args.profiles, args.folders)
+        print(f"{args.profiles} profiles in {args.folders} folders written in {time.perf_counter() - started:.1f} s; "
+              f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}")
+        seconds, result = timed("-m", "tilescope", "batch", str(root), "--out", str(dataset), "--workers", str(args.workers), "--quiet", "--json")
+        report = json.loads(result.stdout)
+        assert result.returncode == 0 and report["processed"] == args.profiles, result.stderr[-2000:]
+        print(f"batch --workers {args.workers}: {seconds:.1f} s, {args.profiles / seconds:.1f} profiles/s")
+        files = sorted(p for p in dataset.rglob("*") if p.is_file())
+        parquet = [p for p in files if p.suffix == ".parquet"]
+        print(f"dataset: {len(files)} files ({len(parquet)} Parquet; layout 1 would have had "
+              f"{args.profiles * 7} Parquet files), {sum(p.stat().st_size for p in files) / 1e6:.1f} MB")
+        startup = min(timed("-c", "pass")[0] for _ in range(args.repeat))
+        imports = min(timed("-c", "import duckdb, pyarrow.parquet")[0] for _ in range(args.repeat))
+        print(f"python start-up alone: {startup:.2f} s; with duckdb and pyarrow imported: {imports:.2f} s")
+        print(f"{'query':24} {'best of ' + str(args.repeat):>10}  rows")
+        for name, sql in QUERIES.items():
+            sql = sql.format(folder="2024-05-02")
+            times, rows = [], None
+            for _ in range(args.repeat):
+                seconds, result = timed("-m", "tilescope", "fleet", str(dataset), "--json", "--sql", sql)
+                assert result.returncode == 0, result.stderr
+                times.append(seconds)
+                rows = json.loads(result.stdout)
+            verdict = "under 1 s" if min(times) < 1 else "OVER 1 s"
+            print(f"{name:24} {min(times):9.2f}s  {len(rows)} ({verdict}; first row {rows[0] if rows else None})")
+        print(f"load average at end {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
