@@ -226,6 +226,8 @@ class ExplorerApp(pn.viewable.Viewer):
             refused = s.select_tile(wanted.tile)
             if refused:
                 problems.append(f"the URL's tile={wanted.tile}: {refused}; ignored")
+        elif s.selected_tile is not None:  # (an older URL without a tile: back to the step's peak tile)
+            s.select_tile(None)
         return problems
 
     def restore_query(self, query: str) -> None:

@@ -14,10 +14,11 @@ from tilescope.models.tiling import TensorTiling
 
 from .model import ProfileArrays
 from .tile_estimate import (
+    ELEMENT_SIZES,
     Allocation,
     LayoutUnresolvable,
     TileRuns,
-    infer_allocation,
+    allocation_candidates,
     on_device,
     owner_elements,
     runs_of,
@@ -42,10 +43,12 @@ class RunTable:
     @staticmethod
     def of(
         parts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[np.ndarray]]],
+        width: int,
     ) -> RunTable:
+        """One table of each owner's (start, stop, columns), ``width`` columns (given: there may
+        be no owner to count them from)."""
         counts = np.array([p[0].size for p in parts], dtype=np.int64)
         bounds = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        width = len(parts[0][2]) if parts else 0
         cat = lambda arrays: (
             np.concatenate(arrays).astype(np.int64)
             if arrays
@@ -122,7 +125,7 @@ def _replace(table: RunTable, new: dict[int, tuple]) -> RunTable:
     replaced = np.zeros(owners, dtype=bool)
     replaced[list(new)] = True
     keep = ~replaced[table.owner]
-    added = RunTable.of(list(new.values()))
+    added = RunTable.of(list(new.values()), len(table.columns))
     added_owner = np.repeat(
         np.fromiter(new, dtype=np.int64, count=len(new)), np.diff(added.bounds)
     )
@@ -145,20 +148,39 @@ def _replace(table: RunTable, new: dict[int, tuple]) -> RunTable:
 # ----------------------------------------------------------------------------- tilescope's estimate of a v1 file
 
 
+def recorded_allocations(arrays: ProfileArrays) -> tuple[np.ndarray, np.ndarray]:
+    """Per value row, (alignment, extra) turning its recorded largest shard into its recorded
+    aligned bytes: ``tile_estimate.infer_allocation`` of every row at once (its candidates in its
+    order, then a constant extra with alignment 1, else the inferred granule without one). Kept on
+    ``arrays`` (derived from the file alone)."""
+    found = arrays.__dict__.get("_tile_allocations")
+    if found is not None:
+        return found
+    shard, aligned = arrays.recorded_shard, arrays.recorded_aligned
+    element = np.asarray(ELEMENT_SIZES, dtype=np.int64)[arrays.region.astype(np.int64)]
+    alignment = np.zeros(arrays.n_values, dtype=np.int64)
+    extra = np.zeros(arrays.n_values, dtype=np.int64)
+    done = (
+        shard <= 0
+    )  # nothing held: any allocation fits, the first (unaligned) is taken
+    alignment[done] = 1
+    for candidate in allocation_candidates(0):
+        size = element if candidate.alignment > 1 else np.ones_like(element)
+        hit = ~done & (-(-(shard + candidate.extra) // size) * size == aligned)
+        alignment[hit], extra[hit] = size[hit], candidate.extra
+        done |= hit
+    constant = ~done & (aligned >= shard)
+    alignment[constant], extra[constant] = 1, (aligned - shard)[constant]
+    done |= constant
+    alignment[~done] = arrays.granule[~done]
+    found = arrays.__dict__["_tile_allocations"] = (alignment, extra)
+    return found
+
+
 def recorded_allocation(arrays: ProfileArrays, row: int) -> Allocation:
-    """The allocation that turns the row's recorded largest shard into its recorded aligned bytes
-    (``tile_estimate.infer_allocation``), else the inferred granule without a tail."""
-    found = infer_allocation(
-        np.array([arrays.recorded_shard[row]]),
-        np.array([arrays.recorded_aligned[row]]),
-        int(arrays.region[row]),
-        int(arrays.copies[row]),
-    )
-    return (
-        found
-        if found is not None
-        else Allocation(int(arrays.granule[row]), 0, int(arrays.copies[row]))
-    )
+    """``recorded_allocations`` of one row, with its copies."""
+    alignment, extra = recorded_allocations(arrays)
+    return Allocation(int(alignment[row]), int(extra[row]), int(arrays.copies[row]))
 
 
 def scratch_owners(arrays: ProfileArrays) -> np.ndarray:
@@ -193,7 +215,18 @@ class _Estimator:
         return found if found is not None else self.arrays.tiling(root)
 
     def elements(self, row: int) -> np.ndarray:
-        tiling = self.tiling(row)
+        root = int(self.arrays.root_rows[row])
+        if (
+            row not in self.tilings and root not in self.tilings
+        ):  # the recorded layout, by its text
+            text_key = (self.arrays.shapes[row], self.arrays.layout_text[root])
+            found = self.memo.get(text_key)
+            if found is None:
+                found = self.memo[text_key] = self._elements(row, self.tiling(row))
+            return found
+        return self._elements(row, self.tiling(row))
+
+    def _elements(self, row: int, tiling: TensorTiling) -> np.ndarray:
         key = (self.arrays.shapes[row], tiling)
         found = self.memo.get(key)
         if found is None:
@@ -257,14 +290,18 @@ def estimate_figures(
     estimator = _Estimator(arrays, tilings)
     memo: dict[tuple, TileRuns] = {}
     parts = []
+    alignment, extra = recorded_allocations(arrays)
     for row in range(arrays.n_values):
-        allocation = recorded_allocation(arrays, row)
-        key = (
-            arrays.shapes[row],
-            estimator.tiling(row),
-            int(arrays.element_bytes[row]),
-            allocation,
+        allocation = Allocation(
+            int(alignment[row]), int(extra[row]), int(arrays.copies[row])
         )
+        root = int(arrays.root_rows[row])
+        layout = (
+            estimator.tiling(row)
+            if (row in estimator.tilings or root in estimator.tilings)
+            else arrays.layout_text[root]
+        )
+        key = (arrays.shapes[row], layout, int(arrays.element_bytes[row]), allocation)
         runs = memo.get(key)
         if runs is None:
             runs = memo[key] = value_tiles(
@@ -280,7 +317,10 @@ def estimate_figures(
         for s, r in enumerate(owners.tolist())
     ]
     return TileFigures(
-        arrays.device_tiles, RunTable.of(parts), RunTable.of(steps), SOURCE_ESTIMATE
+        arrays.device_tiles,
+        RunTable.of(parts, 2),
+        RunTable.of(steps, 2),
+        SOURCE_ESTIMATE,
     )
 
 

@@ -95,9 +95,16 @@ class TileUsage:
         parts: dict[int, tuple] = {}
         for root in roots:
             rows = a.alias_rows[int(root)]
-            if len(rows) == 1:
-                start, stop, (_, allocated) = f.values.runs(rows[0])
-                parts[int(root)] = (start, stop, (allocated,))
+            start, stop, (_, allocated) = f.values.runs(rows[0])
+            if all(
+                _same_runs(f.values.runs(row), (start, stop, allocated))
+                for row in rows[1:]
+            ):
+                parts[int(root)] = (
+                    start,
+                    stop,
+                    (allocated,),
+                )  # one alias, or aliases all alike
                 continue
             dense = np.zeros(a.device_tiles, dtype=np.int64)
             for row in rows:
@@ -116,7 +123,9 @@ class TileUsage:
         """Per value row, the runs of M(root(row), t)."""
         a = self.arrays
         parts = self._requirements(a.alias_rows)
-        return RunTable.of([parts[int(a.root_rows[row])] for row in range(a.n_values)])
+        return RunTable.of(
+            [parts[int(a.root_rows[row])] for row in range(a.n_values)], 1
+        )
 
     @cached_property
     def region_of_row(self) -> np.ndarray:
@@ -160,9 +169,8 @@ class TileUsage:
         affected_interval = np.isin(a.root_rows[a.interval_row], self.changed_roots)
         intervals = np.flatnonzero(affected_interval)
         new = self._requirements(self.changed_roots.tolist())
-        empty = (np.zeros(0, dtype=np.int64),) * 2 + ((np.zeros(0, dtype=np.int64),),)
         roots = self.changed_roots.tolist()
-        table = RunTable.of([new[r] for r in roots] or [empty])
+        table = RunTable.of([new[r] for r in roots], 1)
         local = np.zeros(a.n_values, dtype=np.int64)
         local[self.changed_roots] = np.arange(len(roots))
         row_of_new = local[a.root_rows[a.interval_row]]
@@ -170,7 +178,7 @@ class TileUsage:
         old = base._requirements(
             roots
         )  # the edited classes' runs before the edits, only theirs
-        old_table = RunTable.of([old[r] for r in roots] or [empty])
+        old_table = RunTable.of([old[r] for r in roots], 1)
         minus = self._interval_events(intervals, old_table, row_of_new, -1)
         columns = [np.concatenate((x, y)) for x, y in zip(plus, minus)]
         order = np.argsort(columns[0], kind="stable")
@@ -199,11 +207,17 @@ class TileUsage:
         return out
 
     def _sweep(
-        self, events: tuple, c0: int, c1: int, state: list[np.ndarray]
+        self,
+        events: tuple,
+        c0: int,
+        c1: int,
+        state: list[np.ndarray],
+        width: int | None = None,
     ) -> list[np.ndarray]:
-        """The running sum of ``events`` over steps c0 … c1 − 1 per class, continuing ``state``."""
+        """The running sum of ``events`` over steps c0 … c1 − 1 per class, continuing ``state``,
+        over ``width`` columns (the tiles by default)."""
         step, start, stop, size, region = events
-        device = self.arrays.device_tiles
+        device = self.arrays.device_tiles if width is None else width
         lo, hi = np.searchsorted(step, [c0, c1])
         out = []
         for code in (0, 1):
@@ -217,8 +231,10 @@ class TileUsage:
             out.append(live)
         return out
 
-    def _chunks(self) -> Iterator[tuple[int, int, list[np.ndarray]]]:
-        """(c0, c1, [standard, interleaved] matrices) of every chunk of steps to compute."""
+    def _chunks(self) -> Iterator[tuple[int, int, list[np.ndarray], np.ndarray | None]]:
+        """(c0, c1, [standard, interleaved] matrices, the tile of each column or None when the
+        columns are the tiles) of every chunk of steps to compute. A sweep of the figures works on
+        segments of tiles (``_segments``), not tiles."""
         a = self.arrays
         n, device = a.n_steps, a.device_tiles
         chunk = max(1, CHUNK_CELLS // max(device, 1))
@@ -233,6 +249,7 @@ class TileUsage:
                         _step_matrix(self.recorded, c0, c1, device, code)
                         for code in (0, 1)
                     ],
+                    None,
                 )
             return
         if self.base is not None:
@@ -251,20 +268,49 @@ class TileUsage:
                         base[k] + delta[k] + self._scratch_delta(c0, c1, k)
                         for k in (0, 1)
                     ],
+                    None,
                 )
             return
-        events = self._events
+        edges, events, scratch = self._segments
+        width = edges.size - 1
+        chunk = max(1, CHUNK_CELLS // max(width, 1))
+        state = [np.zeros(width, dtype=np.int64), np.zeros(width, dtype=np.int64)]
         for c0 in range(0, n, chunk):
             c1 = min(n, c0 + chunk)
-            live = self._sweep(events, c0, c1, state)
+            live = self._sweep(events, c0, c1, state, width)
             yield (
                 c0,
                 c1,
-                [
-                    live[k] + _step_matrix(self.figures.scratch, c0, c1, device, k)
-                    for k in (0, 1)
-                ],
+                [live[k] + _step_matrix(scratch, c0, c1, width, k) for k in (0, 1)],
+                edges[1:] - 1,  # a segment's last tile: the last maximal tile on a tie
             )
+
+    @cached_property
+    def _segments(self) -> tuple[np.ndarray, tuple, RunTable]:
+        """The tile edges where some value's or step's figure changes — between two edges every
+        tile holds the same at every step — and the events and scratch runs over those segments."""
+        req, scratch = self.requirement, self.figures.scratch
+        device = self.arrays.device_tiles
+        edges = np.unique(
+            np.concatenate(
+                ([0, device], req.start, req.stop, scratch.start, scratch.stop)
+            )
+        )
+        step, start, stop, size, region = self._events
+        events = (
+            step,
+            np.searchsorted(edges, start),
+            np.searchsorted(edges, stop),
+            size,
+            region,
+        )
+        segments = RunTable(
+            scratch.bounds,
+            np.searchsorted(edges, scratch.start),
+            np.searchsorted(edges, scratch.stop),
+            scratch.columns,
+        )
+        return edges, events, segments
 
     def _matrices(self, c0: int, c1: int) -> list[np.ndarray]:
         """Steps c0 … c1 − 1 of a plan that records them (``recorded``)."""
@@ -286,7 +332,7 @@ class TileUsage:
     @cached_property
     def step_peaks(self) -> StepPeaks:
         a = self.arrays
-        n, device = a.n_steps, a.device_tiles
+        n = a.n_steps
         if self.base is not None:
             base = self.base.step_peaks
             most = {r: base.most[r].copy() for r in REGIONS}
@@ -298,16 +344,20 @@ class TileUsage:
             tile = {r: np.zeros(n, dtype=np.int64) for r in REGIONS}
             usage = [np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)]
             usage_tile = np.zeros(n, dtype=np.int64)
-        for c0, c1, held in self._chunks():
+        for c0, c1, held, tile_of in self._chunks():
             both = held[0] + held[1]
             steps = np.arange(c1 - c0)
+            width = both.shape[1]
             for name, matrix in zip(REGIONS, (held[0], held[1], both)):
-                tile[name][c0:c1] = device - 1 - np.argmax(matrix[:, ::-1], axis=1)
-                most[name][c0:c1] = matrix[steps, tile[name][c0:c1]]
-            last = tile["total"][c0:c1]
-            usage_tile[c0:c1] = last
-            usage[0][c0:c1] = held[0][steps, last]
-            usage[1][c0:c1] = held[1][steps, last]
+                column = (
+                    width - 1 - np.argmax(matrix[:, ::-1], axis=1)
+                )  # the last maximal column
+                tile[name][c0:c1] = column if tile_of is None else tile_of[column]
+                most[name][c0:c1] = matrix[steps, column]
+                if name == "total":
+                    usage[0][c0:c1] = held[0][steps, column]
+                    usage[1][c0:c1] = held[1][steps, column]
+            usage_tile[c0:c1] = tile["total"][c0:c1]
         return StepPeaks(most, tile, usage[0], usage[1], usage_tile)
 
     def _tile_delta(self, tile: int) -> list[np.ndarray]:
@@ -400,6 +450,12 @@ class TileUsage:
             return 0, 0, 0
         step = int(np.argmax(sp.most[region]))
         return int(sp.most[region][step]), step, int(sp.tile[region][step])
+
+
+def _same_runs(runs: tuple, like: tuple) -> bool:
+    """Whether a row's runs (start, stop, (shard, bytes)) hold ``like``'s (start, stop, bytes)."""
+    start, stop, (_, allocated) = runs
+    return all(np.array_equal(x, y) for x, y in zip((start, stop, allocated), like))
 
 
 def _step_matrix(

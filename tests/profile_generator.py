@@ -86,6 +86,7 @@ def owner_elements(shape: list[int], tiling: Tiling) -> list[int]:
     below = t.replicas
     tiled = set()
     for a in t.axes:
+        assert a.index is not None  # (only a Linear axis has none, handled above)
         d = a.index if a.kind == "FromStart" else len(shape) - a.index
         tiled.add(d)
         extent = dims[d]

@@ -155,3 +155,27 @@ def test_every_command_taking_an_edit_set_explains_its_format(command, capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "An edit-set file (EDITS.json) is a JSON list of edits" in text
     assert '{"value": ID, "replicas": N} sets its replicas' in text
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["advise", "X", "--limit", "٥"],
+        ["compare", "X", "X", "--top", "٣"],
+        ["report", "X", "--out", "d", "--step", "٤٥"],
+        ["plan", "X", "--json", "--tile", "０"],
+        ["synth", "--blocks", "٢", "--out", "x.json"],
+        ["batch", "d", "--out", "e", "--workers", "٢"],
+        ["regress", "a", "b", "--top", "٣"],
+        ["solve", "X", "--time-limit", "٥"],
+        ["place", "X", "--exact-seconds", "٥"],
+        ["serve", "--num-procs", "٢"],
+    ],
+)
+def test_every_numeric_option_takes_ascii_digits_only(argv, capsys):
+    """``int('٥')`` is 5: each typed option refuses such digits as a usage error, before any file is read."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1
+    assert "expected a number in ASCII digits (0-9)" in err

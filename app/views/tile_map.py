@@ -168,6 +168,7 @@ class TileMapView(pn.viewable.Viewer):
         tile = self._map.tile_at(event.x, event.y)
         if tile is not None:
             self.tile = tile
+            self.state.select_tile(tile)  # the Tiles tab shows the same tile
 
     def set_shown(self, shown: bool) -> None:
         """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""

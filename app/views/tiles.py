@@ -78,6 +78,14 @@ TABLE_TITLES = {
     "padding": "padding B",
     "total": "total B",
 }
+TABLE_WIDTHS = {
+    "id": 64,
+    "region": 92,
+    "copies": 66,
+    "payload": 96,
+    "padding": 96,
+    "total": 90,
+}  # the name takes the rest
 ESTIMATE_NOTE = (
     "A version 1 file records no per-tile figures: every per-tile figure here is tilescope's estimate "
     "(docs/compiler-formats.md §2, tile offsets 0), not the compiler's."
@@ -166,7 +174,9 @@ class TilesView(pn.viewable.Viewer):
                 },
             },
             sizing_mode="stretch_width",
-            layout="fit_data_table",
+            layout="fit_columns",
+            hidden_columns=["root"],
+            widths=TABLE_WIDTHS,
             pagination="local",
             page_size=15,
             height=560,
@@ -277,8 +287,8 @@ class TilesView(pn.viewable.Viewer):
         """The tile shown: the selected one, else the step's peak tile."""
         if self.state.selected_tile is not None:
             return int(self.state.selected_tile)
-        if self.state.data is None:
-            return None
+        if self.state.data is None or not tiles_ready(self.state.data):
+            return None  # (the step's peak tile is known once the plan's per-tile figures are)
         return step_peak(self.state.data, self.state.selected_step)[0]
 
     def go_to_peak_tile(self) -> None:
@@ -374,15 +384,13 @@ class TilesView(pn.viewable.Viewer):
             self.tile_input.value = tile
         self._lines = tile_lines(data, tile)
         lines = self._lines
-        top = (
-            max(
-                int(lines.coarse.max(initial=0)),
-                int(lines.total.max(initial=0)),
-                int(self.budget_span.location),
-            )
-            * 1.05
-            or 1
+        highest = max(
+            int(lines.coarse.max(initial=0)), int(lines.total.max(initial=0)), 1
         )
+        budget = int(self.budget_span.location)
+        # The budget line joins the scale only when it is near the data: far above, it would
+        # flatten the tile's lines into the bottom of the chart (the header says the figures).
+        top = (budget if budget <= 1.5 * highest else highest) * 1.05
         self.figure.y_range.update(start=0, end=top)
         self._draw_window()
         self._on_step()

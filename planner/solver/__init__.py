@@ -41,9 +41,8 @@ HEURISTICS = (
 )  # MiniMalloc's preorders: width, area, section total (largest first)
 OPTIONS = 3  # search.steps' option bits (UNALLOCATED_FLOOR); kept for the measurements in the README
 DECOMPOSE = True  # solve time partitions apart (when no conflict joins two of them)
-MAX_SEARCH_CELLS = (
-    40_000_000  # requests × sections above which the search's undo logs are too big
-)
+# Requests × sections above which the search is not run (its undo logs take 32 B per cell).
+MAX_SEARCH_CELLS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -186,7 +185,7 @@ def solve(
     best = starts_all.copy()
     nodes_total = 0
     if arrays.n * max(arrays.sec_total.size, 1) > MAX_SEARCH_CELLS:
-        starts_all[:] = best
+        starts_all[:] = _packed(problem) if problem.plain else best
         return result(
             "unknown",
             f"too large for the exact search ({arrays.n:,} requests); a first-fit order placed "
@@ -261,12 +260,19 @@ def _packed(problem: PlacementProblem) -> np.ndarray:
     from tilescope.planner.packing import pack
 
     reqs = problem.requests
+    first = np.array([r.first for r in reqs], dtype=np.int64)
+    last = np.array([r.last for r in reqs], dtype=np.int64)
+    events = np.unique(
+        np.concatenate((first, last))
+    )  # dense event numbers: the same overlaps
     packing = pack(
         np.array([r.bytes for r in reqs], dtype=np.int64),
         np.array([r.alignment for r in reqs], dtype=np.int64),
-        np.array([r.first for r in reqs], dtype=np.int64),
-        np.array([r.last for r in reqs], dtype=np.int64),
-        max_evaluations=64,
+        np.searchsorted(events, first),
+        np.searchsorted(events, last),
+        max_evaluations=64
+        if len(reqs) <= 1000
+        else 8,  # first-fit runs: each is O(n · neighbours)
     )
     return packing.offsets.astype(np.int64)
 

@@ -298,7 +298,7 @@ def search(static, state, order, node_limit, decompose):  # pragma: no cover - c
             return COMPLETE, 0
         min_off[u] = s
         min_dom[u] = d
-    n_sec = state[SEC_TOTAL].size
+    n_sec = state[SEC_FLOOR].size
     cuts = state[CUTS]
     cuts[:] = 0
     for u in range(n):
@@ -354,6 +354,8 @@ def make_state(arrays) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
         np.zeros(n, np.int64),
         arrays.width,
         arrays.area,
+        arrays.class_ptr,
+        arrays.class_member,
     )
     sec_log = 2 * n_sec * (n + 1) + 1
     state = (
@@ -362,7 +364,7 @@ def make_state(arrays) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
         np.full(n, -1, np.int64),
         np.full(n, -1, np.int64),
         np.zeros(n_sec, np.int64),
-        np.zeros(n_sec, np.int64),
+        np.zeros(arrays.class_total.size, np.int64),
         np.zeros(max(n_sec, 1), np.int64),
         np.zeros(arrays.edge_to.size + 1, np.int64),
         np.zeros(arrays.edge_to.size + 1, np.int64),
@@ -383,4 +385,4 @@ def reset(arrays, state: tuple[np.ndarray, ...]) -> None:
     state[PLACED][:] = -1
     state[OUT][:] = -1
     state[SEC_FLOOR][:] = 0
-    state[SEC_TOTAL][:] = arrays.sec_total
+    state[SEC_TOTAL][:] = arrays.class_total

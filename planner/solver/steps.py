@@ -57,7 +57,9 @@ def _top(s, d, elementwise, dom_size, dom_elem):  # pragma: no cover - compiled
     RANK,
     WIDTH,
     AREA,
-) = range(20)
+    CLASS_PTR,
+    CLASS_MEMBER,
+) = range(22)
 (
     MIN_OFF,
     MIN_DOM,
@@ -131,7 +133,7 @@ def _place(st, mt, b, o):  # pragma: no cover - compiled
         a_sec_old[k] = sec_floor[sc]
         cnt[C_SEC] = k + 1
         sec_floor[sc] = max(sec_floor[sc], top_b)
-        sec_total[sc] -= a_sizes_min[b]
+        _count(st, sec_total, b, sc, -a_sizes_min[b])
     n_aff = 0
     for e in range(a_edge_ptr[b], a_edge_ptr[b + 1]):
         v = a_edge_to[e]
@@ -195,7 +197,7 @@ def _undo(st, mt, b, off_mark, sec_mark):  # pragma: no cover - compiled
         cnt[C_SEC] -= 1
         sec_floor[a_sec_who[cnt[C_SEC]]] = a_sec_old[cnt[C_SEC]]
     for sc in range(a_sec_first[b], a_sec_last[b]):
-        a_sec_total[sc] += a_sizes_min[b]
+        _count(st, a_sec_total, b, sc, a_sizes_min[b])
     while cnt[C_OFF] > off_mark:
         cnt[C_OFF] -= 1
         min_off[a_off_who[cnt[C_OFF]]] = a_off_old[cnt[C_OFF]]
@@ -204,49 +206,63 @@ def _undo(st, mt, b, off_mark, sec_mark):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _count(st, sec_total, b, sc, by):  # pragma: no cover - compiled
+    """Add ``by`` to section sc's total in every class request b belongs to."""
+    class_member = st[CLASS_MEMBER]
+    k = st[CLASS_PTR].size - 1
+    n = class_member.size // k
+    n_sec = sec_total.size // k
+    for c in range(k):
+        if class_member[c * n + b]:
+            sec_total[c * n_sec + sc] += by
+
+
+@njit(cache=True)
 def _fits(st, mt, o, sec_lo, sec_hi):  # pragma: no cover - compiled
-    """Section inference: in every section, the unplaced requests' smallest sizes fit in the
-    ranges' bytes above max(floor, o)."""
-    a_sec_total = mt[SEC_TOTAL]
-    a_sec_floor = mt[SEC_FLOOR]
-    range_start, range_end = st[RANGE_START], st[RANGE_END]
-    for sc in range(sec_lo, sec_hi):
-        need = a_sec_total[sc]
-        if need == 0:
-            continue
-        f = a_sec_floor[sc]
-        f = max(f, o)
-        room = 0
-        for r in range(range_start.size):
-            lo = range_start[r]
-            lo = max(lo, f)
-            if range_end[r] > lo:
-                room += range_end[r] - lo
-        if need > room:
-            return False
+    """Section inference: in every section and class, the unplaced requests' smallest sizes fit
+    in the class's ranges above max(floor, o)."""
+    sec_total, sec_floor = mt[SEC_TOTAL], mt[SEC_FLOOR]
+    range_start, range_end, class_ptr = st[RANGE_START], st[RANGE_END], st[CLASS_PTR]
+    n_sec = sec_floor.size
+    for c in range(class_ptr.size - 1):
+        for sc in range(sec_lo, sec_hi):
+            need = sec_total[c * n_sec + sc]
+            if need == 0:
+                continue
+            f = max(sec_floor[sc], o)
+            room = 0
+            for r in range(class_ptr[c], class_ptr[c + 1]):
+                lo = max(range_start[r], f)
+                if range_end[r] > lo:
+                    room += range_end[r] - lo
+            if need > room:
+                return False
     return True
 
 
 @njit(cache=True)
 def _highest_start(st, mt, sec_lo, sec_hi):  # pragma: no cover - compiled
     """The highest placement start o at which every section still passes ``_fits``: in each
-    section, the highest floor at or below which the ranges hold its unplaced bytes."""
-    range_start, range_end = st[RANGE_START], st[RANGE_END]
+    section and class, the highest floor at or below which the class's ranges hold its unplaced
+    bytes."""
+    range_start, range_end, class_ptr = st[RANGE_START], st[RANGE_END], st[CLASS_PTR]
     sec_total = mt[SEC_TOTAL]
+    n_sec = mt[SEC_FLOOR].size
     best = _INF
-    for sc in range(sec_lo, sec_hi):
-        need = sec_total[sc]
-        if need == 0:
-            continue
-        acc = 0
-        theta = -1
-        for r in range(range_start.size - 1, -1, -1):
-            length = range_end[r] - range_start[r]
-            if acc + length >= need:
-                theta = range_end[r] - (need - acc)
-                break
-            acc += length
-        best = min(best, theta)
+    for c in range(class_ptr.size - 1):
+        for sc in range(sec_lo, sec_hi):
+            need = sec_total[c * n_sec + sc]
+            if need == 0:
+                continue
+            acc = 0
+            theta = -1
+            for r in range(class_ptr[c + 1] - 1, class_ptr[c] - 1, -1):
+                length = range_end[r] - range_start[r]
+                if acc + length >= need:
+                    theta = range_end[r] - (need - acc)
+                    break
+                acc += length
+            best = min(best, theta)
     return best
 
 

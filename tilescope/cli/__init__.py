@@ -44,6 +44,21 @@ class _Parser(argparse.ArgumentParser):
 QUIET_HELP = "no progress or confirmation lines (results and errors are still printed)"
 
 
+def _ascii_only(convert):
+    """Every typed option of the CLI is a number (a count, a step, a size, an edit, a port), and
+    ``int``/``float`` (and ``re``'s ``\\d``) also read ``٥`` or ``１０`` as digits: a value that
+    converts but is not ASCII is refused, so ``--top ٥`` is a usage error, not 5."""
+
+    def checked(text: str):
+        value = convert(text)
+        if not text.isascii():
+            raise argparse.ArgumentTypeError(f"expected a number in ASCII digits (0-9), found {text!r}")
+        return value
+
+    checked.__name__ = getattr(convert, "__name__", "value")  # argparse names the type in its messages
+    return checked
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tilescope", description="Explore tile-accelerator memory plans.")
     parser.add_argument("--version", action="version", version=f"tilescope {__version__}")
@@ -55,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
         # SUPPRESS: ``tilescope --quiet plan`` is not undone by the subcommand's default
         command.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS, help=QUIET_HELP)
         module.add_arguments(command)
+        for action in command._actions:
+            if action.type is not None:
+                action.type = _ascii_only(action.type)
     return parser
 
 

@@ -137,7 +137,10 @@ def estimated_peak_tiles(data, plan: Plan) -> dict:
     tile holds the most at any step (``peak_tiles_at``)."""
     from tilescope.derived.tile_usage import peak_tiles, step_peak_tile, tile_peaks
 
-    where, most, p = peak_tiles(data), tile_peaks(data), plan.peaks
+    try:
+        where, most, p = peak_tiles(data), tile_peaks(data), plan.peaks
+    except TilescopeError as exc:  # a layout the compiler's resolution refuses: no estimate
+        return {"peak_tiles": None, "peak_tiles_source": "estimate", "peak_tiles_note": f"no per-tile estimate: {exc}"}
     steps = (("standard", p.standard_step), ("interleaved", p.interleaved_step), ("total", p.total_step))
     return {
         "peak_tiles": {region: step_peak_tile(data, step, region)[0] for region, step in steps},
@@ -159,11 +162,16 @@ def tile_usage_json(data, tile: int) -> dict:
 
 def human_summary(arrays: ProfileArrays, plan: Plan) -> str:
     p = plan.peaks
+    tiles = plan.peak_tiles or {}
+    where = {k: f", tile {t}" for k, t in tiles.items()}  # v2/v3: the device tile of each peak
+    # v3 leaves the exchange rows out of its peaks (docs/formats.md §7)
+    rows = (f"exchange rows {fmt_bytes(p.exchange_rows)} not included" if plan.tiles is not None and arrays.version >= 3
+            else f"incl. {fmt_bytes(p.exchange_rows)} exchange rows")
     lines = [
-        f"{count_of(arrays.n_values, 'value')}, {count_of(arrays.n_steps, 'step')}",
-        f"standard peak     {fmt_bytes(p.standard)} at step {p.standard_step} (incl. {fmt_bytes(p.exchange_rows)} exchange rows)",
-        f"interleaved peak  {fmt_bytes(p.interleaved)} at step {p.interleaved_step}",
-        f"total peak        {fmt_bytes(p.total)} at step {p.total_step}",
+        f"{count_of(arrays.n_values, 'value')}, {count_of(arrays.n_steps, 'step')}" + (f" (version {arrays.version}, per tile)" if plan.tiles is not None else ""),
+        f"standard peak     {fmt_bytes(p.standard)} at step {p.standard_step}{where.get('standard', '')} ({rows})",
+        f"interleaved peak  {fmt_bytes(p.interleaved)} at step {p.interleaved_step}{where.get('interleaved', '')}",
+        f"total peak        {fmt_bytes(p.total)} at step {p.total_step}{where.get('total', '')}",
         f"effective peak    {fmt_bytes(p.effective_peak_bytes)} (incl. {fmt_bytes(arrays.support_reserve_bytes)} support reserve)",
         f"budget            {fmt_bytes(arrays.budget_bytes)}; interleaved {fmt_bytes(arrays.interleaved_budget_bytes)}",
         f"fits budget       {'yes' if p.fits_budget else 'NO'}",
@@ -320,7 +328,11 @@ def run(args) -> int:
 
             data = PlanData(opened, whatif)
             if out["peak_tiles"] is None:
-                out.update(estimated_peak_tiles(data, shown))
+                try:
+                    out.update(estimated_peak_tiles(data, shown) if arrays.n_values else
+                               {"peak_tiles": None, "peak_tiles_note": "no values: no tile holds any"})
+                except TilescopeError as exc:  # a layout the estimate cannot resolve has no per-tile figure
+                    out.update({"peak_tiles": None, "peak_tiles_note": f"tilescope's per-tile estimate has none: {exc}"})
             if args.tile is not None:
                 out["tile_usage"] = tile_usage_json(data, args.tile)
         if written is not None:
