@@ -35,6 +35,9 @@ from tilescope.derived.placement_profile_view import TileRows
 from tilescope.models.placement_profile import KINDS
 
 CSS = static_text("placement.css")
+INK = MappingProxyType(
+    {False: "#111111", True: "#E8E8E8"}
+)  # lines in the theme's ink (light, dark)
 KIND_COLORS = MappingProxyType(
     {
         "parameter": "#54A24B",
@@ -140,7 +143,7 @@ class PlacementProfileView(pn.viewable.Viewer):
                 location=0, dimension="width", line_color=c, line_dash=d, line_width=1.5
             )
             for name, c, d in (
-                ("placed", "#111111", "solid"),
+                ("placed", INK[False], "solid"),
                 ("bound", "#2E7D32", "dashed"),
                 ("tilescope", "#C62828", "dotted"),
             )
@@ -256,8 +259,9 @@ class PlacementProfileView(pn.viewable.Viewer):
             "step",
             "total",
             source=self.estimate_source,
-            line_color="#111111",
+            line_color=INK[False],
             legend_label="total",
+            name="ts-pp-estimate-total",
         )
         fig.line(
             "step",
@@ -425,6 +429,13 @@ class PlacementProfileView(pn.viewable.Viewer):
         self.head.object = (
             f'<div class="ts-pp-head" data-testid="ts-pp-head">{figures}{lines}</div>'
         )
+
+    def set_dark(self, dark: bool) -> None:
+        """The compiler's top and the estimate's total in the theme's ink."""
+        ink = INK[bool(dark)]
+        self.spans["placed"].line_color = ink
+        for renderer in self.estimate_figure.select(name="ts-pp-estimate-total"):
+            renderer.glyph.line_color = ink
 
     def __panel__(self):
         return self._layout
