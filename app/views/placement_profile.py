@@ -58,6 +58,7 @@ FIELDS = (
     "first",
     "last",
     "bytes",
+    "payload",
 )
 COMPILER, TILESCOPE = "the compiler's placement", "tilescope's placement"
 
@@ -93,6 +94,7 @@ def rect_data(
         "first": [str(int(e)) for e in rows.first[keep]],
         "last": ["end" if e == 4294967295 else str(int(e)) for e in rows.last[keep]],
         "bytes": size[keep],
+        "payload": (rows.payload_end - rows.start).astype(np.float64)[keep],  # the rest of the row is tail and padding
     }
 
 
@@ -226,6 +228,7 @@ class PlacementProfileView(pn.viewable.Viewer):
                     ("kind", "@kind"),
                     ("address", "@bottom{0,0} – @top{0,0}"),
                     ("bytes", "@bytes{0,0}"),
+                    ("payload", "@payload{0,0}"),
                     ("events", "@first – @last"),
                 ],
             )
