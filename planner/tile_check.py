@@ -27,6 +27,11 @@ from .tile_plan import blocks, last_argmax, value_maxima
 LIMIT = 1000  # mismatches listed per field; beyond it, one line counts the rest
 CLASSES = ("standard", "interleaved")
 RULE_COARSE_BOUND = "no tile above coarse_usage"
+TILE_BYTES_WITHOUT_SHARD = "tile_bytes (0 where tile_shards is 0)"
+TILE_SHARD_WITHOUT_BYTES = "tile_shards (0 where tile_bytes is 0)"
+TILES_WITH_A_SHARD = (
+    "tiles with a shard (at most the layout's tile_count)"  # a count, not bytes
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,34 @@ def value_mismatches(arrays: ProfileArrays) -> list[Mismatch]:
                     "value", int(ids[i]), field, int(recorded[i]), int(recomputed[i])
                 )
             )
+    # Spec §1.4: both arrays are 0 exactly where the value has no shard, and it has at most one
+    # shard per owner of its layout (runs hold no all-zero span, so a run with one 0 is a mismatch).
+    one_zero = (t.value_shard == 0) != (t.value_bytes == 0)
+    for r in np.flatnonzero(one_zero).tolist():
+        no_shard = t.value_shard[r] == 0
+        out.append(
+            Mismatch(
+                "value",
+                int(ids[t.value_row[r]]),
+                TILE_BYTES_WITHOUT_SHARD if no_shard else TILE_SHARD_WITHOUT_BYTES,
+                int(t.value_bytes[r] if no_shard else t.value_shard[r]),
+                0,
+                int(t.value_start[r]),
+            )
+        )
+    held_tiles = np.bincount(
+        t.value_row, weights=t.value_stop - t.value_start, minlength=arrays.n_values
+    ).astype(np.int64)
+    for i in np.flatnonzero(held_tiles > arrays.tile_counts).tolist():
+        out.append(
+            Mismatch(
+                "value",
+                int(ids[i]),
+                TILES_WITH_A_SHARD,
+                int(held_tiles[i]),
+                int(arrays.tile_counts[i]),
+            )
+        )
     return out
 
 

@@ -4,8 +4,10 @@ Layers, lowest first: models (and ``tilescope.samples``) ← loaders, planner �
 ``tilescope.synth``) ← report, fleet ← app, cli ← the package root (``tilescope/__init__``,
 ``__main__``). A module may import its own folder and any lower layer, nothing else: loaders and
 planner do not import each other, nothing imports the app or the CLI but the root, and the app
-and the CLI do not import each other. Below the app nothing imports Panel or Bokeh. No source
-module passes 500 lines.
+and the CLI do not import each other (what loaders and planner both need — the shard rule, the
+limits, JSON text checks — lives in ``models``). Below the app nothing imports Panel or Bokeh. No
+source module passes 500 lines. (This file is the one architecture test: the former
+``tests/test_layering.py`` checked a subset of it.)
 """
 from __future__ import annotations
 

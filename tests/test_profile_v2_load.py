@@ -212,7 +212,47 @@ def test_cache_keeps_the_run_tables(tmp_path, program):
     path = gen.write(program, 3, tmp_path / "p.json")
     first = load_profile_cached(path, tmp_path / "cache")
     entry = sorted(p.name for p in (tmp_path / "cache").rglob("*") if p.is_file())
-    assert any("value_tiles" in name for name in entry) and any("step_tiles" in name for name in entry)
+    assert any("value_tiles" in name for name in entry) and any(
+        "step_tiles" in name for name in entry
+    )
     second = load_profile_cached(path, tmp_path / "cache")
-    assert second.value_tiles.equals(first.value_tiles) and second.step_tiles.equals(first.step_tiles)
+    assert second.value_tiles.equals(first.value_tiles) and second.step_tiles.equals(
+        first.step_tiles
+    )
     assert second.value_tiles.num_rows > 0 and second.version == 3
+
+
+def test_pretty_printed_file_gives_the_same_tables(tmp_path, program):
+    """Indented JSON (whitespace inside the per-tile lists) takes the general parse: same runs."""
+    compact = gen.write(program, 2, tmp_path / "compact.json")
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps(json.loads(compact.read_text()), indent=2))
+    a, b = load_memory_profile(compact), load_memory_profile(pretty)
+    assert a.value_tiles.equals(b.value_tiles) and a.step_tiles.equals(b.step_tiles)
+    assert a.steps.equals(b.steps)
+
+
+def test_tile_list_numbers_of_up_to_sixteen_digits():
+    """The numpy parse reads numbers of 1 to 16 digits exactly (two 8-digit windows) and refuses
+    one above 2^53 or of more digits, at the list's path."""
+    import msgspec
+    from tilescope.loaders.tile_arrays import parse_tile_lists
+    from tilescope.models.limits import MAX_INT
+
+    numbers = [0, 7, 12345678, 123456789, 123456789012, 9007199254740991, MAX_INT]
+    raws = [
+        msgspec.Raw(json.dumps(numbers, separators=(",", ":")).encode()),
+        msgspec.Raw(json.dumps(numbers).encode()),
+    ]
+    parsed = parse_tile_lists(raws, len(numbers), False, 0, lambda i: f"$.x[{i}]")
+    assert parsed.tolist() == [numbers, numbers]
+    for bad, found in ((MAX_INT + 1, f"{MAX_INT + 1:,}"), (10**16, "17 digits")):
+        with pytest.raises(InputError) as raised:
+            parse_tile_lists(
+                [msgspec.Raw(json.dumps([1, bad]).encode())],
+                2,
+                False,
+                4,
+                lambda i: f"$.x[{i}]",
+            )
+        assert "at $.x[4]:" in str(raised.value) and found in str(raised.value)

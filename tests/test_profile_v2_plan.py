@@ -176,6 +176,22 @@ def test_check_names_step_and_tile_of_a_one_byte_change(
             lambda d: d.__setitem__("total_peak_step", d["total_peak_step"] + 1),
             "profile: total_peak_step",
         ),
+        (  # value 0 has 6 owners, on tiles 3…7 and 0: a held tile 1 with no shard
+            lambda d: d["timeline"]["values"][0]["tile_bytes"].__setitem__(1, 16384),
+            "value 0 tile 1: tile_bytes (0 where tile_shards is 0) recorded 16,384 B (16.0 KiB), recomputed 0 B",
+        ),
+        (
+            lambda d: d["timeline"]["values"][0]["tile_bytes"].__setitem__(1, 16384),
+            "value 0: tiles with a shard (at most the layout's tile_count) recorded 7, recomputed 6",
+        ),
+        (
+            lambda d: d["timeline"]["values"][1]["tile_shards"].__setitem__(5, 0),
+            "value 1 tile 5: tile_bytes (0 where tile_shards is 0) recorded 192 B",
+        ),
+        (
+            lambda d: d["timeline"]["values"][1]["tile_bytes"].__setitem__(5, 0),
+            "value 1 tile 5: tile_shards (0 where tile_bytes is 0) recorded 192 B",
+        ),
         (
             lambda d: d.__setitem__("effective_peak_bytes", 7),
             "profile: effective_peak_bytes",
@@ -232,7 +248,9 @@ def test_program_18_has_what_the_compiler_test_asserts(programs):
     )
 
 
-def test_check_lists_a_thousand_mismatches_per_field_and_counts_the_rest(tmp_path, capsys, programs):
+def test_check_lists_a_thousand_mismatches_per_field_and_counts_the_rest(
+    tmp_path, capsys, programs
+):
     """Every tile_usage.standard entry one byte high: 1,000 lines name a step and a tile, one line
     counts the rest, and --json counts them in more_mismatches."""
     program = programs["scaled"]
@@ -247,7 +265,11 @@ def test_check_lists_a_thousand_mismatches_per_field_and_counts_the_rest(tmp_pat
     code, out = _run(capsys, "check", str(path))
     assert code == 1
     lines = out.splitlines()
-    per_tile = [line for line in lines if " tile " in line.split(":")[0] and "tile_usage.standard" in line]
+    per_tile = [
+        line
+        for line in lines
+        if " tile " in line.split(":")[0] and "tile_usage.standard" in line
+    ]
     assert len(per_tile) == 1000
     total = steps * program.tiles
     assert f"… and {total - 1000:,} more tile_usage.standard mismatches" in lines

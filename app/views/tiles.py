@@ -287,8 +287,8 @@ class TilesView(pn.viewable.Viewer):
         """The tile shown: the selected one, else the step's peak tile."""
         if self.state.selected_tile is not None:
             return int(self.state.selected_tile)
-        if self.state.data is None:
-            return None
+        if self.state.data is None or not tiles_ready(self.state.data):
+            return None  # (the step's peak tile is known once the plan's per-tile figures are)
         return step_peak(self.state.data, self.state.selected_step)[0]
 
     def go_to_peak_tile(self) -> None:
