@@ -31,7 +31,16 @@ from .bounds import infeasibility, peak_live_bytes
 from .check import occupied, violations
 from .greedy import greedy
 
-__all__ = ["HEURISTICS", "SolveResult", "root_spans", "solve", "violations"]
+__all__ = [
+    "HEURISTICS",
+    "SolveResult",
+    "root_spans",
+    "search_ready",
+    "solve",
+    "violations",
+    "warm_up",
+    "warm_up_in_background",
+]
 
 Progress = Callable[[str, float], None]
 HEURISTICS = (
@@ -134,6 +143,27 @@ def warm_up() -> float:
         search(static, state, np.arange(2, dtype=np.int64), 100, decompose)
     _WARM.append(True)
     return time.monotonic() - began
+
+
+def search_ready() -> bool:
+    """Whether the search is compiled (or loaded) in this process: a caller that must not wait
+    for a first compilation (the app) can check this and ``warm_up_in_background()``."""
+    return bool(_WARM)
+
+
+_WARMING: list[bool] = []
+
+
+def warm_up_in_background() -> None:
+    """Start ``warm_up`` on a daemon thread (once per process)."""
+    if _WARM or _WARMING:
+        return
+    import threading
+
+    _WARMING.append(True)
+    threading.Thread(
+        target=warm_up, name="tilescope-solver-warm-up", daemon=True
+    ).start()
 
 
 def solve(
