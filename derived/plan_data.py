@@ -17,7 +17,7 @@ from tilescope.planner.model import Plan
 from tilescope.planner.placement import Placement, place
 from tilescope.planner.tile_map import TileBytes, TileModel
 
-from .lazy import lazy
+from tilescope.models.lazy import lazy
 from .lifetimes import GanttBars, gantt_bars
 from .live import LiveSet, live_set
 from .opening import OpenedProfile
