@@ -62,7 +62,7 @@ class AddressView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
+        self.gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self.x_range = Range1d(-0.5, 0.5)  # shared: both regions over the same steps
         # per region: the allocations drawn alone, and the cells aggregating the small ones (numbers
         # only: a per-rectangle text column would be most of every update at scale)
@@ -78,10 +78,10 @@ class AddressView(pn.viewable.Viewer):
         self._notes = {r: pn.pane.HTML("", css_classes=["ts-address-note"], stylesheets=[CSS], sizing_mode="stretch_width") for r in REGION_NAMES}
         self._header = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._picked = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        self._gate.watch(self._on_plan, ["data", "ready"])
-        self._gate.watch(self._on_selection, ["selected_values"])
-        self._gate.watch(self._on_step, ["selected_step"])
-        self._on_plan()
+        self.gate.watch(self._redraw, ["data", "ready"])
+        self.gate.watch(self._on_selection, ["selected_values"])
+        self.gate.watch(self._on_step, ["selected_step"])
+        self._redraw()
 
     # ------------------------------------------------------------------ figures
 
@@ -136,7 +136,7 @@ class AddressView(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ data
 
-    def _on_plan(self, *_):
+    def _redraw(self, *_):
         data = self.state.data
         self._placement = None
         if data is None:
@@ -337,7 +337,7 @@ class AddressView(pn.viewable.Viewer):
 
     def set_shown(self, shown: bool) -> None:
         """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
-        self._gate.set_shown(shown)
+        self.gate.set_shown(shown)
 
     def __panel__(self):
         return pn.Column(

@@ -42,7 +42,7 @@ class TileMapView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
+        self.gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self.source = ColumnDataSource({k: [] for k in TILE_FIELDS}, name="ts-tile-map-tiles")
         self.marked = ColumnDataSource({k: [] for k in MARK_FIELDS}, name="ts-tile-map-marked")
         self.mapper = LinearColorMapper(palette=Viridis256, low=0, high=1)
@@ -54,9 +54,9 @@ class TileMapView(pn.viewable.Viewer):
         self._head = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._holdings = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._pane = pn.pane.Bokeh(self.figure)
-        self._gate.watch(self._on_plan, ["data"])
-        self._gate.watch(self._refresh, ["selected_step"])
-        self._on_plan()
+        self.gate.watch(self._redraw, ["data"])
+        self.gate.watch(self._refresh, ["selected_step"])
+        self._redraw()
 
     def _build_figure(self):
         fig = figure(
@@ -77,7 +77,7 @@ class TileMapView(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ data
 
-    def _on_plan(self, *_):
+    def _redraw(self, *_):
         data = self.state.data
         if self.tile is not None and (data is None or self.tile >= data.arrays.device_tiles):
             self.tile = None  # a tile the new profile does not have (refreshes)
@@ -172,7 +172,7 @@ class TileMapView(pn.viewable.Viewer):
 
     def set_shown(self, shown: bool) -> None:
         """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
-        self._gate.set_shown(shown)
+        self.gate.set_shown(shown)
 
     def __panel__(self):
         return pn.Column(
