@@ -1,10 +1,10 @@
-"""Tile map: the device's tiles on a grid (``derived.tile_view``), coloured by the bytes each holds at
+"""Tile map: the device's tiles on a grid (``derived.tile_map``), coloured by the bytes each holds at
 the selected step (``PlanData.tile_map``: the partition-to-tile mapping of docs/formats.md §5), the
 worst tile outlined red against the planner's estimate (an upper bound of every tile), and what the
 worst tile — or a clicked one, outlined black — holds, most bytes first. Follows the selected
 step, the region choice and every edit.
 
-A device above ``derived.tile_view.MAX_MAP_TILES`` tiles gets no grid, and the view says so.
+A device above ``derived.tile_map.MAX_MAP_TILES`` tiles gets no grid, and the view says so.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from tilescope.app.state import SessionState
 from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
 from tilescope.derived.tile_usage import at_step
-from tilescope.derived.tile_view import TILE_REGIONS, TileMap, check_tile_count, grid_columns
+from tilescope.derived.tile_map import TILE_REGIONS, TileMap, check_tile_count, grid_columns
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten
 
@@ -193,7 +193,7 @@ class TileUsageMap(pn.viewable.Viewer):
     plan's per-tile figures (``derived.tile_usage``: the file's, or tilescope's estimate of a v1
     file), the shown tile outlined black and the step's peak tile red; a click selects a tile
     (``SessionState.select_tile``). Drawn by the tiles view (``app.views.tiles``), which calls
-    ``show`` when its step or tile changes; the grid is ``derived.tile_view``'s."""
+    ``show`` when its step or tile changes; the grid is ``derived.tile_map``'s."""
 
     state = param.ClassSelector(class_=SessionState)
 
