@@ -275,3 +275,23 @@ def test_check_lists_a_thousand_mismatches_per_field_and_counts_the_rest(
     assert f"… and {total - 1000:,} more tile_usage.standard mismatches" in lines
     code, out = _run(capsys, "check", "--json", str(path))
     assert json.loads(out)["more_mismatches"]["tile_usage.standard"] == total - 1000
+
+
+def test_a_live_alias_counts_its_roots_tiles(tmp_path, capsys, programs):
+    """docs/formats.md §7: a `live` entry that is not a root (the compiler lists roots only)
+    counts its root's per-tile requirement, so naming the alias instead of the root changes no
+    figure and check still passes."""
+    program = programs["p18"]
+    alias, root = 4, 0  # the carried body argument and the state it aliases
+
+    def change(d):
+        live = d["timeline"]["steps"][3]["live"]
+        live[live.index(root)] = alias
+        live.sort()
+
+    path = _corrupt(tmp_path, program, 2, change)
+    code, out = _run(capsys, "check", str(path))
+    assert code == 0, out
+    code, out = _run(capsys, "plan", "--json", str(path))
+    e = gen.estimate(program)
+    assert json.loads(out)["usage"]["standard"] == e.usage[:, 0].tolist()
