@@ -97,7 +97,17 @@ class PlanData:
         lets the exact solver try to lower each region's top for a moment (``EXACT_SECONDS``); edits
         never wait for it."""
         previous = None if self.whatif is None else self.base.placement
-        return place(self.arrays, self.plan, previous=previous, exact_seconds=EXACT_SECONDS if previous is None else 0.0)
+        if previous is not None:
+            return place(self.arrays, self.plan, previous=previous)
+        # Never wait for the search's first compilation here: without it, the packer's placement
+        # is shown, and the compilation starts aside only when a region is above its bound.
+        from tilescope.planner.solver import search_ready, warm_up_in_background
+
+        ready = search_ready()
+        placement = place(self.arrays, self.plan, exact_seconds=EXACT_SECONDS if ready else 0.0)
+        if not ready and any(r.fragmentation > 0 for r in placement.regions.values()):
+            warm_up_in_background()
+        return placement
 
     @lazy
     def tile_model(self) -> TileModel:

@@ -108,15 +108,37 @@ class TileFigures:
         self, rows: dict[int, TileRuns], scratch: dict[int, tuple] | None = None
     ) -> TileFigures:
         """These figures with some value rows' runs (and some steps' scratch runs) replaced."""
-        values = _replace(
+        values = replace_runs(
             self.values,
             {r: (v.start, v.stop, (v.shard, v.bytes)) for r, v in rows.items()},
         )
-        steps = _replace(self.scratch, scratch or {})
+        steps = replace_runs(self.scratch, scratch or {})
         return TileFigures(self.device_tiles, values, steps, self.source)
 
 
-def _replace(table: RunTable, new: dict[int, tuple]) -> RunTable:
+def gather_runs(table: RunTable, owners: np.ndarray) -> RunTable:
+    """A table whose owner k has ``table``'s runs of owner ``owners[k]`` (numpy)."""
+    counts = np.diff(table.bounds)[owners]
+    index = np.repeat(table.bounds[owners], counts) + ranks(counts)
+    bounds = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return RunTable(
+        bounds,
+        table.start[index],
+        table.stop[index],
+        tuple(c[index] for c in table.columns),
+    )
+
+
+def ranks(counts: np.ndarray) -> np.ndarray:
+    """0 … count − 1 for each count, concatenated."""
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(counts)
+    return np.arange(total, dtype=np.int64) - np.repeat(ends - counts, counts)
+
+
+def replace_runs(table: RunTable, new: dict[int, tuple]) -> RunTable:
     """``table`` with the runs of the owners in ``new`` replaced: the kept runs selected by a mask,
     the new ones appended, all sorted again (numpy, whatever the number of owners)."""
     if not new:
@@ -312,10 +334,20 @@ def estimate_figures(
             )
         parts.append((runs.start, runs.stop, (runs.shard, runs.bytes)))
     owners = scratch_owners(arrays)
-    steps = [
-        scratch_runs(arrays, s, int(r), estimator.elements(int(r)) if r >= 0 else None)
-        for s, r in enumerate(owners.tolist())
-    ]
+    # Steps of one layer kind repeat: one spread per owner layout and scratch amounts.
+    spread: dict[tuple[int, int, int], tuple] = {}
+    steps = []
+    for s, r in enumerate(owners.tolist()):
+        elements = estimator.elements(int(r)) if r >= 0 else None
+        amounts = (
+            id(elements),
+            int(arrays.scratch_standard[s]),
+            int(arrays.scratch_interleaved[s]),
+        )
+        found = spread.get(amounts)
+        if found is None:
+            found = spread[amounts] = scratch_runs(arrays, s, int(r), elements)
+        steps.append(found)
     return TileFigures(
         arrays.device_tiles,
         RunTable.of(parts, 2),

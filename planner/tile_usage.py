@@ -25,7 +25,7 @@ import numpy as np
 
 from .model import ProfileArrays
 from .tile_estimate import runs_of
-from .tile_figures import RunTable, TileFigures
+from .tile_figures import RunTable, TileFigures, gather_runs, ranks, replace_runs
 
 CHUNK_CELLS = 1 << 21  # step × tile cells of one sweep chunk (16 MiB per int64 matrix)
 REGIONS = ("standard", "interleaved", "total")
@@ -120,12 +120,17 @@ class TileUsage:
 
     @cached_property
     def requirement(self) -> RunTable:
-        """Per value row, the runs of M(root(row), t)."""
-        a = self.arrays
-        parts = self._requirements(a.alias_rows)
-        return RunTable.of(
-            [parts[int(a.root_rows[row])] for row in range(a.n_values)], 1
+        """Per value row, the runs of M(root(row), t): a root without aliases keeps its own runs
+        (numpy, whatever the number of values); only roots with aliases are merged."""
+        a, values = self.arrays, self.figures.values
+        members = np.bincount(a.root_rows, minlength=a.n_values)
+        by_root = RunTable(
+            values.bounds, values.start, values.stop, (values.columns[1],)
         )
+        shared = np.flatnonzero(members > 1).tolist()
+        if shared:
+            by_root = replace_runs(by_root, self._requirements(shared))
+        return gather_runs(by_root, a.root_rows)
 
     @cached_property
     def region_of_row(self) -> np.ndarray:
@@ -140,7 +145,7 @@ class TileUsage:
         a = self.arrays
         owner = row_of[intervals]
         counts = np.diff(table.bounds)[owner]
-        index = np.repeat(table.bounds[owner], counts) + _ranks(counts)
+        index = np.repeat(table.bounds[owner], counts) + ranks(counts)
         size = table.columns[0][index] * sign
         step = np.concatenate(
             (
@@ -433,7 +438,7 @@ class TileUsage:
         for code in (0, 1):
             rows = live[self.region_of_row[live] == code]
             counts = np.diff(req.bounds)[rows]
-            index = np.repeat(req.bounds[rows], counts) + _ranks(counts)
+            index = np.repeat(req.bounds[rows], counts) + ranks(counts)
             total = on_device_runs(
                 req.start[index], req.stop[index], req.columns[0][index], a.device_tiles
             )
@@ -469,7 +474,7 @@ def _step_matrix(
     out = np.zeros((c1 - c0) * device, dtype=np.int64)
     lengths = table.stop[lo:hi] - table.start[lo:hi]
     first = (table.owner[lo:hi] - c0) * device + table.start[lo:hi]
-    out[np.repeat(first, lengths) + _ranks(lengths)] = np.repeat(
+    out[np.repeat(first, lengths) + ranks(lengths)] = np.repeat(
         table.columns[column][lo:hi], lengths
     )
     return out.reshape(c1 - c0, device)
@@ -482,12 +487,3 @@ def on_device_runs(
     np.add.at(diff, start, value)
     np.add.at(diff, stop, -value)
     return np.cumsum(diff[:-1])
-
-
-def _ranks(counts: np.ndarray) -> np.ndarray:
-    """0 … count − 1 for each count, concatenated."""
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    ends = np.cumsum(counts)
-    return np.arange(total, dtype=np.int64) - np.repeat(ends - counts, counts)

@@ -97,6 +97,34 @@ def test_summary_shows_the_placement_of_the_file(state, raw):
     assert figure_text(html, "ts-overflow-bytes") == kib(raw["standard_contiguous_overflow_bytes"])
     rule = figure_text(html, "ts-capacity-rule")
     assert "docs/formats.md §5" in rule and "budget_bytes − support_reserve_bytes − placed(interleaved)" in rule
+    for k, region in enumerate(("standard", "interleaved")):  # both fit: placed, and the proof says within what
+        assert figure_text(html, f"ts-verdict-{region}") == "placed"
+        assert f"within the capacity ({capacity[k]:,} B)" in html.split(f'data-testid="ts-proof-{region}"')[1].split("</div>")[0]
+
+
+def test_a_budget_below_the_bounds_is_infeasible_by_its_deficit(tmp_path, raw):
+    """The budget 5,000 B short of both peaks and the support reserve: each region's lower bound
+    exceeds the most the capacity rule can leave it; the summary and the Placement tab say
+    "infeasible by" the excess, worked out here from the raw figures, with the proof."""
+    import json
+
+    short = 5000
+    tight = dict(raw, budget_bytes=raw["peak"]["standard"] + raw["peak"]["interleaved"] + raw["support_reserve_bytes"] - short)
+    path = tmp_path / "tight.json"
+    path.write_text(json.dumps(tight))
+    state = SessionState()
+    assert open_into(state, path), state.error
+    bounds = raw_lower_bounds(raw)
+    usable = tight["budget_bytes"] - tight["support_reserve_bytes"]
+    deficits = (bounds[0] - (usable - bounds[1]), bounds[1] - min(tight["interleaved_budget_bytes"], usable - bounds[0]))
+    html = summary_html(state)
+    view = AddressView(state=state)
+    view.set_shown(True)
+    for k, region in enumerate(("standard", "interleaved")):
+        assert deficits[k] > 0
+        assert figure_text(html, f"ts-verdict-{region}") == f"infeasible by {kib(deficits[k])}"
+        assert figure_text(view._header.object, f"ts-address-verdict-{region}") == f"infeasible by {kib(deficits[k])}"
+        assert f"by {deficits[k]:,} B" in figure_text(view._header.object, f"ts-address-proof-{region}")
 
 
 def test_summary_follows_an_edit(state, raw, edited_raw):

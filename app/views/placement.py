@@ -29,6 +29,7 @@ from tilescope.app.state import SessionState
 from tilescope.app.one_message import one_message
 from tilescope.app.ranges_update import settle_quickly
 from tilescope.app.shown_gate import ShownGate
+from tilescope.app.views.placement_summary import verdict_html
 from tilescope.derived.address_view import address_rects
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten, step_range
@@ -199,7 +200,12 @@ class AddressView(pn.viewable.Viewer):
                 f'<span data-testid="ts-address-placed-{region}">{esc(fmt_bytes(f.placed))}</span>, lower bound {esc(fmt_bytes(f.lower_bound))}, '
                 f"fragmentation {esc(fmt_bytes(f.fragmentation))}{capacity}</span>"
             )
-        return f'<div class="ts-address-head" data-testid="ts-address-head">{" · ".join(parts)}</div>'
+        verdicts = "".join(
+            f'<div class="note"><b>{esc(r)}</b>: {verdict_html(r, self._placement.regions[r], "ts-address-verdict")} — '
+            f'<span data-testid="ts-address-proof-{r}">{esc(self._placement.regions[r].proof)}</span></div>'
+            for r in REGION_NAMES
+        )
+        return f'<div class="ts-address-head" data-testid="ts-address-head">{" · ".join(parts)}{verdicts}</div>'
 
     def _window(self, region: str) -> tuple[int, int, int, int] | None:
         """(first step, last step, low, high) of the visible window, clipped to the profile and the

@@ -54,6 +54,9 @@ from tilescope.models.format import fmt_bytes
 from tilescope.report.placement_problem_png import problem_png
 
 CSS = static_text("placement.css")
+INK = MappingProxyType(
+    {False: "#111111", True: "#E8E8E8"}
+)  # lines in the theme's ink (light, dark)
 HOVER_JS = static_text("placement_problem_hover.js")
 CLASS_COLORS = MappingProxyType(
     {False: "#4C78A8", True: "#F58518"}
@@ -274,16 +277,15 @@ class PlacementProblemView(pn.viewable.Viewer):
             line_alpha=0.45,
             line_width=0.6,
         )
-        if not p.plain:
-            fig.add_layout(
-                Span(
-                    location=p.region_boundary,
-                    dimension="width",
-                    line_color="#111111",
-                    line_dash="dashed",
-                    line_width=1.5,
-                )
-            )
+        self.boundary = Span(
+            location=p.region_boundary,
+            dimension="width",
+            line_color=INK[False],
+            line_dash="dashed",
+            line_width=1.5,
+            visible=not p.plain,
+        )
+        fig.add_layout(self.boundary)
         rects = fig.quad(
             source=self.rects,
             left="left",
@@ -424,6 +426,10 @@ class PlacementProblemView(pn.viewable.Viewer):
                 self.opened.problem, self._spans(), self._verdict(), "tilescope"
             ).encode()
         )
+
+    def set_dark(self, dark: bool) -> None:
+        """The boundary line in the theme's ink (the theme recolours background, axes and grid)."""
+        self.boundary.line_color = INK[bool(dark)]
 
     def __panel__(self):
         return self._layout

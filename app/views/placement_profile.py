@@ -35,6 +35,9 @@ from tilescope.derived.placement_profile_view import TileRows
 from tilescope.models.placement_profile import KINDS
 
 CSS = static_text("placement.css")
+INK = MappingProxyType(
+    {False: "#111111", True: "#E8E8E8"}
+)  # lines in the theme's ink (light, dark)
 KIND_COLORS = MappingProxyType(
     {
         "parameter": "#54A24B",
@@ -55,6 +58,7 @@ FIELDS = (
     "first",
     "last",
     "bytes",
+    "payload",
 )
 COMPILER, TILESCOPE = "the compiler's placement", "tilescope's placement"
 
@@ -90,6 +94,7 @@ def rect_data(
         "first": [str(int(e)) for e in rows.first[keep]],
         "last": ["end" if e == 4294967295 else str(int(e)) for e in rows.last[keep]],
         "bytes": size[keep],
+        "payload": (rows.payload_end - rows.start).astype(np.float64)[keep],  # the rest of the row is tail and padding
     }
 
 
@@ -140,7 +145,7 @@ class PlacementProfileView(pn.viewable.Viewer):
                 location=0, dimension="width", line_color=c, line_dash=d, line_width=1.5
             )
             for name, c, d in (
-                ("placed", "#111111", "solid"),
+                ("placed", INK[False], "solid"),
                 ("bound", "#2E7D32", "dashed"),
                 ("tilescope", "#C62828", "dotted"),
             )
@@ -223,6 +228,7 @@ class PlacementProfileView(pn.viewable.Viewer):
                     ("kind", "@kind"),
                     ("address", "@bottom{0,0} – @top{0,0}"),
                     ("bytes", "@bytes{0,0}"),
+                    ("payload", "@payload{0,0}"),
                     ("events", "@first – @last"),
                 ],
             )
@@ -256,8 +262,9 @@ class PlacementProfileView(pn.viewable.Viewer):
             "step",
             "total",
             source=self.estimate_source,
-            line_color="#111111",
+            line_color=INK[False],
             legend_label="total",
+            name="ts-pp-estimate-total",
         )
         fig.line(
             "step",
@@ -425,6 +432,13 @@ class PlacementProfileView(pn.viewable.Viewer):
         self.head.object = (
             f'<div class="ts-pp-head" data-testid="ts-pp-head">{figures}{lines}</div>'
         )
+
+    def set_dark(self, dark: bool) -> None:
+        """The compiler's top and the estimate's total in the theme's ink."""
+        ink = INK[bool(dark)]
+        self.spans["placed"].line_color = ink
+        for renderer in self.estimate_figure.select(name="ts-pp-estimate-total"):
+            renderer.glyph.line_color = ink
 
     def __panel__(self):
         return self._layout

@@ -52,7 +52,33 @@ def _rows(now: Placement, before: Placement) -> str:
         rows.append(f'<tr><td class="k">{esc(label)}</td>{"".join(cells)}</tr>')
     fits = "".join(f"<td>{_fits(r, now.regions[r], before.regions[r])}</td>" for r in REGION_NAMES)
     rows.append(f'<tr><td class="k">fits</td>{fits}</tr>')
+    verdicts = "".join(f"<td>{verdict_html(r, now.regions[r])}</td>" for r in REGION_NAMES)
+    rows.append(f'<tr><td class="k">verdict</td>{verdicts}</tr>')
     return "".join(rows)
+
+
+VERDICT_CLASS = {"placed": "ok", "infeasible": "bad"}  # "unknown": plain
+
+
+def verdict_html(region: str, figures: RegionPlacement, testid: str | None = "ts-verdict") -> str:
+    """The region's verdict against its capacity (``planner.placement_exact.region_verdict``), its
+    proof on hover; ``infeasible by N B`` when a bound proves it. ``testid``: its ``data-testid``
+    prefix (None: none)."""
+    word = figures.verdict
+    if word == "infeasible" and figures.deficit_bytes:
+        word = f"infeasible by {fmt_bytes(figures.deficit_bytes)}"
+    cls = VERDICT_CLASS.get(figures.verdict, "note")
+    tag = f' data-testid="{testid}-{region}"' if testid else ""
+    return f'<span class="{cls}"{tag} title="{esc(figures.proof)}">{esc(word)}</span>'
+
+
+def proofs_html(now: Placement) -> str:
+    """Each region's verdict and its proof, one line each."""
+    return "".join(
+        f'<div class="note ts-proof" data-testid="ts-proof-{r}"><b>{esc(r)}</b>: {verdict_html(r, now.regions[r], None)} — '
+        f"{esc(now.regions[r].proof)}</div>"
+        for r in REGION_NAMES
+    )
 
 
 PENDING = ('<div><h3>Placement (per tile)</h3><div class="note" data-testid="ts-placement-pending">placing the '
@@ -82,7 +108,7 @@ def placement_summary_html(state: SessionState) -> str:
         f'<summary>placement ▸ {esc(line)}, <span class="{"ok" if now.fits else "bad"}">{fits}</span></summary>'
         f"<table>{_rows(now, before)}"
         f'<tr><td class="k">contiguous overflow</td><td><span class="ts-fig" data-testid="ts-overflow-bytes">{esc(fmt_bytes(overflow))}</span>'
-        f' <span class="note">(from the file; not counted)</span></td><td></td></tr></table>{capacity_rule_html(now)}</details>'
+        f' <span class="note">(from the file; not counted)</span></td><td></td></tr></table>{proofs_html(now)}{capacity_rule_html(now)}</details>'
     )
 
 

@@ -31,7 +31,16 @@ from .bounds import infeasibility, peak_live_bytes
 from .check import occupied, violations
 from .greedy import greedy
 
-__all__ = ["HEURISTICS", "SolveResult", "root_spans", "solve", "violations"]
+__all__ = [
+    "HEURISTICS",
+    "SolveResult",
+    "root_spans",
+    "search_ready",
+    "solve",
+    "violations",
+    "warm_up",
+    "warm_up_in_background",
+]
 
 Progress = Callable[[str, float], None]
 HEURISTICS = (
@@ -41,9 +50,8 @@ HEURISTICS = (
 )  # MiniMalloc's preorders: width, area, section total (largest first)
 OPTIONS = 3  # search.steps' option bits (UNALLOCATED_FLOOR); kept for the measurements in the README
 DECOMPOSE = True  # solve time partitions apart (when no conflict joins two of them)
-MAX_SEARCH_CELLS = (
-    40_000_000  # requests × sections above which the search's undo logs are too big
-)
+# Requests × sections above which the search is not run (its undo logs take 32 B per cell).
+MAX_SEARCH_CELLS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -137,6 +145,27 @@ def warm_up() -> float:
     return time.monotonic() - began
 
 
+def search_ready() -> bool:
+    """Whether the search is compiled (or loaded) in this process: a caller that must not wait
+    for a first compilation (the app) can check this and ``warm_up_in_background()``."""
+    return bool(_WARM)
+
+
+_WARMING: list[bool] = []
+
+
+def warm_up_in_background() -> None:
+    """Start ``warm_up`` on a daemon thread (once per process)."""
+    if _WARM or _WARMING:
+        return
+    import threading
+
+    _WARMING.append(True)
+    threading.Thread(
+        target=warm_up, name="tilescope-solver-warm-up", daemon=True
+    ).start()
+
+
 def solve(
     problem: PlacementProblem,
     time_limit: float = 60.0,
@@ -186,7 +215,7 @@ def solve(
     best = starts_all.copy()
     nodes_total = 0
     if arrays.n * max(arrays.sec_total.size, 1) > MAX_SEARCH_CELLS:
-        starts_all[:] = best
+        starts_all[:] = _packed(problem) if problem.plain else best
         return result(
             "unknown",
             f"too large for the exact search ({arrays.n:,} requests); a first-fit order placed "
@@ -271,7 +300,9 @@ def _packed(problem: PlacementProblem) -> np.ndarray:
         np.array([r.alignment for r in reqs], dtype=np.int64),
         np.searchsorted(events, first),
         np.searchsorted(events, last),
-        max_evaluations=64,
+        max_evaluations=64
+        if len(reqs) <= 1000
+        else 8,  # first-fit runs: each is O(n · neighbours)
     )
     return packing.offsets.astype(np.int64)
 

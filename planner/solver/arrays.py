@@ -34,6 +34,8 @@ from tilescope.models.placement_problem import (
     PlacementRequest,
 )
 
+from ..packing import conflicts_of
+
 INF = 1 << 62
 
 
@@ -159,23 +161,45 @@ def build_arrays(problem: PlacementProblem) -> Arrays:
     dom = np.array(rows, dtype=np.int64).reshape(-1, 5)
     first = np.array([r.first for r in requests], dtype=np.int64)
     last = np.array([r.last for r in requests], dtype=np.int64)
-    # Interference: lifetimes (byte rule) and conflicts (element rule), both directions.
-    if n:
-        overlap = (first[:, None] <= last[None, :]) & (first[None, :] <= last[:, None])
-        np.fill_diagonal(overlap, False)
-    else:
-        overlap = np.zeros((0, 0), dtype=bool)
-    conflict = np.zeros((n, n), dtype=bool)
+    # Interference: lifetimes (byte rule) and conflicts (element rule), both directions, sparse
+    # (the packer's sweep: a dump or a CSV may hold many thousand requests).
+    time_pairs = conflicts_of(first, last)
+    t_rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(time_pairs.start))
+    c_rows_list: list[int] = []
+    c_cols_list: list[int] = []
     if not problem.plain:
         owner = {root: i for i, r in enumerate(requests) for root, _ in r.roots}
         for i, r in enumerate(requests):
             for root in r.conflicts:
                 j = owner.get(root)  # roots no request owns are ignored (§4.2)
                 if j is not None and j != i:
-                    conflict[i, j] = conflict[j, i] = True
-    either = overlap | conflict
-    rows_i, cols = np.nonzero(either)
+                    c_rows_list += [i, j]
+                    c_cols_list += [j, i]
+    all_rows = np.concatenate((t_rows, np.array(c_rows_list, dtype=np.int64)))
+    all_cols = np.concatenate(
+        (time_pairs.neighbours, np.array(c_cols_list, dtype=np.int64))
+    )
+    flag = np.concatenate(
+        (
+            np.zeros(t_rows.size, dtype=np.int64),
+            np.ones(len(c_rows_list), dtype=np.int64),
+        )
+    )
+    key = all_rows * max(n, 1) + all_cols
+    order = np.lexsort(
+        (-flag, key)
+    )  # per pair, the element rule first (it is the stronger)
+    key, flag = key[order], flag[order]
+    keep = (
+        np.concatenate(([True], key[1:] != key[:-1]))
+        if key.size
+        else np.zeros(0, dtype=bool)
+    )
+    key, edge_conflict = key[keep], flag[keep]
+    rows_i, cols = key // max(n, 1), key % max(n, 1)
     edge_ptr = np.searchsorted(rows_i, np.arange(n + 1)).astype(np.int64)
+    has_conflict = np.zeros(n, dtype=np.int64)
+    has_conflict[rows_i[edge_conflict == 1]] = 1
     # Sections: elementary intervals between lifetime boundaries (last + 1 ends a lifetime).
     points = (
         np.unique(np.concatenate((first, last + 1)))
@@ -217,8 +241,8 @@ def build_arrays(problem: PlacementProblem) -> Arrays:
         dom_elem=dom[:, 4].copy(),
         edge_ptr=edge_ptr,
         edge_to=cols.astype(np.int64),
-        edge_conflict=conflict[rows_i, cols].astype(np.int64),
-        has_conflict=np.asarray(conflict.any(axis=1), dtype=np.int64).reshape(n),
+        edge_conflict=edge_conflict,
+        has_conflict=has_conflict,
         sec_first=sec_first,
         sec_last=sec_last,
         secbuf_ptr=secbuf_ptr,

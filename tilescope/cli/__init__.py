@@ -15,6 +15,8 @@ import sys
 from tilescope.models.errors import TilescopeError, one_line
 from tilescope.models.version import __version__
 
+__all__ = ["COMMANDS", "build_parser", "main", "parse_arguments"]
+
 COMMANDS = {
     "check": "compare every recorded figure of a memory profile with the recomputation",
     "plan": "recompute the memory plan (optionally with tiling edits)",
