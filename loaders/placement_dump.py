@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from tilescope.models.errors import InputError, describe, json_path
-from tilescope.models.json_text import decode_error
+from .json_scan import decode_error
 from tilescope.models.placement_problem import (
     DEFAULT_HOST_SCRATCH_RANGE,
     DEFAULT_REGION0_ELEMENT_BYTES,
