@@ -23,7 +23,7 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 from tilescope.models.errors import InputError, describe
-from tilescope.models.json_text import (
+from .json_scan import (
     decode_error,
     nesting_error,
     refuse_deep_nesting,
