@@ -166,3 +166,13 @@ def test_broken_json_and_the_sniff(capsys, tmp_path):
     assert not looks_like_placement_dump(b"id,lower,upper,size\n")
     code, _, err = run(capsys, str(FIXTURES / "fragmented.json"), "--capacity", "10")
     assert code == 2 and "--capacity" in err
+
+
+def test_progress_lines_and_quiet(capsys, monkeypatch):
+    import tilescope.cli.solve as solve_cli
+
+    monkeypatch.setattr(solve_cli, "PROGRESS_AFTER", 0.0)
+    code, _, err = run(capsys, str(FIXTURES / "bank-branching.json"))
+    assert code == 0 and "solving bank-branching.json: search" in err
+    code, _, err = run(capsys, str(FIXTURES / "bank-branching.json"), "--quiet")
+    assert code == 0 and err == ""
