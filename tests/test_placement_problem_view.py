@@ -190,3 +190,15 @@ def test_out_of_time_is_unknown_never_placed():
     view = PlacementProblemView(opened=OpenedPlacementDump("b.json", problem))
     view._show(result)
     assert 'data-testid="ts-dump-verdict">unknown' in view.head.object
+
+
+def test_both_placement_kinds_open_from_bytes_as_an_upload_does():
+    """The registry recognises a dump and a placement profile from their bytes (the upload box's path)."""
+    from placement_profile_gen import placement_profile
+    from tilescope.derived.opening import Source, open_file
+
+    raw, _ = fixture("fragmented")
+    dump = open_file(Source.of_bytes(json.dumps(raw).encode(), "up.json"), prepare=True)
+    assert dump.kind == "placement_dump" and len(dump.problem.requests) == len(raw["requests"])
+    profile = open_file(Source.of_bytes(json.dumps(placement_profile(tiles=2)).encode(), "placement-1.json"), prepare=True)
+    assert profile.kind == "placement_profile" and profile.profile.tile_count == 2
