@@ -11,6 +11,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
+
 from tilescope.derived.placement_problem_view import (
     Picture,
     ProblemGeometry,
@@ -58,7 +59,7 @@ def _draw(ax, geometry: ProblemGeometry, picture: Picture, title: str) -> None:
         colours = [COLOURS[is_interleaved(p, int(k))] for k in picture.request.tolist()]
         ax.add_collection(
             PolyCollection(
-                boxes,
+                list(boxes),
                 facecolors=colours,
                 edgecolors="white",
                 linewidths=0.3,
@@ -92,9 +93,7 @@ def problem_png(geometry: ProblemGeometry, spans: dict, headline: str) -> bytes:
     )
     for i, (picture, title) in enumerate(((compiler, titles[0]), (ours, titles[1]))):
         _draw(figure.add_subplot(1, 2, i + 1), geometry, picture, title)
-    figure.suptitle(
-        f"{p.name}: tile {p.tile}" if p.tile is not None else p.name, fontsize=10
-    )
+    figure.suptitle(f"{p.name}: tile {p.tile}" if p.tile is not None else p.name, fontsize=10)
     figure.tight_layout()
     out = io.BytesIO()
     figure.savefig(out, format="png")
