@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from tilescope.cli.progress import loading_progress

@@ -42,11 +42,11 @@ def _arrow_without_pandas() -> None:
         return
     import pyarrow as pa
 
-    sys.meta_path.insert(0, _RefusePandas)  # type: ignore[arg-type]
+    sys.meta_path.insert(0, _RefusePandas)
     try:
         pa.array([0])
     finally:
-        sys.meta_path.remove(_RefusePandas)  # type: ignore[arg-type]
+        sys.meta_path.remove(_RefusePandas)
 
 
 def run(args) -> int:
