@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .explorer import ExplorerApp, build_app
-    from .layout import SIDE_TABS, SideTab
+    from .side_tabs import SIDE_TABS, SideTab
     from .notebook import explore
     from .open_flow import SessionOpener
     from .page_context import PageContext
@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 _FROM = {
     "ExplorerApp": "explorer",
     "build_app": "explorer",
-    "SIDE_TABS": "layout",
-    "SideTab": "layout",
+    "SIDE_TABS": "side_tabs",
+    "SideTab": "side_tabs",
     "explore": "notebook",
     "SessionOpener": "open_flow",
     "PageContext": "page_context",

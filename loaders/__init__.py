@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .cache import cached_profile, load_profile_cached, open_cached
     from .detect import top_fields
-    from .edit_sets import load_edit_set
+    from .edit_sets import load_edit_set, parse_edit_set
     from .memory_profile import load_memory_profile, parse_memory_profile
     from .minimalloc_csv import load_minimalloc_csv
     from .parquet import write_parquet_tables
@@ -23,6 +23,7 @@ _FROM = {
     "open_cached": "cache",
     "top_fields": "detect",
     "load_edit_set": "edit_sets",
+    "parse_edit_set": "edit_sets",
     "load_memory_profile": "memory_profile",
     "parse_memory_profile": "memory_profile",
     "load_minimalloc_csv": "minimalloc_csv",
@@ -31,7 +32,7 @@ _FROM = {
     "load_search_state": "search_state",
     "parse_search_state": "search_state",
 }
-__all__ = ["cached_profile", "load_edit_set", "load_memory_profile", "load_minimalloc_csv", "load_placement_dump", "load_profile_cached", "load_search_state", "open_cached", "parse_memory_profile", "parse_search_state", "top_fields", "write_parquet_tables"]
+__all__ = ["cached_profile", "load_edit_set", "load_memory_profile", "load_minimalloc_csv", "load_placement_dump", "load_profile_cached", "load_search_state", "open_cached", "parse_edit_set", "parse_memory_profile", "parse_search_state", "top_fields", "write_parquet_tables"]
 
 
 def __getattr__(name: str) -> Any:

@@ -8,7 +8,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .edits import TilingEdit, parse_edit_set, save_edit_set
+    from .edits import TilingEdit, save_edit_set
     from .errors import InputError, TilescopeError
     from .format import fmt_bytes, fmt_change, fmt_signed_bytes
     from .glossary import define
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 
 _FROM = {
     "TilingEdit": "edits",
-    "parse_edit_set": "edits",
     "save_edit_set": "edits",
     "InputError": "errors",
     "TilescopeError": "errors",
@@ -36,7 +35,7 @@ _FROM = {
     "TensorTiling": "tiling",
     "__version__": "version",
 }
-__all__ = ["InputError", "MemoryProfile", "PlacementProblem", "PlacementRequest", "SearchState", "TensorFormat", "TensorTiling", "TilescopeError", "TilingEdit", "__version__", "define", "fmt_bytes", "fmt_change", "fmt_signed_bytes", "parse_edit_set", "save_edit_set"]
+__all__ = ["InputError", "MemoryProfile", "PlacementProblem", "PlacementRequest", "SearchState", "TensorFormat", "TensorTiling", "TilescopeError", "TilingEdit", "__version__", "define", "fmt_bytes", "fmt_change", "fmt_signed_bytes", "save_edit_set"]
 
 
 def __getattr__(name: str) -> Any:

@@ -298,9 +298,24 @@ class TileUsage:
         return edges, events, segments
 
     def _matrices(self, c0: int, c1: int) -> list[np.ndarray]:
-        """Steps c0 … c1 − 1 of a plan that records them (``recorded``)."""
-        assert self.recorded is not None
-        return [_step_matrix(self.recorded, c0, c1, self.arrays.device_tiles, code) for code in (0, 1)]
+        """Steps c0 … c1 − 1 per tile of an unedited plan: recorded, or summed from its figures
+        (what is live at c0 taken from every event before it, then swept)."""
+        device = self.arrays.device_tiles
+        if self.recorded is not None:
+            return [_step_matrix(self.recorded, c0, c1, device, code) for code in (0, 1)]
+        step, start, stop, size, region = self._events
+        before = step < c0
+        state = [
+            on_device_runs(
+                start[before & (region == k)],
+                stop[before & (region == k)],
+                size[before & (region == k)],
+                device,
+            )
+            for k in (0, 1)
+        ]
+        live = self._sweep(self._events, c0, c1, state)
+        return [live[k] + _step_matrix(self.figures.scratch, c0, c1, device, k) for k in (0, 1)]
 
     @cached_property
     def _events(self) -> tuple:

@@ -206,17 +206,20 @@ def _part(st, mt, members, sec_lo, sec_hi, node_limit, decompose):  # pragma: no
                 if split:
                     # The unplaced members fall into time pieces that share no request: solve each
                     # on its own (its own canonical order, from the bottom).
+                    # The pieces' own candidate stacks start where this child's list would: each
+                    # piece is at most as large, so the stack never outgrows n(n+1)/2 (module doc).
+                    kids = cand[child : child + mm].copy()
                     sub = np.empty(mm, np.int64)
                     lo = sec_lo
                     result = FOUND
-                    cnt[C_CAND] = child + mm
+                    cnt[C_CAND] = child
                     while lo < sec_hi and result == FOUND:
                         hi = lo + 1
                         while hi < sec_hi and a_cuts[hi - 1] != 0:
                             hi += 1
                         ns = 0
                         for k in range(mm):
-                            v = cand[child + k]
+                            v = kids[k]
                             if a_sec_first[v] >= lo and a_sec_first[v] < hi:
                                 sub[ns] = v
                                 ns += 1
