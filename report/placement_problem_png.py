@@ -17,7 +17,6 @@ from tilescope.derived.placement_problem_view import (
     ProblemGeometry,
     is_interleaved,
 )
-from tilescope.models.format import fmt_bytes
 
 COLOURS = ("#4C78A8", "#F58518")  # standard, interleaved
 
@@ -86,10 +85,14 @@ def problem_png(geometry: ProblemGeometry, spans: dict, headline: str) -> bytes:
     FigureCanvasAgg(figure)
     n = len(p.requests)
     titles = (
-        f"compiler: {n - len(compiler.missing):,} of {n:,} requests placed"
-        + (f", up to {fmt_bytes(compiler.height)}" if compiler.height else ""),
+        (
+            f"compiler: {n - len(compiler.missing):,} of {n:,} requests placed"
+            + (f", up to address {compiler.height:,}" if compiler.height else "")
+        )
+        if p.assigned_root_spans
+        else "compiler: the dump records no assigned_root_spans (the older form)",
         f"tilescope: {headline}; {n - len(ours.missing):,} of {n:,} placed"
-        + (f", up to {fmt_bytes(ours.height)}" if ours.height else ""),
+        + (f", up to address {ours.height:,}" if ours.height else ""),
     )
     for i, (picture, title) in enumerate(((compiler, titles[0]), (ours, titles[1]))):
         _draw(figure.add_subplot(1, 2, i + 1), geometry, picture, title)
