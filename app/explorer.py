@@ -21,7 +21,7 @@ from panel.util import edit_readonly
 
 from tilescope.app.assets import static_text
 from tilescope.app.fleet_open import requested_dataset
-from tilescope.app.layout import DEFAULT_TAB, TAB_KEYS
+from tilescope.app.side_tabs import DEFAULT_TAB, TAB_KEYS
 from tilescope.app.load_pool import load_pool
 from tilescope.app.loading import AppOptions, display_name, initial_file, parse_app_args
 from tilescope.app.one_message import one_message

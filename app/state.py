@@ -15,7 +15,8 @@ import param
 
 from tilescope.derived.opening import Opened, OpenedProfile, OpenedSearchState, kind_label
 from tilescope.derived.plan_data import PlanData
-from tilescope.models.edits import TilingEdit, parse_edit_set
+from tilescope.loaders.edit_sets import parse_edit_set
+from tilescope.models.edits import TilingEdit
 from tilescope.models.errors import InputError, TilescopeError
 from tilescope.planner.edits import apply_edits
 

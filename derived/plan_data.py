@@ -15,14 +15,14 @@ import numpy as np
 from tilescope.planner.edits import WhatIf, current_tiling
 from tilescope.planner.model import Plan
 from tilescope.planner.placement import Placement, place
-from tilescope.planner.tile_map import TileBytes, TileModel
+from tilescope.planner.tile_bytes import TileBytes, TileModel
 
-from .lazy import lazy
+from tilescope.models.lazy import lazy
 from .lifetimes import GanttBars, gantt_bars
 from .live import LiveSet, live_set
 from .opening import OpenedProfile
 from .series import StepSeries
-from .tile_view import TileMap, check_tile_count, tile_map
+from .tile_map import TileMap, check_tile_count, tile_map
 from .values import values_frame
 
 GANTT_MEMO = 4  # lifetimes layouts kept per plan (one per "values drawn" setting recently shown)
@@ -111,11 +111,11 @@ class PlanData:
 
     @lazy
     def tile_model(self) -> TileModel:
-        """Per-tile bytes of this plan (``planner.tile_map``): the file's tilings, or the what-if's."""
+        """Per-tile bytes of this plan (``planner.tile_bytes``): the file's tilings, or the what-if's."""
         return TileModel(self.arrays, self.plan, self.tilings)
 
     def tiles_at(self, step: int) -> TileBytes:
-        """Bytes on each of the device's tiles at ``step``. Raises ``derived.tile_view.TileMapUnavailable``
+        """Bytes on each of the device's tiles at ``step``. Raises ``derived.tile_map.TileMapUnavailable``
         for a device above ``MAX_MAP_TILES`` (before allocating anything per tile), ``TilescopeError``
         when a tiling needs more tiles than the device has."""
         check_tile_count(self.arrays.device_tiles)
@@ -129,7 +129,7 @@ class PlanData:
         return tiles
 
     def tile_map(self, step: int, region: str = "total") -> TileMap:
-        """The tile map at ``step`` for ``region`` (``derived.tile_view.TILE_REGIONS``); raises as ``tiles_at``."""
+        """The tile map at ``step`` for ``region`` (``derived.tile_map.TILE_REGIONS``); raises as ``tiles_at``."""
         a = self.arrays
         return tile_map(self.tiles_at(step), region, a.region, int(a.scratch_standard[step]), int(a.scratch_interleaved[step]), a.exchange_rows)
 

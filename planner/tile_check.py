@@ -29,9 +29,7 @@ CLASSES = ("standard", "interleaved")
 RULE_COARSE_BOUND = "no tile above coarse_usage"
 TILE_BYTES_WITHOUT_SHARD = "tile_bytes (0 where tile_shards is 0)"
 TILE_SHARD_WITHOUT_BYTES = "tile_shards (0 where tile_bytes is 0)"
-TILES_WITH_A_SHARD = (
-    "tiles with a shard (at most the layout's tile_count)"  # a count, not bytes
-)
+TILES_WITH_A_SHARD = "tiles with a shard (at most the layout's tile_count)"  # a count, not bytes
 
 
 @dataclass(frozen=True)
@@ -59,9 +57,7 @@ class _Listed:
         self.counts[field] = listed + total
 
     def more(self) -> list[MoreMismatches]:
-        return [
-            MoreMismatches(f, n - LIMIT) for f, n in self.counts.items() if n > LIMIT
-        ]
+        return [MoreMismatches(f, n - LIMIT) for f, n in self.counts.items() if n > LIMIT]
 
 
 def value_mismatches(arrays: ProfileArrays) -> list[Mismatch]:
@@ -80,11 +76,7 @@ def value_mismatches(arrays: ProfileArrays) -> list[Mismatch]:
         ("shard_bytes (largest tile_shards)", arrays.recorded_shard, shard),
     ):
         for i in np.flatnonzero(recorded != recomputed).tolist():
-            out.append(
-                Mismatch(
-                    "value", int(ids[i]), field, int(recorded[i]), int(recomputed[i])
-                )
-            )
+            out.append(Mismatch("value", int(ids[i]), field, int(recorded[i]), int(recomputed[i])))
     # Spec §1.4: both arrays are 0 exactly where the value has no shard, and it has at most one
     # shard per owner of its layout (runs hold no all-zero span, so a run with one 0 is a mismatch).
     one_zero = (t.value_shard == 0) != (t.value_bytes == 0)

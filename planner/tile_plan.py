@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+
 from tilescope.models.profile import MemoryProfile
 
 BLOCK_CELLS = 1 << 20
@@ -69,12 +70,8 @@ def tile_arrays_of(profile: MemoryProfile) -> TileArrays | None:
         step=_ints(s, "step"),
         step_start=_ints(s, "tile_start"),
         step_stop=_ints(s, "tile_stop"),
-        scratch=np.stack(
-            (_ints(s, "scratch_standard"), _ints(s, "scratch_interleaved")), axis=1
-        ),
-        usage=np.stack(
-            (_ints(s, "usage_standard"), _ints(s, "usage_interleaved")), axis=1
-        ),
+        scratch=np.stack((_ints(s, "scratch_standard"), _ints(s, "scratch_interleaved")), axis=1),
+        usage=np.stack((_ints(s, "usage_standard"), _ints(s, "usage_interleaved")), axis=1),
         coarse=np.stack(
             (_ints(steps, "coarse_standard"), _ints(steps, "coarse_interleaved")),
             axis=1,
@@ -171,10 +168,7 @@ def root_requirements(t: TileArrays, root_rows: np.ndarray) -> Runs:
     order = np.argsort(owner, kind="stable")
     return Runs(
         owner[order],
-        *(
-            np.concatenate([getattr(p, f) for p in parts])[order]
-            for f in ("start", "stop", "amount")
-        ),
+        *(np.concatenate([getattr(p, f) for p in parts])[order] for f in ("start", "stop", "amount")),
     )
 
 
@@ -210,11 +204,7 @@ def _dense(
         # amounts' absolute sum (a bound on every partial sum) stays below 2^53.
         index = np.concatenate((base + start, base + stop))
         weights = np.concatenate((amount, -amount)).astype(np.float64)
-        diff = (
-            np.bincount(index, weights, minlength=size)
-            .astype(np.int64)
-            .reshape(n, 2, tiles + 1)
-        )
+        diff = np.bincount(index, weights, minlength=size).astype(np.int64).reshape(n, 2, tiles + 1)
     else:
         diff = np.zeros((n, 2, tiles + 1), np.int64)
         flat = diff.reshape(-1)
@@ -223,9 +213,7 @@ def _dense(
     return np.cumsum(diff, axis=2)[:, :, :-1]
 
 
-def _step_dense(
-    t: TileArrays, values: np.ndarray, first: int, n: int, lo: int, hi: int
-) -> np.ndarray:
+def _step_dense(t: TileArrays, values: np.ndarray, first: int, n: int, lo: int, hi: int) -> np.ndarray:
     rows = np.tile(t.step[lo:hi] - first, 2)
     klass = np.repeat(np.arange(2), hi - lo)
     return _dense(
@@ -255,14 +243,12 @@ def blocks(
     bounds = np.searchsorted(need.owner, np.arange(root_rows.size + 1))
     root = root_rows[interval_row]
     count = bounds[root + 1] - bounds[root]  # runs of each interval's root
-    run = np.repeat(
-        bounds[root] - np.concatenate(([0], np.cumsum(count)[:-1])), count
-    ) + np.arange(int(count.sum()))
+    run = np.repeat(bounds[root] - np.concatenate(([0], np.cumsum(count)[:-1])), count) + np.arange(
+        int(count.sum())
+    )
     # Two events per (interval, run): the run added at the interval's first step and taken away
     # one past its last (each spread over the run's tiles by _dense).
-    step = np.concatenate(
-        (np.repeat(interval_first, count), np.repeat(interval_last + 1, count))
-    )
+    step = np.concatenate((np.repeat(interval_first, count), np.repeat(interval_last + 1, count)))
     klass = np.tile(np.repeat(region[root].astype(np.int64), count), 2)
     start, stop = np.tile(need.start[run], 2), np.tile(need.stop[run], 2)
     amount = np.concatenate((need.amount[run], -need.amount[run]))

@@ -25,7 +25,7 @@ import numpy as np
 
 from .model import ProfileArrays
 from .tile_estimate import runs_of
-from .tile_figures import RunTable, TileFigures
+from .tile_figures import RunTable, TileFigures, gather_runs, ranks, replace_runs
 
 CHUNK_CELLS = 1 << 21  # step × tile cells of one sweep chunk (16 MiB per int64 matrix)
 REGIONS = ("standard", "interleaved", "total")
@@ -79,15 +79,18 @@ class TileUsage:
         ``figures`` replaced."""
         usage = TileUsage(base.arrays, figures)
         usage.base = base
-        usage.changed_roots = np.unique(
-            base.arrays.root_rows[np.asarray(sorted(rows), dtype=np.int64)]
-        )
+        usage.changed_roots = np.unique(base.arrays.root_rows[np.asarray(sorted(rows), dtype=np.int64)])
         usage.changed_steps = np.asarray(sorted(steps), dtype=np.int64)
         return usage
 
     @property
     def source(self) -> str:
         return self.figures.source
+
+    @property
+    def affected_steps(self) -> np.ndarray | None:
+        """An edited plan's steps whose per-tile figures differ from its base's (a bool per step)."""
+        return self._delta[1] if self.base is not None else None
 
     def _requirements(self, roots) -> dict[int, tuple]:
         """Root row → (start, stop, (M,)) runs of the most any alias of the root holds per tile."""
@@ -96,10 +99,7 @@ class TileUsage:
         for root in roots:
             rows = a.alias_rows[int(root)]
             start, stop, (_, allocated) = f.values.runs(rows[0])
-            if all(
-                _same_runs(f.values.runs(row), (start, stop, allocated))
-                for row in rows[1:]
-            ):
+            if all(_same_runs(f.values.runs(row), (start, stop, allocated)) for row in rows[1:]):
                 parts[int(root)] = (
                     start,
                     stop,
@@ -120,12 +120,15 @@ class TileUsage:
 
     @cached_property
     def requirement(self) -> RunTable:
-        """Per value row, the runs of M(root(row), t)."""
-        a = self.arrays
-        parts = self._requirements(a.alias_rows)
-        return RunTable.of(
-            [parts[int(a.root_rows[row])] for row in range(a.n_values)], 1
-        )
+        """Per value row, the runs of M(root(row), t): a root without aliases keeps its own runs
+        (numpy, whatever the number of values); only roots with aliases are merged."""
+        a, values = self.arrays, self.figures.values
+        members = np.bincount(a.root_rows, minlength=a.n_values)
+        by_root = RunTable(values.bounds, values.start, values.stop, (values.columns[1],))
+        shared = np.flatnonzero(members > 1).tolist()
+        if shared:
+            by_root = replace_runs(by_root, self._requirements(shared))
+        return gather_runs(by_root, a.root_rows)
 
     @cached_property
     def region_of_row(self) -> np.ndarray:
@@ -140,7 +143,7 @@ class TileUsage:
         a = self.arrays
         owner = row_of[intervals]
         counts = np.diff(table.bounds)[owner]
-        index = np.repeat(table.bounds[owner], counts) + _ranks(counts)
+        index = np.repeat(table.bounds[owner], counts) + ranks(counts)
         size = table.columns[0][index] * sign
         step = np.concatenate(
             (
@@ -148,9 +151,7 @@ class TileUsage:
                 np.repeat(a.interval_last[intervals] + 1, counts),
             )
         )
-        region = np.tile(
-            np.repeat(self.region_of_row[a.interval_row[intervals]], counts), 2
-        )
+        region = np.tile(np.repeat(self.region_of_row[a.interval_row[intervals]], counts), 2)
         return (
             step,
             np.tile(table.start[index], 2),
@@ -175,9 +176,7 @@ class TileUsage:
         local[self.changed_roots] = np.arange(len(roots))
         row_of_new = local[a.root_rows[a.interval_row]]
         plus = self._interval_events(intervals, table, row_of_new, 1)
-        old = base._requirements(
-            roots
-        )  # the edited classes' runs before the edits, only theirs
+        old = base._requirements(roots)  # the edited classes' runs before the edits, only theirs
         old_table = RunTable.of([old[r] for r in roots], 1)
         minus = self._interval_events(intervals, old_table, row_of_new, -1)
         columns = [np.concatenate((x, y)) for x, y in zip(plus, minus)]
@@ -195,14 +194,10 @@ class TileUsage:
         assert self.base is not None
         device = self.arrays.device_tiles
         out = np.zeros((c1 - c0, device), dtype=np.int64)
-        for step in self.changed_steps[
-            (self.changed_steps >= c0) & (self.changed_steps < c1)
-        ].tolist():
+        for step in self.changed_steps[(self.changed_steps >= c0) & (self.changed_steps < c1)].tolist():
             out[step - c0] = (
                 _step_matrix(self.figures.scratch, step, step + 1, device, code)[0]
-                - _step_matrix(self.base.figures.scratch, step, step + 1, device, code)[
-                    0
-                ]
+                - _step_matrix(self.base.figures.scratch, step, step + 1, device, code)[0]
             )
         return out
 
@@ -245,10 +240,7 @@ class TileUsage:
                 yield (
                     c0,
                     c1,
-                    [
-                        _step_matrix(self.recorded, c0, c1, device, code)
-                        for code in (0, 1)
-                    ],
+                    [_step_matrix(self.recorded, c0, c1, device, code) for code in (0, 1)],
                     None,
                 )
             return
@@ -264,10 +256,7 @@ class TileUsage:
                 yield (
                     c0,
                     c1,
-                    [
-                        base[k] + delta[k] + self._scratch_delta(c0, c1, k)
-                        for k in (0, 1)
-                    ],
+                    [base[k] + delta[k] + self._scratch_delta(c0, c1, k) for k in (0, 1)],
                     None,
                 )
             return
@@ -291,11 +280,7 @@ class TileUsage:
         tile holds the same at every step — and the events and scratch runs over those segments."""
         req, scratch = self.requirement, self.figures.scratch
         device = self.arrays.device_tiles
-        edges = np.unique(
-            np.concatenate(
-                ([0, device], req.start, req.stop, scratch.start, scratch.stop)
-            )
-        )
+        edges = np.unique(np.concatenate(([0, device], req.start, req.stop, scratch.start, scratch.stop)))
         step, start, stop, size, region = self._events
         events = (
             step,
@@ -313,19 +298,29 @@ class TileUsage:
         return edges, events, segments
 
     def _matrices(self, c0: int, c1: int) -> list[np.ndarray]:
-        """Steps c0 … c1 − 1 of a plan that records them (``recorded``)."""
-        assert self.recorded is not None
-        return [
-            _step_matrix(self.recorded, c0, c1, self.arrays.device_tiles, code)
-            for code in (0, 1)
+        """Steps c0 … c1 − 1 per tile of an unedited plan: recorded, or summed from its figures
+        (what is live at c0 taken from every event before it, then swept)."""
+        device = self.arrays.device_tiles
+        if self.recorded is not None:
+            return [_step_matrix(self.recorded, c0, c1, device, code) for code in (0, 1)]
+        step, start, stop, size, region = self._events
+        before = step < c0
+        state = [
+            on_device_runs(
+                start[before & (region == k)],
+                stop[before & (region == k)],
+                size[before & (region == k)],
+                device,
+            )
+            for k in (0, 1)
         ]
+        live = self._sweep(self._events, c0, c1, state)
+        return [live[k] + _step_matrix(self.figures.scratch, c0, c1, device, k) for k in (0, 1)]
 
     @cached_property
     def _events(self) -> tuple:
         a = self.arrays
-        columns = self._interval_events(
-            np.arange(a.interval_row.size), self.requirement, a.interval_row, 1
-        )
+        columns = self._interval_events(np.arange(a.interval_row.size), self.requirement, a.interval_row, 1)
         order = np.argsort(columns[0], kind="stable")
         return tuple(c[order] for c in columns)
 
@@ -349,9 +344,7 @@ class TileUsage:
             steps = np.arange(c1 - c0)
             width = both.shape[1]
             for name, matrix in zip(REGIONS, (held[0], held[1], both)):
-                column = (
-                    width - 1 - np.argmax(matrix[:, ::-1], axis=1)
-                )  # the last maximal column
+                column = width - 1 - np.argmax(matrix[:, ::-1], axis=1)  # the last maximal column
                 tile[name][c0:c1] = column if tile_of is None else tile_of[column]
                 most[name][c0:c1] = matrix[steps, column]
                 if name == "total":
@@ -419,27 +412,19 @@ class TileUsage:
             out = []
             for k in (0, 1):
                 pick = done & (region == k)
-                delta = on_device_runs(
-                    start[pick], stop[pick], size[pick], a.device_tiles
-                )
+                delta = on_device_runs(start[pick], stop[pick], size[pick], a.device_tiles)
                 out.append(base[k] + delta + self._scratch_delta(step, step + 1, k)[0])
             return out[0], out[1]
-        live = np.unique(
-            a.interval_row[(a.interval_first <= step) & (a.interval_last >= step)]
-        )
+        live = np.unique(a.interval_row[(a.interval_first <= step) & (a.interval_last >= step)])
         req = self.requirement
         out = []
         s_start, s_stop, s_columns = self.figures.scratch.runs(step)
         for code in (0, 1):
             rows = live[self.region_of_row[live] == code]
             counts = np.diff(req.bounds)[rows]
-            index = np.repeat(req.bounds[rows], counts) + _ranks(counts)
-            total = on_device_runs(
-                req.start[index], req.stop[index], req.columns[0][index], a.device_tiles
-            )
-            out.append(
-                total + on_device_runs(s_start, s_stop, s_columns[code], a.device_tiles)
-            )
+            index = np.repeat(req.bounds[rows], counts) + ranks(counts)
+            total = on_device_runs(req.start[index], req.stop[index], req.columns[0][index], a.device_tiles)
+            out.append(total + on_device_runs(s_start, s_stop, s_columns[code], a.device_tiles))
         return out[0], out[1]
 
     def peak(self, region: str) -> tuple[int, int, int]:
@@ -458,9 +443,7 @@ def _same_runs(runs: tuple, like: tuple) -> bool:
     return all(np.array_equal(x, y) for x, y in zip((start, stop, allocated), like))
 
 
-def _step_matrix(
-    table: RunTable, c0: int, c1: int, device: int, column: int
-) -> np.ndarray:
+def _step_matrix(table: RunTable, c0: int, c1: int, device: int, column: int) -> np.ndarray:
     """Steps c0 … c1 − 1 of a per-step run table as a (c1 − c0) × device matrix of one column.
 
     A step's runs are disjoint: each is written into its cells directly (one fancy-index
@@ -469,25 +452,12 @@ def _step_matrix(
     out = np.zeros((c1 - c0) * device, dtype=np.int64)
     lengths = table.stop[lo:hi] - table.start[lo:hi]
     first = (table.owner[lo:hi] - c0) * device + table.start[lo:hi]
-    out[np.repeat(first, lengths) + _ranks(lengths)] = np.repeat(
-        table.columns[column][lo:hi], lengths
-    )
+    out[np.repeat(first, lengths) + ranks(lengths)] = np.repeat(table.columns[column][lo:hi], lengths)
     return out.reshape(c1 - c0, device)
 
 
-def on_device_runs(
-    start: np.ndarray, stop: np.ndarray, value: np.ndarray, device_tiles: int
-) -> np.ndarray:
+def on_device_runs(start: np.ndarray, stop: np.ndarray, value: np.ndarray, device_tiles: int) -> np.ndarray:
     diff = np.zeros(device_tiles + 1, dtype=np.int64)
     np.add.at(diff, start, value)
     np.add.at(diff, stop, -value)
     return np.cumsum(diff[:-1])
-
-
-def _ranks(counts: np.ndarray) -> np.ndarray:
-    """0 … count − 1 for each count, concatenated."""
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    ends = np.cumsum(counts)
-    return np.arange(total, dtype=np.int64) - np.repeat(ends - counts, counts)

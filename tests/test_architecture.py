@@ -147,3 +147,19 @@ def test_javascript_and_css_live_in_their_own_files():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" in node.value:
                 assert not any(m in node.value for m in markers), f"{path.relative_to(ROOT)}:{node.lineno} holds CSS or JavaScript"
+
+
+PACKAGES = ["tilescope", "tilescope.models", "tilescope.loaders", "tilescope.planner", "tilescope.planner.solver", "tilescope.derived",
+            "tilescope.report", "tilescope.fleet", "tilescope.app", "tilescope.app.views", "tilescope.app.widgets", "tilescope.cli"]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_package_has_a_public_face(package):
+    """``__all__`` on each package, every name in it there (looked up as a user would)."""
+    import importlib
+
+    module = importlib.import_module(package)
+    names = module.__all__
+    assert isinstance(names, list) and len(set(names)) == len(names)
+    missing = [name for name in names if not hasattr(module, name)]
+    assert missing == [], missing

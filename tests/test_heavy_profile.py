@@ -26,7 +26,7 @@ import tilescope.derived.plan_data as plan_data
 from browser_support import SAMPLE, AppServer, kib
 from heavy_profile import write_heavy_profile
 from tilescope.app.state import BACKGROUND_VALUES, SessionState
-from tilescope.app.views.placement import AddressView
+from tilescope.app.views.addresses import AddressesView
 from tilescope.app.views.summary import summary_html
 from tilescope.derived.opening import open_file
 from tilescope.models.edits import TilingEdit
@@ -83,7 +83,7 @@ def test_a_large_plans_placement_is_computed_off_the_callers_thread(heavy, monke
     state, runner = SessionState(), ThreadRunner()
     state.runner = runner
     state.adopt(opened)
-    addresses = AddressView(state=state)
+    addresses = AddressesView(state=state)
     assert 'data-testid="ts-placement-pending"' in summary_html(state)
     assert 'data-testid="ts-address-pending"' in addresses._header.object
     before = state.ready

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tilescope.loaders.memory_profile import load_memory_profile, parse_memory_profile
-from tilescope.models.errors import InputError
 
 from tilescope import cli
+from tilescope.loaders.memory_profile import load_memory_profile, parse_memory_profile
+from tilescope.models.errors import InputError
 
 sys.path.insert(0, str(Path(__file__).parent))
 import profile_generator as gen
@@ -45,9 +45,7 @@ def test_per_tile_arrays_load_as_runs(tmp_path, program, version, later):
     p = load_memory_profile(path)
     assert p.version == version and p.per_tile
     tiles = program.tiles
-    dense = _dense(
-        p.value_tiles, "value_row", len(program.values), tiles, ["shard", "bytes"]
-    )
+    dense = _dense(p.value_tiles, "value_row", len(program.values), tiles, ["shard", "bytes"])
     for row, v in enumerate(program.values):
         assert dense[row, :, 0].tolist() == e.shards[v.id].tolist()
         assert dense[row, :, 1].tolist() == e.held[v.id].tolist()
@@ -113,9 +111,7 @@ def _mutated(tmp_path, program, version, mutate, compact: bool = False) -> Path:
     doc = gen.profile_json(program, version)
     mutate(doc)
     path = tmp_path / "bad.json"
-    path.write_text(
-        json.dumps(doc, separators=(",", ":")) if compact else json.dumps(doc)
-    )
+    path.write_text(json.dumps(doc, separators=(",", ":")) if compact else json.dumps(doc))
     return path
 
 
@@ -181,9 +177,7 @@ def _mutated(tmp_path, program, version, mutate, compact: bool = False) -> Path:
     ],
 )
 @pytest.mark.parametrize("compact", [False, True])
-def test_bad_per_tile_input_is_located(
-    tmp_path, capsys, program, mutate, where, found, compact
-):
+def test_bad_per_tile_input_is_located(tmp_path, capsys, program, mutate, where, found, compact):
     path = _mutated(tmp_path, program, 2, mutate, compact)
     with pytest.raises(InputError) as raised:
         load_memory_profile(path)
@@ -212,13 +206,9 @@ def test_cache_keeps_the_run_tables(tmp_path, program):
     path = gen.write(program, 3, tmp_path / "p.json")
     first = load_profile_cached(path, tmp_path / "cache")
     entry = sorted(p.name for p in (tmp_path / "cache").rglob("*") if p.is_file())
-    assert any("value_tiles" in name for name in entry) and any(
-        "step_tiles" in name for name in entry
-    )
+    assert any("value_tiles" in name for name in entry) and any("step_tiles" in name for name in entry)
     second = load_profile_cached(path, tmp_path / "cache")
-    assert second.value_tiles.equals(first.value_tiles) and second.step_tiles.equals(
-        first.step_tiles
-    )
+    assert second.value_tiles.equals(first.value_tiles) and second.step_tiles.equals(first.step_tiles)
     assert second.value_tiles.num_rows > 0 and second.version == 3
 
 
@@ -236,6 +226,7 @@ def test_tile_list_numbers_of_up_to_sixteen_digits():
     """The numpy parse reads numbers of 1 to 16 digits exactly (two 8-digit windows) and refuses
     one above 2^53 or of more digits, at the list's path."""
     import msgspec
+
     from tilescope.loaders.tile_arrays import parse_tile_lists
     from tilescope.models.limits import MAX_INT
 

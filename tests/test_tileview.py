@@ -14,7 +14,7 @@ import json
 import pytest
 from opening_support import open_into
 from profile_generator import program_18, program_scaled, write
-from tilescope.app.layout import TAB_KEYS
+from tilescope.app.side_tabs import TAB_KEYS
 from tilescope.app.state import SessionState
 from tilescope.app.url_state import UrlState, parse_query
 from tilescope.derived.opening import open_file

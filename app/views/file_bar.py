@@ -38,10 +38,10 @@ class FileBar(pn.viewable.Viewer):
             self.upload, sizing_mode="stretch_width", css_classes=["ts-upload"],
         )
         self.upload.param.watch(lambda event: self.state.fail(event.new) if event.new else None, "refused")
-        watch_state(self.state, self._render, ["source", "status", "error", "loading", "progress", "kind"])
-        self._render()
+        watch_state(self.state, self._redraw, ["source", "status", "error", "loading", "progress", "kind"])
+        self._redraw()
 
-    def _render(self, *_):
+    def _redraw(self, *_):
         s = self.state
         kind = kind_label(s.kind or "memory_profile")
         source = (f'<span data-testid="ts-source">{esc(s.source)}</span> <span class="ts-kind">({kind})</span>'

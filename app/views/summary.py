@@ -114,9 +114,9 @@ class SummaryView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._pane = pn.pane.HTML(summary_html(self.state), stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        watch_state(self.state, self._refresh, ["data", "ready"])
+        watch_state(self.state, self._redraw, ["data", "ready"])
 
-    def _refresh(self, *_):
+    def _redraw(self, *_):
         self._pane.object = summary_html(self.state)
 
     def __panel__(self):

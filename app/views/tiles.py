@@ -121,7 +121,7 @@ class TilesView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._gate = ShownGate(self.state)
+        self.gate = ShownGate(self.state)
         self._lines: TileLines | None = None
         self._window: tuple[float | None, float | None] = (None, None)
         self.tile_input = pn.widgets.IntInput(
@@ -188,10 +188,10 @@ class TilesView(pn.viewable.Viewer):
         self.step_peak_button.on_click(
             one_message(lambda _: self.go_to_step_peak_tile())
         )
-        self._gate.watch(self._on_plan, ["data"])
-        self._gate.watch(self._on_tile, ["selected_tile"])
-        self._gate.watch(self._on_step, ["selected_step"])
-        self._on_plan()
+        self.gate.watch(self._redraw, ["data"])
+        self.gate.watch(self._on_tile, ["selected_tile"])
+        self.gate.watch(self._on_step, ["selected_step"])
+        self._redraw()
 
     def _build_figure(self):
         fig = figure(
@@ -342,7 +342,7 @@ class TilesView(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ data
 
-    def _on_plan(self, *_):
+    def _redraw(self, *_):
         data = self.state.data
         if data is None:
             return
@@ -371,7 +371,7 @@ class TilesView(pn.viewable.Viewer):
 
     def _ready(self, data, _result) -> None:
         if self.state.data is data:
-            self._on_plan()
+            self._redraw()
 
     def _on_tile(self, *_):
         data = self.state.data
@@ -466,7 +466,7 @@ class TilesView(pn.viewable.Viewer):
         self._draw_window()
 
     def set_shown(self, shown: bool) -> None:
-        self._gate.set_shown(shown)
+        self.gate.set_shown(shown)
 
     def __panel__(self):
         return pn.Column(

@@ -68,6 +68,7 @@ from .steps import (
     _cut,
     _fits,
     _highest_start,
+    _independent,
     _lowest,
     _place,
     _preorder,
@@ -79,9 +80,7 @@ __all__ = ["ABORTED", "COMPLETE", "FOUND", "OUT", "make_state", "reset", "search
 
 
 @njit(cache=True)
-def _part(
-    st, mt, members, sec_lo, sec_hi, node_limit, decompose
-):  # pragma: no cover - compiled
+def _part(st, mt, members, sec_lo, sec_hi, node_limit, decompose):  # pragma: no cover - compiled
     """Search one time partition: ``members`` (unplaced requests, spanning only sections
     ``sec_lo .. sec_hi``). Returns FOUND (every member's start is in ``mt[OUT]``; the state is
     as on entry), COMPLETE (no placement) or ABORTED (node limit)."""
@@ -138,8 +137,7 @@ def _part(
                 v = key[k]
                 j = k - 1
                 while j >= 0 and (
-                    min_off[key[j]] > min_off[v]
-                    or (min_off[key[j]] == min_off[v] and rank[key[j]] > rank[v])
+                    min_off[key[j]] > min_off[v] or (min_off[key[j]] == min_off[v] and rank[key[j]] > rank[v])
                 ):
                     key[j + 1] = key[j]
                     j -= 1
@@ -148,9 +146,7 @@ def _part(
             for k in range(mm):
                 v = key[k]
                 cand[base + k] = v
-                t = _top(
-                    min_off[v], min_dom[v], has_conflict[v] != 0, dom_size, dom_elem
-                )
+                t = _top(min_off[v], min_dom[v], has_conflict[v] != 0, dom_size, dom_elem)
                 h = min(h, t)
             # No candidate above the highest start at which every section's unplaced bytes
             # still fit can pass the section check (placing one only moves bytes from "need" to
@@ -204,27 +200,31 @@ def _part(
                         if a_cuts[sc] == 0:
                             split = True
                             break
+                    # Pieces joined by an element conflict between unplaced requests are not
+                    # independent: then no split.
+                    split = split and _independent(st, mt, cand[child : child + mm], sec_lo, sec_hi)
                 if split:
                     # The unplaced members fall into time pieces that share no request: solve each
                     # on its own (its own canonical order, from the bottom).
+                    # The pieces' own candidate stacks start where this child's list would: each
+                    # piece is at most as large, so the stack never outgrows n(n+1)/2 (module doc).
+                    kids = cand[child : child + mm].copy()
                     sub = np.empty(mm, np.int64)
                     lo = sec_lo
                     result = FOUND
-                    cnt[C_CAND] = child + mm
+                    cnt[C_CAND] = child
                     while lo < sec_hi and result == FOUND:
                         hi = lo + 1
                         while hi < sec_hi and a_cuts[hi - 1] != 0:
                             hi += 1
                         ns = 0
                         for k in range(mm):
-                            v = cand[child + k]
+                            v = kids[k]
                             if a_sec_first[v] >= lo and a_sec_first[v] < hi:
                                 sub[ns] = v
                                 ns += 1
                         if ns > 0:
-                            result = _part(
-                                st, mt, sub[:ns].copy(), lo, hi, node_limit, decompose
-                            )
+                            result = _part(st, mt, sub[:ns].copy(), lo, hi, node_limit, decompose)
                         lo = hi
                     cnt[C_CAND] = base0
                     _cut(st, mt, b, 1)
@@ -291,9 +291,7 @@ def search(static, state, order, node_limit, decompose):  # pragma: no cover - c
         rank[order[k]] = k
     min_off, min_dom, cnt = state[MIN_OFF], state[MIN_DOM], state[COUNTERS]
     for u in range(n):
-        s, d = _lowest(
-            u, 0, static[DOM_PTR], static[DOM_LO], static[DOM_HI], static[DOM_ALIGN]
-        )
+        s, d = _lowest(u, 0, static[DOM_PTR], static[DOM_LO], static[DOM_HI], static[DOM_ALIGN])
         if d < 0:
             return COMPLETE, 0
         min_off[u] = s
@@ -309,10 +307,11 @@ def search(static, state, order, node_limit, decompose):  # pragma: no cover - c
     cnt[C_OPTIONS] = options
     cnt[C_HEURISTIC] = heuristic
     members = np.empty(n, np.int64)
+    apart = decompose and _independent(static, state, order, 0, n_sec)
     lo = 0
     while lo < n_sec:
         hi = lo + 1
-        while hi < n_sec and (cuts[hi - 1] != 0 or not decompose):
+        while hi < n_sec and (cuts[hi - 1] != 0 or not apart):
             hi += 1
         m = 0
         for k in range(n):
@@ -321,9 +320,7 @@ def search(static, state, order, node_limit, decompose):  # pragma: no cover - c
                 members[m] = v
                 m += 1
         if m > 0:
-            status = _part(
-                static, state, members[:m].copy(), lo, hi, node_limit, decompose
-            )
+            status = _part(static, state, members[:m].copy(), lo, hi, node_limit, decompose)
             if status != FOUND:
                 return status, cnt[C_NODES]
         lo = hi

@@ -83,9 +83,7 @@ def _top(s, d, elementwise, dom_size, dom_elem):  # pragma: no cover - compiled
 C_OFF, C_SEC, C_CAND, C_NODES, C_STAMP, C_OPTIONS, C_HEURISTIC = range(7)
 # C_OPTIONS bit: re-rank each time partition by its unplaced bytes (MiniMalloc's SubSolve).
 DYNAMIC_PREORDER = 2
-UNALLOCATED_FLOOR = (
-    1  # C_OPTIONS bit: raise section floors to their unplaced requests' lowest start
-)
+UNALLOCATED_FLOOR = 1  # C_OPTIONS bit: raise section floors to their unplaced requests' lowest start
 
 
 @njit(cache=True)
@@ -296,6 +294,34 @@ def _preorder(st, mt, members, heuristic):  # pragma: no cover - compiled
         order = order[np.argsort(keys, kind="mergesort")]
     for k in range(m):
         rank[members[order[k]]] = k
+
+
+@njit(cache=True)
+def _independent(st, mt, cands, sec_lo, sec_hi):  # pragma: no cover - compiled
+    """Whether the time pieces of ``sec_lo .. sec_hi`` (cut where no unplaced request crosses,
+    ``mt[CUTS]`` zero) share no element conflict between unplaced requests ``cands``."""
+    edge_ptr, edge_to, edge_conflict, sec_first = st[EDGE_PTR], st[EDGE_TO], st[EDGE_CONFLICT], st[SEC_FIRST]
+    placed, cuts = mt[PLACED], mt[CUTS]
+    # The piece of a section: the count of zero cuts before it.
+    piece_of_section = np.zeros(sec_hi - sec_lo, np.int64)
+    p = 0
+    for sc in range(sec_lo, sec_hi):
+        if sc > sec_lo and cuts[sc - 1] == 0:
+            p += 1
+        piece_of_section[sc - sec_lo] = p
+    if p == 0:
+        return True
+    for k in range(cands.size):
+        v = cands[k]
+        for e in range(edge_ptr[v], edge_ptr[v + 1]):
+            if edge_conflict[e] == 0:
+                continue
+            w = edge_to[e]
+            if placed[w] >= 0 or sec_first[w] < sec_lo or sec_first[w] >= sec_hi:
+                continue
+            if piece_of_section[sec_first[w] - sec_lo] != piece_of_section[sec_first[v] - sec_lo]:
+                return False
+    return True
 
 
 @njit(cache=True)

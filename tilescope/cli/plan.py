@@ -30,8 +30,7 @@ recompute the memory plan of a profile, optionally with what-if tiling edits (pl
   tile; edited values re-estimated, docs/formats.md §8); ``"estimate"`` for a version 1 profile,
   which records no per-tile figure: tilescope's own per-tile estimate (docs/formats.md §8,
   ``derived.tile_usage``) at the plan's peak steps, with edits too, ``"peak_tiles_note"`` saying
-  so and ``"peak_tiles_at"`` where a tile holds the most of each region at any step (``{step,
-  tile, bytes}``; that step need not be the v1 peak step).
+  so.
 - ``--tile T`` (``--json``): adds ``"tile_usage": {"tile": T, "standard": [...], "interleaved": [...],
   "source": "file"|"estimate"}``, tile T's usage at every step of the (edited) plan
   (``derived.tile_usage``); T must be a device tile (0 … tile_count − 1), else exit 2.
@@ -133,21 +132,22 @@ def _peak_tiles(plan: Plan) -> dict:
 
 def estimated_peak_tiles(data, plan: Plan) -> dict:
     """A version 1 plan's ``peak_tiles`` from tilescope's estimate (``derived.tile_usage``): at each
-    of the plan's peak steps, the tile the estimate loads most (ties: the last tile); and where a
-    tile holds the most at any step (``peak_tiles_at``)."""
-    from tilescope.derived.tile_usage import peak_tiles, step_peak_tile, tile_peaks
+    of the plan's peak steps, the tile the estimate loads most (ties: the last tile). Only those
+    steps' tiles are summed (``at_step``), not every step's."""
+    import numpy as np
 
+    from tilescope.derived.tile_usage import at_step
+
+    p = plan.peaks
+    tiles = {}
     try:
-        where, most, p = peak_tiles(data), tile_peaks(data), plan.peaks
+        for region, step in (("standard", p.standard_step), ("interleaved", p.interleaved_step), ("total", p.total_step)):
+            standard, interleaved = at_step(data, step)
+            held = {"standard": standard, "interleaved": interleaved, "total": standard + interleaved}[region]
+            tiles[region] = int(held.size - 1 - np.argmax(held[::-1]))
     except TilescopeError as exc:  # a layout the compiler's resolution refuses: no estimate
         return {"peak_tiles": None, "peak_tiles_source": "estimate", "peak_tiles_note": f"no per-tile estimate: {exc}"}
-    steps = (("standard", p.standard_step), ("interleaved", p.interleaved_step), ("total", p.total_step))
-    return {
-        "peak_tiles": {region: step_peak_tile(data, step, region)[0] for region, step in steps},
-        "peak_tiles_source": "estimate",
-        "peak_tiles_note": PEAK_TILES_V1,
-        "peak_tiles_at": {region: {"step": step, "tile": tile, "bytes": most[region]} for region, (step, tile) in where.items()},
-    }
+    return {"peak_tiles": tiles, "peak_tiles_source": "estimate", "peak_tiles_note": PEAK_TILES_V1}
 
 
 def tile_usage_json(data, tile: int) -> dict:
