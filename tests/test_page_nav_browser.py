@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from browser_support import wait_for_app, watch_console
-from tilescope.app.layout import DEFAULT_TAB, SIDE_TABS
+from tilescope.app.side_tabs import DEFAULT_TAB, SIDE_TABS
 
 pytestmark = pytest.mark.browser
 
