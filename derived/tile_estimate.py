@@ -92,6 +92,6 @@ def estimates_of(profile) -> Callable[[int], TileEstimate | None]:
     def of(tile: int) -> TileEstimate | None:
         return TileEstimate.of(runs, n_steps, tile) if 0 <= tile < tiles else None
 
-    of.tile_count = tiles  # type: ignore[attr-defined] (said when a tile is not among them)
+    of.tile_count = tiles  # type: ignore[attr-defined]  # (said when a tile is not among them)
 
     return of
