@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 from tilescope.loaders.minimalloc_csv import load_minimalloc_csv
 from tilescope.loaders.placement_dump import load_placement_dump
 from tilescope.models.placement_problem import PlacementProblem
@@ -87,9 +88,7 @@ def packer(problem: PlacementProblem, evaluations: int) -> tuple[int, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--time-limit", type=float, default=120.0)
-    parser.add_argument(
-        "--evaluations", type=int, default=128, help="the packer's first-fit runs"
-    )
+    parser.add_argument("--evaluations", type=int, default=128, help="the packer's first-fit runs")
     parser.add_argument(
         "--only",
         default=None,
@@ -111,11 +110,7 @@ def main() -> None:
                 np.array([r.bytes for r in problem.requests], dtype=np.int64),
                 *_events(problem),
             )
-        ratio = (
-            f"{result.height / result.lower_bound:.4f}"
-            if result.height is not None
-            else "—"
-        )
+        ratio = f"{result.height / result.lower_bound:.4f}" if result.height is not None else "—"
         target = TARGETS.get(name, "placed")
         met = (
             result.verdict == target
@@ -135,11 +130,7 @@ def main() -> None:
                 "yes" if met else "NO",
             )
         )
-        extra = (
-            f" deficit {result.deficit_bytes:,} B"
-            if result.deficit_bytes is not None
-            else ""
-        )
+        extra = f" deficit {result.deficit_bytes:,} B" if result.deficit_bytes is not None else ""
         print(f"{name}: {result.verdict}{extra} ({result.proof})", flush=True)
     head = (
         "instance",

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .errors import InputError, describe
 from .files import write_atomically
@@ -49,7 +50,7 @@ class TilingEdit:
 
     @property
     def count(self) -> int:
-        return self.partitions if self.partitions is not None else self.replicas  # type: ignore[return-value]
+        return self.partitions if self.partitions is not None else self.replicas
 
     def to_json(self) -> dict:
         if self.replicas is not None:
@@ -62,7 +63,7 @@ class TilingEdit:
         return f"value {self.value}: axis {self.axis} partitions → {self.partitions}"
 
     @staticmethod
-    def from_json(obj: Any, where: str = "$") -> "TilingEdit":
+    def from_json(obj: Any, where: str = "$") -> TilingEdit:
         if not isinstance(obj, dict):
             raise InputError(where, 'an edit object {"value", "axis", "partitions"} or {"value", "replicas"}', describe(obj))
         unknown = set(obj) - {"value", "axis", "partitions", "replicas"}

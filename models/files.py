@@ -15,8 +15,9 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO
 
 from .errors import InputError
 

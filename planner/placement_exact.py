@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+
 from tilescope.models.placement_problem import (
     STANDARD,
     PlacementProblem,
@@ -48,9 +49,7 @@ class Improvement:
     seconds: float
 
 
-def _group_problem(
-    alloc: Allocations, members: np.ndarray, floor: int, top: int
-) -> PlacementProblem:
+def _group_problem(alloc: Allocations, members: np.ndarray, floor: int, top: int) -> PlacementProblem:
     requests = tuple(
         PlacementRequest(
             k,
@@ -167,7 +166,9 @@ def region_verdict(
             if improvement.proved:
                 note += "; the exact search proved its highest groups cannot end lower"
             elif improvement.searched:
-                note += f"; the exact search found nothing lower within {improvement.seconds:.1f} s (not proved)"
+                note += (
+                    f"; the exact search found nothing lower within {improvement.seconds:.1f} s (not proved)"
+                )
     if placed <= capacity:
         return (
             "placed",

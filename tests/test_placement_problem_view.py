@@ -173,3 +173,20 @@ def test_version_1_dump_draws_the_compilers_placement(tmp_path):
     )
     view.which.value = "the compiler's placement"
     assert len(view.rects.data["left"]) == len(raw["requests"])
+
+
+def test_out_of_time_is_unknown_never_placed():
+    """bank-branching needs the search (every first-fit order fails, fixture README); with no time
+    for it the answer is "unknown", with what the best attempt reached, and the view says so."""
+    from tilescope.app.views.placement_problem import PlacementProblemView
+    from tilescope.derived.placement_opened import OpenedPlacementDump
+
+    raw, problem = fixture("bank-branching")
+    result = solved(problem, 0.0)
+    assert result.verdict == "unknown" and result.headline.startswith("unknown")
+    picture = Picture.of(ProblemGeometry.of(problem), result.spans)
+    assert len(picture.missing) > 0  # a partial placement: some request found no room
+    assert problems(raw, {k: (0, 0) for k in range(len(raw["requests"]))})  # (the checker does refuse a bad one)
+    view = PlacementProblemView(opened=OpenedPlacementDump("b.json", problem))
+    view._show(result)
+    assert 'data-testid="ts-dump-verdict">unknown' in view.head.object

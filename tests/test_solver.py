@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 from solver_support import BENCH, brute_force, csv_of, cut_rectangle, rule_violations
+
 from tilescope.loaders.minimalloc_csv import load_minimalloc_csv
 from tilescope.loaders.placement_dump import load_placement_dump
 from tilescope.models.placement_problem import (
@@ -83,8 +84,8 @@ def test_a_rectangle_cut_into_pieces_is_placed_and_one_byte_less_is_not(seed):
     grown = [(t, u, z + (1 if k == 0 else 0), o) for k, (t, u, z, o) in enumerate(pieces)]
     answer = solve(load_minimalloc_csv(csv_of(grown), "grown.csv", capacity=4096), time_limit=5)
     assert (
-        answer.verdict in ("infeasible", "unknown") and answer.height is None or answer.verdict == "unknown"
-    )
+        answer.verdict in ("infeasible", "unknown") and answer.height is None
+    ) or answer.verdict == "unknown"
 
 
 def test_a_time_limit_answers_unknown_with_the_best_placement():

@@ -29,8 +29,8 @@ import socket
 import sys
 from pathlib import Path
 
-from tilescope.models.errors import TilescopeError
 from tilescope.loaders.json_input import check_input
+from tilescope.models.errors import TilescopeError
 from tilescope.models.files import FileAccessError
 
 DEFAULT_PORT = 5006
