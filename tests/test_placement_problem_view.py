@@ -95,9 +95,7 @@ def test_conflict_partners_and_grid():
     low, high = raw["ranges"][0][0], raw["ranges"][-1][1]
     lines = geometry.grid()
     assert lines == sorted(lines)
-    want = [a for a in range(0, 524_288 + 1, 16_384) if low <= a <= high] + [
-        a for a in range(524_288 + 32_768, high + 1, 32_768)
-    ]
+    want = [a for a in range(0, 524_288 + 1, 16_384) if low <= a <= high] + list(range(524_288 + 32_768, high + 1, 32_768))
     assert lines == want
 
 
