@@ -97,7 +97,9 @@ def main(argv: list[str] | None = None) -> None:
               f"{args.profiles * 7} Parquet files), {sum(p.stat().st_size for p in files) / 1e6:.1f} MB")
         startup = min(timed("-c", "pass")[0] for _ in range(args.repeat))
         imports = min(timed("-c", "import duckdb, pyarrow.parquet")[0] for _ in range(args.repeat))
-        print(f"python start-up alone: {startup:.2f} s; with duckdb and pyarrow imported: {imports:.2f} s")
+        cli = min(timed("-m", "tilescope", "--version")[0] for _ in range(args.repeat))
+        print(f"python start-up alone: {startup:.2f} s; with duckdb and pyarrow imported: {imports:.2f} s; "
+              f"`tilescope --version` (the CLI's start-up: every command's module imported): {cli:.2f} s")
         print(f"{'query':24} {'best of ' + str(args.repeat):>10}  rows")
         for name, sql in QUERIES.items():
             sql = sql.format(folder="2024-05-02")
