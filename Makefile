@@ -13,7 +13,7 @@ MINIMUM_VENV := .venv-minimum
 # browser tests' server (tests/browser_support.py) and app/resources.py use the same setting.
 export BOKEH_RESOURCES := server
 
-.PHONY: run test install install-test chromium bench docs clean lock lock-upgrade test-minimum
+.PHONY: run test check install install-test chromium bench docs clean lock lock-upgrade test-minimum
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,8 +47,12 @@ chromium:
 run: install
 	$(BIN)/tilescope serve --port $(PORT)
 
+# `make test` runs the static checks too (tests/test_static_checks.py); `make check` runs only them.
 test: install-test chromium
 	$(BIN)/python -m pytest
+
+check: install-test
+	$(BIN)/python tests/static_checks.py
 
 bench: install
 	$(BIN)/python -m benchmarks

@@ -21,7 +21,7 @@ from panel.util import edit_readonly
 
 from tilescope.app.assets import static_text
 from tilescope.app.fleet_open import requested_dataset
-from tilescope.app.layout import DEFAULT_TAB, TAB_KEYS
+from tilescope.app.side_tabs import DEFAULT_TAB, TAB_KEYS
 from tilescope.app.load_pool import load_pool
 from tilescope.app.loading import AppOptions, display_name, initial_file, parse_app_args
 from tilescope.app.one_message import one_message
@@ -226,6 +226,8 @@ class ExplorerApp(pn.viewable.Viewer):
             refused = s.select_tile(wanted.tile)
             if refused:
                 problems.append(f"the URL's tile={wanted.tile}: {refused}; ignored")
+        elif s.selected_tile is not None:  # (an older URL without a tile: back to the step's peak tile)
+            s.select_tile(None)
         return problems
 
     def restore_query(self, query: str) -> None:
@@ -321,4 +323,6 @@ class ExplorerApp(pn.viewable.Viewer):
 def build_app(argv: list[str]) -> ExplorerApp:
     options = parse_app_args(argv)
     load_pool(options.load_workers, options.load_timeout)  # the process's load workers, made from the first session's --args
-    return ExplorerApp(options, state=SessionState(), shared=shared_profiles(options.data_root, options.max_file_bytes))
+    app = ExplorerApp(options, state=SessionState(), shared=shared_profiles(options.data_root, options.max_file_bytes))
+    app.state.runner = app.opener.background  # a large plan's heavy results: in the load workers, never on the loop
+    return app

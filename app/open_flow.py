@@ -4,7 +4,8 @@ session's document lock.
 
 ``SessionOpener`` is the session's one way to open a file — the URL's ``?file=``, the served
 default, an upload, a row of the fleet view, the second side of a comparison — and to run other
-file-sized work (a comparison, a dataset's rows): ``run``. A load:
+file-sized work (a comparison, a dataset's rows): ``run``; ``background`` is the served session's
+``SessionState.runner`` (a large plan's placement, the advisor's ranking). A load:
 
 1. On the loop: ``state.begin_load()``; the job queued in the load pool.
 2. In a load worker: ``app.shared.SharedProfiles.open`` → ``derived.opening.open_file(source,
@@ -52,6 +53,7 @@ class SessionOpener:
                  stage: StageHooks | None = None):
         self.state, self.shared, self.options = state, shared, options
         self._doc, self.stage = doc, stage
+        self._tasks: set[asyncio.Task] = set()
 
     @property
     def data_root(self) -> Path:
@@ -91,6 +93,26 @@ class SessionOpener:
 
         doc.add_next_tick_callback(run)
         await done
+
+    def background(self, job: Callable[[], Any], done: Callable[[Any], None]) -> bool:
+        """``SessionState.runner``: ``job()`` in a load worker, then ``done(result or exception)``
+        on the loop under the document lock. False (nothing queued) outside a running loop."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+
+        async def run() -> None:
+            try:
+                outcome = await self.pool.run(lambda _progress: job(), label="computing")
+            except Exception as exc:  # a refusal, a time limit: the view that asked says it
+                outcome = exc
+            await self.in_session(lambda: done(outcome))
+
+        task = loop.create_task(run())
+        self._tasks.add(task)  # (a task nobody holds may be collected before it ends)
+        task.add_done_callback(self._tasks.discard)
+        return True
 
     # ------------------------------------------------------------------ opening
 

@@ -4,7 +4,7 @@ Every view redraws from watchers on the session's state. A view in a tab that is
 (the side panel shows one of eight) need not follow each step click or edit: its Bokeh models
 would change, the changes would be sent, and the browser would apply them to a hidden tab, all
 on the path of the click. ``ShownGate.watch`` is ``view_guard.watch_state`` for such a view: while
-the gate is closed (``set_shown(False)``, from ``app.layout.SideTabs``), a watcher that fires is
+the gate is closed (``set_shown(False)``, from ``app.side_tabs.SideTabs``), a watcher that fires is
 only noted; when the tab is shown again, the noted watchers run once each, in the order they were
 registered (a plan's watcher before a step's, as the view declared them), with the last events
 they were given. Views read the state itself, not the events, so catching up once is enough.

@@ -9,13 +9,14 @@ Views watch ``data`` (and the selection), as Lumen's views watch ``Pipeline.data
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import param
 
 from tilescope.derived.opening import Opened, OpenedProfile, OpenedSearchState, kind_label
 from tilescope.derived.plan_data import PlanData
-from tilescope.models.edits import TilingEdit, parse_edit_set
+from tilescope.loaders.edit_sets import parse_edit_set
+from tilescope.models.edits import TilingEdit
 from tilescope.models.errors import InputError, TilescopeError
 from tilescope.planner.edits import apply_edits
 
@@ -25,6 +26,11 @@ def error_text(exc: BaseException) -> str:
     if isinstance(exc, TilescopeError):
         return str(exc)
     return f"{type(exc).__name__}: {exc}"
+
+
+BACKGROUND_VALUES = 1000  # a plan with this many values or more: its heavy results are computed in the load workers
+
+Runner = Callable[[Callable[[], Any], Callable[[Any], None]], bool]
 
 
 class SessionState(param.Parameterized):
@@ -50,6 +56,17 @@ class SessionState(param.Parameterized):
     status = param.String(default="", doc="what is happening (loading progress, last action)")
     progress = param.Number(default=1.0, bounds=(0, 1), doc="fraction of the current load done")
     loading = param.Boolean(default=False)
+    ready = param.Integer(default=0, doc="bumped when a result of ``data`` computed in the background is ready (``result``)")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        # Where file-sized work runs: ``runner(job, done) -> bool`` queues ``job()`` in the server's
+        # load workers and calls ``done(result or exception)`` on the session's loop (the served
+        # app's ``SessionOpener.background``); False when it cannot. None (a notebook, a test):
+        # here, at once.
+        self.runner: Runner | None = None
+        self._pending: set[tuple[int, str]] = set()
+        self._failed: dict[tuple[int, str], BaseException] = {}
 
     # ------------------------------------------------------------------ what is open (read-only)
 
@@ -101,6 +118,60 @@ class SessionState(param.Parameterized):
         """A load failed: keep what is open, say why."""
         message = exc if isinstance(exc, str) else error_text(exc)
         self.param.update(loading=False, progress=1.0, error=message, status="load failed; the previous file stays open")
+
+    # ------------------------------------------------------------------ file-sized work
+
+    def _in_background(self, data) -> bool:
+        return self.runner is not None and data is not None and data.arrays.n_values >= BACKGROUND_VALUES
+
+    def result(self, data: PlanData, name: str) -> Any:
+        """``data``'s derived result ``name`` (a lazy ``PlanData`` attribute, e.g. ``"placement"``).
+        Computed here when it is already, when the plan is small or when the session has no runner;
+        otherwise None, and it is computed in the load workers, then ``ready`` bumped (views that
+        read it watch ``ready``): no computation sized by the file runs on the session's loop. A
+        failure is raised, now or at the next call, as reading the attribute raises it."""
+        if name in data.__dict__ or not self._in_background(data):
+            return getattr(data, name)
+        key = (id(data), name)
+        if key in self._failed:
+            raise self._failed[key]
+        if key in self._pending:
+            return None
+
+        def done(outcome: Any) -> None:
+            self._pending.discard(key)
+            if data is self.data or data is getattr(self.data, "base", None):  # (else a plan since left)
+                if isinstance(outcome, BaseException):
+                    self._failed[key] = outcome
+                self.ready += 1
+
+        self._pending.add(key)
+        assert self.runner is not None
+        if not self.runner(lambda: getattr(data, name), done):  # (no loop to come back to: here)
+            self._pending.discard(key)
+            return getattr(data, name)
+        return None
+
+    def compute(self, data: PlanData, job: Callable[[], Any], show: Callable[[Any], None]) -> None:
+        """``show(job())`` (file-sized work on ``data``; ``show`` gets the result or the exception):
+        here when the plan is small or the session has no runner, else ``job`` in the load workers
+        and ``show`` later on the loop, if ``data`` is still the current plan."""
+        if self._in_background(data):
+            assert self.runner is not None
+            if self.runner(job, lambda outcome: show(outcome) if data is self.data else None):
+                return
+        try:
+            outcome = job()
+        except TilescopeError as exc:
+            outcome = exc
+        show(outcome)
+
+    @param.depends("data", watch=True)
+    def _forget_background(self) -> None:
+        """Results asked for an earlier plan are not this one's."""
+        live = {id(self.data), id(getattr(self.data, "base", None))}
+        self._pending = {k for k in self._pending if k[0] in live}
+        self._failed = {k: v for k, v in self._failed.items() if k[0] in live}
 
     # ------------------------------------------------------------------ comparing
 

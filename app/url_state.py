@@ -4,7 +4,7 @@
 - ``file``: the open file's name under the data root (absent for the served default or an upload);
 - ``step``: the selected step; ``value``: the value open in the editor (the last one selected);
 - ``tile``: the device tile the per-tile views show (``SessionState.selected_tile``);
-- ``tab``: the side panel's tab (``app.layout.SIDE_TABS`` keys);
+- ``tab``: the side panel's tab (``app.side_tabs.SIDE_TABS`` keys);
 - ``edits``: the what-if edits in ``models.edits.compact_edits`` form;
 - ``compare``: the file (under the data root) the open profile is compared with.
 

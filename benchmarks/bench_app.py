@@ -44,7 +44,7 @@ from tilescope.app.views.export import ExportView
 from tilescope.app.state import SessionState
 from tilescope.app.views.at_step import AtStepView
 from tilescope.app.views.lifetimes import LifetimesView
-from tilescope.app.views.placement import AddressView
+from tilescope.app.views.addresses import AddressesView
 from tilescope.app.views.storage_groups import StorageGroupsView
 from tilescope.app.views.summary import SummaryView
 from tilescope.app.views.tile_map import TileMapView
@@ -72,7 +72,7 @@ def open_session(path: Path, name: str | None = None) -> SessionState:
 # The page's views in page order (app.views.profile_page.ProfilePage): summary, timeline, at-step
 # and lifetimes side by side, then the tabs (the placement tab: addresses and the tile map).
 VIEW_CLASSES = (SummaryView, TimelineView, AtStepView, LifetimesView, ValuesTableView, StorageGroupsView, EditorView,
-                AddressView, TileMapView, ExportView)
+                AddressesView, TileMapView, ExportView)
 INTERACTIONS = ("select step", "apply edit", "undo", "select value")
 
 

@@ -10,7 +10,7 @@ shrinks it), then undoes them down to one. Two pages, each its own session on it
 document, every change serialised as a server would send it (``bench_app.PatchRecorder``):
 
 - the whole profile page (``bench_app.VIEW_CLASSES``: the summary with its placement figures, the
-  placement tab's ``AddressView`` and ``TileMapView``, every other view);
+  placement tab's ``AddressesView`` and ``TileMapView``, every other view);
 - the same page without the placement tab (its summary still shows the placement figures, so it
   re-places too): the difference is what the address view and the tile map add.
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tilescope.app.state import SessionState
-from tilescope.app.views.placement import AddressView
+from tilescope.app.views.addresses import AddressesView
 from tilescope.app.views.tile_map import TileMapView
 from tilescope.planner.edits import apply_edits
 from tilescope.planner.placement import place
@@ -40,7 +40,7 @@ from tilescope.synth import SAMPLE_PATH
 
 from .bench_app import GOAL_SECONDS, VIEW_CLASSES, Interaction, PatchRecorder, build_page, edits_to_apply, open_session
 
-PLACEMENT_VIEWS = (AddressView, TileMapView)
+PLACEMENT_VIEWS = (AddressesView, TileMapView)
 PAGES = {
     "whole page": VIEW_CLASSES,
     "page without the placement tab": tuple(c for c in VIEW_CLASSES if c not in PLACEMENT_VIEWS),

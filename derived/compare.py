@@ -19,13 +19,13 @@ attribution in ``compare_attribution``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tilescope.models.profile import MemoryProfile
+from tilescope.models.lazy import lazy
 from tilescope.planner.model import Plan, ProfileArrays
 
 from .compare_attribution import FIGURES, Attribution, attribute
@@ -150,21 +150,21 @@ class Comparison:
     b: CompareSide
     _attributions: dict = field(default_factory=dict, repr=False, compare=False)
 
-    @cached_property
+    @lazy
     def steps(self) -> StepAlignment:
         return align_steps(self.a.profile, self.b.profile)
 
-    @cached_property
+    @lazy
     def values(self) -> ValueMatch:
         return match_values(self.a.profile, self.b.profile)
 
-    @cached_property
+    @lazy
     def delta(self) -> PeakDelta:
         pa, pb = self.a.plan.peaks, self.b.plan.peaks
         return PeakDelta(pb.standard - pa.standard, pb.interleaved - pa.interleaved, pb.total - pa.total,
                          pb.effective_peak_bytes - pa.effective_peak_bytes)
 
-    @cached_property
+    @lazy
     def changed_values(self) -> list[ValueDiff]:
         """Every matched pair that differs and every unmatched value, largest |delta_bytes| first."""
         return value_diffs(self.a, self.b, self.values)
@@ -178,7 +178,7 @@ class Comparison:
             found = self._attributions[figure] = attribute(self.a, self.b, self.values, figure)
         return found
 
-    @cached_property
+    @lazy
     def overlay(self) -> StepOverlay:
         s = self.steps
         a, b = self.a.plan, self.b.plan
@@ -205,5 +205,5 @@ def compare_plans(a: CompareSide, b: CompareSide, *, steps: StepAlignment | None
     comparison = Comparison(a, b)
     for name, known in (("steps", steps), ("values", values)):
         if known is not None:
-            comparison.__dict__[name] = known  # what the cached_property would have computed
+            comparison.__dict__[name] = known  # what the lazy result would have computed
     return comparison

@@ -22,7 +22,7 @@ import pandas as pd
 from .compare import FIGURES, CompareSide, Comparison, compare_plans
 from .compare_match import SAME
 from .compare_values import ValueDiff, changes_text
-from .lazy import lazy
+from tilescope.models.lazy import lazy
 from .plan_data import PlanData
 from .series import runs_where
 

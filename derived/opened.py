@@ -18,7 +18,7 @@ from tilescope.planner.live import first_last_steps
 from tilescope.planner.model import Plan, ProfileArrays, plan_profile
 
 from .groups import GroupTable
-from .lazy import lazy
+from tilescope.models.lazy import lazy
 from .overview import UsageOverview
 from .series import StepInfo
 from .value_search import LabelSearch

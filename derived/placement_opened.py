@@ -22,7 +22,7 @@ from tilescope.models.format import fmt_bytes
 from tilescope.models.placement_problem import PlacementProblem
 from tilescope.models.placement_profile import PlacementProfile
 
-from .lazy import lazy
+from tilescope.models.lazy import lazy
 from .placement_problem_view import ProblemGeometry
 from .placement_profile_view import TileRows
 

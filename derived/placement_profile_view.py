@@ -113,7 +113,7 @@ class TileRows:
 
     @property
     def placed_top(self) -> int:
-        """The compiler's highest end among the rows it placed (the tile memory base when none)."""
+        """The compiler's highest end among the rows it placed (0 when it placed none)."""
         movable = ~self.fixed
         return int(self.end[movable].max()) if movable.any() else 0
 

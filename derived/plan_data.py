@@ -15,18 +15,20 @@ import numpy as np
 from tilescope.planner.edits import WhatIf, current_tiling
 from tilescope.planner.model import Plan
 from tilescope.planner.placement import Placement, place
-from tilescope.planner.tile_map import TileBytes, TileModel
+from tilescope.planner.tile_bytes import TileBytes, TileModel
 
-from .lazy import lazy
+from tilescope.models.lazy import lazy
 from .lifetimes import GanttBars, gantt_bars
 from .live import LiveSet, live_set
 from .opening import OpenedProfile
 from .series import StepSeries
-from .tile_view import TileMap, check_tile_count, tile_map
+from .tile_map import TileMap, check_tile_count, tile_map
 from .values import values_frame
 
 GANTT_MEMO = 4  # lifetimes layouts kept per plan (one per "values drawn" setting recently shown)
 TILES_MEMO = 8  # steps whose per-tile bytes are kept per plan (the tile map's recent steps)
+
+EXACT_SECONDS = 1.0  # the exact solver behind the file plan's placement (planner.placement_exact)
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,17 +93,29 @@ class PlanData:
     @lazy
     def placement(self) -> Placement:
         """Every allocation at an address (``planner.placement``); a what-if plan re-places only
-        what its edits changed, starting from the file plan's placement."""
+        what its edits changed, starting from the file plan's placement. The file plan's own placement
+        lets the exact solver try to lower each region's top for a moment (``EXACT_SECONDS``); edits
+        never wait for it."""
         previous = None if self.whatif is None else self.base.placement
-        return place(self.arrays, self.plan, previous=previous)
+        if previous is not None:
+            return place(self.arrays, self.plan, previous=previous)
+        # Never wait for the search's first compilation here: without it, the packer's placement
+        # is shown, and the compilation starts aside only when a region is above its bound.
+        from tilescope.planner.solver import search_ready, warm_up_in_background
+
+        ready = search_ready()
+        placement = place(self.arrays, self.plan, exact_seconds=EXACT_SECONDS if ready else 0.0)
+        if not ready and any(r.fragmentation > 0 for r in placement.regions.values()):
+            warm_up_in_background()
+        return placement
 
     @lazy
     def tile_model(self) -> TileModel:
-        """Per-tile bytes of this plan (``planner.tile_map``): the file's tilings, or the what-if's."""
+        """Per-tile bytes of this plan (``planner.tile_bytes``): the file's tilings, or the what-if's."""
         return TileModel(self.arrays, self.plan, self.tilings)
 
     def tiles_at(self, step: int) -> TileBytes:
-        """Bytes on each of the device's tiles at ``step``. Raises ``derived.tile_view.TileMapUnavailable``
+        """Bytes on each of the device's tiles at ``step``. Raises ``derived.tile_map.TileMapUnavailable``
         for a device above ``MAX_MAP_TILES`` (before allocating anything per tile), ``TilescopeError``
         when a tiling needs more tiles than the device has."""
         check_tile_count(self.arrays.device_tiles)
@@ -115,7 +129,7 @@ class PlanData:
         return tiles
 
     def tile_map(self, step: int, region: str = "total") -> TileMap:
-        """The tile map at ``step`` for ``region`` (``derived.tile_view.TILE_REGIONS``); raises as ``tiles_at``."""
+        """The tile map at ``step`` for ``region`` (``derived.tile_map.TILE_REGIONS``); raises as ``tiles_at``."""
         a = self.arrays
         return tile_map(self.tiles_at(step), region, a.region, int(a.scratch_standard[step]), int(a.scratch_interleaved[step]), a.exchange_rows)
 

@@ -21,7 +21,7 @@ from tilescope.models.tiling import TensorFormat, TensorTiling
 from tilescope.planner.shards import axis_blocks
 from tilescope.planner.tiling_rules import REPLICAS, RULE_MIN_REPLICAS, RULE_TILE_COUNT, Violation
 
-from .lazy import lazy
+from tilescope.models.lazy import lazy
 from .values import tiling_summary
 
 OUTPUT_KEY = "output"  # the editor target of an operation's output requirement

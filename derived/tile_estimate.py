@@ -8,10 +8,10 @@ Pure numpy and pyarrow: no Panel, no Bokeh.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
 from tilescope.models.errors import InputError
 from tilescope.models.format import fmt_bytes
 
@@ -63,22 +63,29 @@ class TileEstimate:
         compiler's placement used (its top minus the tile memory base)."""
         peak, step = self.peak
         diff = peak - live_bound
-        how = (
-            f"{diff:,} B above"
-            if diff > 0
-            else f"{-diff:,} B below"
-            if diff < 0
-            else "exactly"
-        )
+        how = f"{diff:,} B above" if diff > 0 else f"{-diff:,} B below" if diff < 0 else "exactly"
         return (
             f"The planner estimated at most {fmt_bytes(peak)} on tile {self.tile} (step {step:,}): {how} the placement's live "
             f"lower bound ({live_bound:,} B); the compiler's placement spans {placed_span:,} B from the tile memory base."
         )
 
 
-def estimates_of(profile) -> Callable[[int], TileEstimate | None]:
-    """``tile → TileEstimate`` of a loaded v2/v3 ``models.profile.MemoryProfile`` (None for a tile the
-    profile does not have); InputError naming the file for a v1 profile (no per-tile usage)."""
+@dataclass(frozen=True, eq=False)
+class TileEstimates:
+    """``estimates(tile)``: the ``TileEstimate`` of each tile of a v2/v3 profile (None for a tile
+    the profile does not have: ``tile_count`` says how many it has)."""
+
+    step_tiles: object  # the profile's ``step_tiles`` runs (a pyarrow Table)
+    n_steps: int
+    tile_count: int
+
+    def __call__(self, tile: int) -> TileEstimate | None:
+        return TileEstimate.of(self.step_tiles, self.n_steps, tile) if 0 <= tile < self.tile_count else None
+
+
+def estimates_of(profile) -> TileEstimates:
+    """The per-tile estimates of a loaded ``models.profile.MemoryProfile``; InputError naming the
+    file for a v1 profile (no per-tile usage)."""
     if not profile.per_tile:
         raise InputError(
             "$.version",
@@ -86,12 +93,4 @@ def estimates_of(profile) -> Callable[[int], TileEstimate | None]:
             f"version {profile.version}",
             file=profile.source,
         )
-    n_steps, runs = profile.steps.num_rows, profile.step_tiles
-    tiles = int(profile.header["tile_count"])
-
-    def of(tile: int) -> TileEstimate | None:
-        return TileEstimate.of(runs, n_steps, tile) if 0 <= tile < tiles else None
-
-    of.tile_count = tiles  # type: ignore[attr-defined] (said when a tile is not among them)
-
-    return of
+    return TileEstimates(profile.step_tiles, profile.steps.num_rows, int(profile.header["tile_count"]))

@@ -45,8 +45,9 @@ def tile_usage(data: PlanData) -> TileUsage:
         return made
     found = data.__dict__.get("_tile_usage")
     if found is None:
+        # The file's plan per tile (v2/v3) gives the file's per-step figures, not summed again.
         found = data.__dict__["_tile_usage"] = tile_whatif.plan_usage(
-            data.arrays, data.tilings
+            data.arrays, data.tilings, data.opened.plan
         )
     return found
 

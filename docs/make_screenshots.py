@@ -44,7 +44,47 @@ def _to_dark(page) -> None:
     page.wait_for_timeout(800)
 
 
+def placement_files(browser) -> None:
+    """A placement dump (the compiler's ``fragmented.json`` from ``../shared/bench``) and a generated
+    placement profile (``tests/placement_profile_gen.py``), served from a temporary data root."""
+    import json
+    import shutil
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from placement_profile_gen import placement_profile
+
+    import os
+
+    bench = Path(os.environ.get("TILESCOPE_SHARED_BENCH", ROOT.parent / "shared" / "bench"))  # (a worktree elsewhere names it)
+    dump = bench / "ipu-stack-placement" / "fragmented.json"
+    with tempfile.TemporaryDirectory() as root:
+        if dump.exists():
+            shutil.copy(dump, Path(root) / dump.name)
+        (Path(root) / "placement-4242.json").write_text(json.dumps(placement_profile(tiles=3, seed=11)))
+        with served_app("--data-root", root) as server:
+            for dark in (False, True):
+                page = browser.new_page(viewport=VIEWPORT)
+                suffix = "_dark" if dark else ""
+                shots = [("placement_profile", "placement-4242.json", "[data-testid=ts-pp-solver]:has-text('tilescope placed')")]
+                if dump.exists():
+                    shots.insert(0, ("placement_dump", dump.name, "[data-testid=ts-dump-verdict]:has-text('placed')"))
+                for name, file, ready in shots:
+                    page.goto(f"{server.url}?file={file}")
+                    page.wait_for_selector(ready, timeout=60_000)
+                    if dark:
+                        _to_dark(page)
+                    _shot(page, name + suffix)
+                page.close()
+
+
 def main() -> int:
+    if sys.argv[1:] == ["placement"]:  # only the placement files' pictures
+        with sync_playwright() as pw:
+            browser = launch_chromium(pw)
+            placement_files(browser)
+            browser.close()
+        return 0
     with sync_playwright() as pw, served_app() as server:
         browser = launch_chromium(pw)
         for dark in (False, True):
@@ -68,6 +108,7 @@ def main() -> int:
                 _to_dark(page)
             _shot(page, "search_state" + suffix)
             page.close()
+        placement_files(browser)
         browser.close()
     return 0
 

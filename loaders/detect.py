@@ -17,7 +17,7 @@ import msgspec
 
 from tilescope.models.errors import InputError
 
-from tilescope.models.json_text import decode_error
+from .json_scan import decode_error
 
 from .json_input import read_bytes
 

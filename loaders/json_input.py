@@ -1,5 +1,5 @@
 """Opening and reading a planner output's bytes, and turning msgspec's validation errors into
-located InputErrors (decoding errors: ``models.json_text.decode_error``).
+located InputErrors (decoding errors: ``loaders.json_scan.decode_error``).
 
 Every input file is opened by ``open_input``: only a regular file (or a link to one) is read. A
 FIFO, a device such as ``/dev/zero``, a directory or a socket is refused before a byte is read,

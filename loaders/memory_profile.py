@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from tilescope.models.errors import InputError, describe
-from tilescope.models.json_text import decode_error, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
+from .json_scan import decode_error, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
 from tilescope.models.profile import MemoryProfile
 from tilescope.models.records import MemoryProfileRecord, StepRecord, ValueRecord
 from tilescope.models.schemas import LIVE_INTERVALS, PROFILE, STEP_TILES, STEPS, VALUE_TILES

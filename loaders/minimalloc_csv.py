@@ -55,11 +55,7 @@ def load_minimalloc_csv(
 
 
 def _parse(data: bytes, label: str, capacity: int | None) -> PlacementProblem:
-    if (
-        capacity is None
-        or isinstance(capacity, bool)
-        or not 0 < capacity <= MAX_ADDRESS
-    ):
+    if capacity is None or isinstance(capacity, bool) or not 0 < capacity <= MAX_ADDRESS:
         raise InputError(
             "capacity",
             f"a capacity in bytes from 1 to {MAX_ADDRESS:,} (a MiniMalloc CSV does not hold one)",
@@ -69,9 +65,7 @@ def _parse(data: bytes, label: str, capacity: int | None) -> PlacementProblem:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line_no = data[: exc.start].count(b"\n") + 1
-        raise InputError(
-            f"line {line_no}", "UTF-8 text", f"the byte 0x{data[exc.start]:02x}"
-        ) from None
+        raise InputError(f"line {line_no}", "UTF-8 text", f"the byte 0x{data[exc.start]:02x}") from None
     lines = text.splitlines()
     if not lines or not lines[0].strip():
         raise InputError(
@@ -129,11 +123,7 @@ def _parse(data: bytes, label: str, capacity: int | None) -> PlacementProblem:
                 describe(upper),
             )
         size = _integer(cells[at["size"]], number, "size", 0)
-        alignment = (
-            _integer(cells[at["alignment"]], number, "alignment", 1)
-            if "alignment" in at
-            else 1
-        )
+        alignment = _integer(cells[at["alignment"]], number, "alignment", 1) if "alignment" in at else 1
         if alignment & (alignment - 1):
             raise InputError(
                 f"line {number}, column alignment",

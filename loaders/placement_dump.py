@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+
 from tilescope.models.errors import InputError, describe, json_path
-from tilescope.models.json_text import decode_error
+from .json_scan import decode_error
 from tilescope.models.placement_problem import (
     DEFAULT_HOST_SCRATCH_RANGE,
     DEFAULT_REGION0_ELEMENT_BYTES,
@@ -28,9 +29,7 @@ from .json_fields import as_integer, as_list, as_object, field_of
 from .json_input import read_bytes
 
 _CLASSES = (STANDARD, INTERLEAVED)
-MAX_ADDRESS = (
-    1 << 40
-)  # far above any tile's memory; keeps every sum of sizes exact in int64
+MAX_ADDRESS = 1 << 40  # far above any tile's memory; keeps every sum of sizes exact in int64
 
 
 def looks_like_placement_dump(first_bytes: bytes) -> bool:
@@ -39,7 +38,10 @@ def looks_like_placement_dump(first_bytes: bytes) -> bool:
     head = bytes(first_bytes[:65536]).lstrip()
     if not head.startswith(b"{"):
         return False
-    has = lambda key: (b'"' + key + b'"') in head
+
+    def has(key: bytes) -> bool:
+        return (b'"' + key + b'"') in head
+
     if has(b"timeline") or has(b"peak"):
         return False
     return has(b"interleaved_offset") or (has(b"ranges") and has(b"requests"))
@@ -52,9 +54,7 @@ def _interval(value: Any, path: str, what: str) -> tuple[int, int]:
     start = as_integer(pair[0], f"{path}[0]")
     end = as_integer(pair[1], f"{path}[1]")
     if end <= start or end > MAX_ADDRESS:
-        raise InputError(
-            path, f"{what} with start < end ≤ {MAX_ADDRESS:,}", f"[{start}, {end}]"
-        )
+        raise InputError(path, f"{what} with start < end ≤ {MAX_ADDRESS:,}", f"[{start}, {end}]")
     return start, end
 
 
@@ -72,12 +72,8 @@ def _request(raw: Any, index: int) -> PlacementRequest:
     if kind not in _CLASSES:
         raise InputError(f"{path}.class", " or ".join(_CLASSES), describe(kind))
     lifetime = as_object(field_of(obj, "lifetime", path), f"{path}.lifetime")
-    first = as_integer(
-        field_of(lifetime, "first", f"{path}.lifetime"), f"{path}.lifetime.first"
-    )
-    last = as_integer(
-        field_of(lifetime, "last", f"{path}.lifetime"), f"{path}.lifetime.last"
-    )
+    first = as_integer(field_of(lifetime, "first", f"{path}.lifetime"), f"{path}.lifetime.first")
+    last = as_integer(field_of(lifetime, "last", f"{path}.lifetime"), f"{path}.lifetime.last")
     if last < first:
         raise InputError(
             f"{path}.lifetime.last",
@@ -86,31 +82,19 @@ def _request(raw: Any, index: int) -> PlacementRequest:
         )
     size = as_integer(field_of(obj, "bytes", path), f"{path}.bytes")
     if size > MAX_ADDRESS:
-        raise InputError(
-            f"{path}.bytes", f"at most {MAX_ADDRESS:,} bytes", describe(size)
-        )
+        raise InputError(f"{path}.bytes", f"at most {MAX_ADDRESS:,} bytes", describe(size))
     alignment = _power_of_two(field_of(obj, "alignment", path), f"{path}.alignment")
     stride_raw = field_of(obj, "region1_stride", path, None)
-    stride = (
-        None
-        if stride_raw is None
-        else as_integer(stride_raw, f"{path}.region1_stride", minimum=1)
-    )
+    stride = None if stride_raw is None else as_integer(stride_raw, f"{path}.region1_stride", minimum=1)
     if stride is not None and stride > MAX_ADDRESS:
-        raise InputError(
-            f"{path}.region1_stride", f"at most {MAX_ADDRESS:,}", describe(stride)
-        )
+        raise InputError(f"{path}.region1_stride", f"at most {MAX_ADDRESS:,}", describe(stride))
     roots = []
-    for j, item in enumerate(
-        as_list(field_of(obj, "assignments", path), f"{path}.assignments")
-    ):
+    for j, item in enumerate(as_list(field_of(obj, "assignments", path), f"{path}.assignments")):
         where = f"{path}.assignments[{j}]"
         pair = as_list(item, where, "[root id, byte offset]")
         if len(pair) != 2:
             raise InputError(where, "[root id, byte offset]", describe(pair))
-        roots.append(
-            (as_integer(pair[0], f"{where}[0]"), as_integer(pair[1], f"{where}[1]"))
-        )
+        roots.append((as_integer(pair[0], f"{where}[0]"), as_integer(pair[1], f"{where}[1]")))
     if not roots:
         raise InputError(
             f"{path}.assignments",
@@ -119,13 +103,9 @@ def _request(raw: Any, index: int) -> PlacementRequest:
         )
     conflicts = tuple(
         as_integer(c, f"{path}.conflicts[{j}]")
-        for j, c in enumerate(
-            as_list(field_of(obj, "conflicts", path, []), f"{path}.conflicts")
-        )
+        for j, c in enumerate(as_list(field_of(obj, "conflicts", path, []), f"{path}.conflicts"))
     )
-    return PlacementRequest(
-        index, tuple(roots), kind, first, last, size, alignment, stride, conflicts
-    )
+    return PlacementRequest(index, tuple(roots), kind, first, last, size, alignment, stride, conflicts)
 
 
 def _parse(doc: Any, name: str) -> PlacementProblem:
@@ -170,26 +150,17 @@ def _parse(doc: Any, name: str) -> PlacementProblem:
             f"a multiple of both element sizes ({element0}, {element1})",
             describe(boundary),
         )
-    offset = as_integer(
-        field_of(obj, "interleaved_offset", "$", 0), "$.interleaved_offset"
-    )
+    offset = as_integer(field_of(obj, "interleaved_offset", "$", 0), "$.interleaved_offset")
     if offset >= element1:
         raise InputError(
             "$.interleaved_offset",
             f"less than the region-1 element ({element1})",
             describe(offset),
         )
-    host_raw = field_of(
-        obj, "host_scratch_range", "$", list(DEFAULT_HOST_SCRATCH_RANGE)
-    )
-    host = (
-        None
-        if host_raw is None
-        else _interval(host_raw, "$.host_scratch_range", "the host scratch range")
-    )
+    host_raw = field_of(obj, "host_scratch_range", "$", list(DEFAULT_HOST_SCRATCH_RANGE))
+    host = None if host_raw is None else _interval(host_raw, "$.host_scratch_range", "the host scratch range")
     requests = tuple(
-        _request(raw, i)
-        for i, raw in enumerate(as_list(field_of(obj, "requests", "$"), "$.requests"))
+        _request(raw, i) for i, raw in enumerate(as_list(field_of(obj, "requests", "$"), "$.requests"))
     )
     owner: dict[int, int] = {}
     for request in requests:
@@ -202,15 +173,11 @@ def _parse(doc: Any, name: str) -> PlacementProblem:
                 )
             owner[root] = request.index
     spans: dict[int, tuple[int, int]] = {}
-    raw_spans = as_object(
-        field_of(obj, "assigned_root_spans", "$", {}), "$.assigned_root_spans"
-    )
+    raw_spans = as_object(field_of(obj, "assigned_root_spans", "$", {}), "$.assigned_root_spans")
     for key, value in raw_spans.items():
         where = f"$.assigned_root_spans.{key}"
         if not (isinstance(key, str) and key.isdigit()):
-            raise InputError(
-                where, "a root id (decimal digits) as the key", describe(key)
-            )
+            raise InputError(where, "a root id (decimal digits) as the key", describe(key))
         spans[int(key)] = _interval(value, where, "a group span")
     return PlacementProblem(
         name=name,
@@ -230,9 +197,7 @@ def _parse(doc: Any, name: str) -> PlacementProblem:
     )
 
 
-def load_placement_dump(
-    source: str | Path | bytes, name: str | None = None
-) -> PlacementProblem:
+def load_placement_dump(source: str | Path | bytes, name: str | None = None) -> PlacementProblem:
     """Read a dump from a path or its bytes; ``name`` names it in errors and results (default: the
     path, or ``"<bytes>"``)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -244,8 +209,6 @@ def load_placement_dump(
         doc = msgspec.json.decode(data)
         return _parse(doc, label)
     except msgspec.DecodeError as exc:
-        raise decode_error(data, exc, "a placement dump (a JSON object)").in_file(
-            label
-        ) from None
+        raise decode_error(data, exc, "a placement dump (a JSON object)").in_file(label) from None
     except InputError as exc:
         raise exc.in_file(label) from None

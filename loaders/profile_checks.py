@@ -8,7 +8,7 @@
   rounded to its allocation granule, times its copies) and every step with all its live values at
   their largest, plus its scratch and the larger of ``exchange_rows`` and ``support_reserve_bytes``;
 - ``KeyTally``: no object of the file names a key twice, proved by counting colons
-  (below) or, when the count cannot prove it, by ``models.json_text.refuse_duplicate_keys``.
+  (below) or, when the count cannot prove it, by ``loaders.json_scan.refuse_duplicate_keys``.
 """
 from __future__ import annotations
 

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 import msgspec
 import numpy as np
 import pyarrow as pa
+
 from tilescope.models.errors import InputError
-from tilescope.models.records import StepRecord, ValueRecord
+from tilescope.models.records import RegionBytes, StepRecord, ValueRecord
 from tilescope.models.schemas import STEP_TILES, VALUE_TILES
 
 from .tile_arrays import chunks_by_size, parse_tile_lists, runs_of
@@ -34,6 +35,17 @@ def _require(where: str, version: int, name: str) -> InputError:
         f"a field `{name}` (a version {version} profile records per-tile figures)",
         "none",
     )
+
+
+def _raw(value: msgspec.Raw | msgspec.UnsetType) -> msgspec.Raw:
+    """A per-tile field known to be present (``check_steps``/``add_values`` refused its absence)."""
+    assert isinstance(value, msgspec.Raw)
+    return value
+
+
+def _region(value: RegionBytes | msgspec.UnsetType) -> RegionBytes:
+    assert isinstance(value, RegionBytes)
+    return value
 
 
 def _span(raws: Sequence[msgspec.Raw]) -> tuple[msgspec.Raw, msgspec.Raw]:
@@ -59,24 +71,24 @@ class TileRuns:
             name = _missing(v, VALUE_TILE_FIELDS)
             if name is not None:
                 raise _require(f"$.timeline.values[{first + i}]", self.version, name)
-        sizes = [len(v.tile_shards) + len(v.tile_bytes) for v in values]  # type: ignore[arg-type]
+        sizes = [len(_raw(v.tile_shards)) + len(_raw(v.tile_bytes)) for v in values]
         for begin, end in chunks_by_size(sizes):
             part = values[begin:end]
             at = first + begin
             shards = parse_tile_lists(
-                [v.tile_shards for v in part],
+                [_raw(v.tile_shards) for v in part],
                 self.tiles,
                 False,
                 at,
                 lambda i: f"$.timeline.values[{i}].tile_shards",
-            )  # type: ignore[misc]
+            )
             held = parse_tile_lists(
-                [v.tile_bytes for v in part],
+                [_raw(v.tile_bytes) for v in part],
                 self.tiles,
                 False,
                 at,
                 lambda i: f"$.timeline.values[{i}].tile_bytes",
-            )  # type: ignore[misc]
+            )
             self.value_runs.append(runs_of(np.stack((shards, held), axis=2), at))
 
     def check_steps(self, steps: Sequence[StepRecord]) -> None:
@@ -86,41 +98,39 @@ class TileRuns:
             if name is not None:
                 raise _require(f"$.timeline.steps[{i}]", self.version, name)
 
-    def add_steps(
-        self, steps: Sequence[StepRecord], begin: int, end: int, release
-    ) -> None:
+    def add_steps(self, steps: Sequence[StepRecord], begin: int, end: int, release) -> None:
         """Steps ``begin``…``end - 1``'s per-tile arrays; then ``release(first, last)`` is told the
         span of those steps' raw texts (their live lists included), which is not read again."""
-        sizes = [len(s.tile_usage) + len(s.tile_scratch) for s in steps[begin:end]]  # type: ignore[arg-type]
+        sizes = [len(_raw(s.tile_usage)) + len(_raw(s.tile_scratch)) for s in steps[begin:end]]
         for b, e in chunks_by_size(sizes):
             part = steps[begin + b : begin + e]
             at = begin + b
             usage = parse_tile_lists(
-                [s.tile_usage for s in part],
+                [_raw(s.tile_usage) for s in part],
                 self.tiles,
                 True,
                 at,
                 lambda i: f"$.timeline.steps[{i}].tile_usage",
-            )  # type: ignore[misc]
+            )
             scratch = parse_tile_lists(
-                [s.tile_scratch for s in part],
+                [_raw(s.tile_scratch) for s in part],
                 self.tiles,
                 True,
                 at,
                 lambda i: f"$.timeline.steps[{i}].tile_scratch",
-            )  # type: ignore[misc]
+            )
             self.step_runs.append(runs_of(np.concatenate((scratch, usage), axis=2), at))
         if release is not None and end > begin:
             first, _ = _span(
-                [steps[begin].live, steps[begin].tile_usage, steps[begin].tile_scratch]
-            )  # type: ignore[list-item]
+                [steps[begin].live, _raw(steps[begin].tile_usage), _raw(steps[begin].tile_scratch)]
+            )
             _, last = _span(
                 [
                     steps[end - 1].live,
-                    steps[end - 1].tile_usage,
-                    steps[end - 1].tile_scratch,
+                    _raw(steps[end - 1].tile_usage),
+                    _raw(steps[end - 1].tile_scratch),
                 ]
-            )  # type: ignore[list-item]
+            )
             release(first, last)
 
     def tables(self) -> tuple[pa.Table, pa.Table]:
@@ -131,19 +141,15 @@ def _table(runs: list[tuple[np.ndarray, ...]], schema: pa.Schema) -> pa.Table:
     if not runs:
         return schema.empty_table()
     columns = [np.concatenate([r[c] for r in runs]) for c in range(len(schema))]
-    return pa.Table.from_arrays(
-        [pa.array(c, type=f.type) for c, f in zip(columns, schema)], schema=schema
-    )
+    return pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, schema)], schema=schema)
 
 
-def coarse_columns(
-    steps: Sequence[StepRecord], tiled: bool
-) -> tuple[pa.Array, pa.Array]:
+def coarse_columns(steps: Sequence[StepRecord], tiled: bool) -> tuple[pa.Array, pa.Array]:
     """The steps' recorded ``coarse_usage`` (null in version 1)."""
     if not tiled:
         empty = pa.nulls(len(steps), type=pa.int64())
         return empty, empty
     return (
-        pa.array([s.coarse_usage.standard for s in steps], type=pa.int64()),  # type: ignore[union-attr]
-        pa.array([s.coarse_usage.interleaved for s in steps], type=pa.int64()),
-    )  # type: ignore[union-attr]
+        pa.array([_region(s.coarse_usage).standard for s in steps], type=pa.int64()),
+        pa.array([_region(s.coarse_usage).interleaved for s in steps], type=pa.int64()),
+    )

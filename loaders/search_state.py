@@ -21,7 +21,7 @@ Choices made here (docs/formats.md leaves them open):
 
 Every malformed input raises ``InputError`` with a JSON path (``$.recipe.plans.0.requirements…``)
 or, inside the context, ``$.context line N`` followed by the position or the Debug field path.
-An object naming a key twice is refused at the second (``models.json_text``).
+An object naming a key twice is refused at the second (``loaders.json_scan``).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from pathlib import Path
 import msgspec
 
 from tilescope.models.errors import InputError, describe
-from tilescope.models.json_text import decode_error, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
+from .json_scan import decode_error, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
 from tilescope.models.search_state import SEARCH_STATE_VERSIONS, V8_KEYS, SearchState
 
 from .json_fields import as_object, field_of

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 import numpy as np
+
 from tilescope.models.errors import InputError
 from tilescope.models.limits import MAX_INT
 
@@ -47,11 +48,7 @@ def parse_tile_lists(
     k = len(raws)
     expected = (
         f"a list of {tiles:,} "
-        + (
-            "[standard, interleaved] pairs of non-negative integers"
-            if pairs
-            else "non-negative integers"
-        )
+        + ("[standard, interleaved] pairs of non-negative integers" if pairs else "non-negative integers")
         + " (one per device tile: tile_count)"
     )
     lengths = np.fromiter(map(len, raws), dtype=np.int64, count=k)
@@ -69,29 +66,19 @@ def parse_tile_lists(
     n_open = int(np.count_nonzero(opening))
     n_close = int(np.count_nonzero(buf == ord("]")))
     compact = (
-        int(np.count_nonzero(digit))
-        + int(np.count_nonzero(buf == ord(",")))
-        + n_open
-        + n_close
-        == buf.size
+        int(np.count_nonzero(digit)) + int(np.count_nonzero(buf == ord(","))) + n_open + n_close == buf.size
     )
     if not compact:  # whitespace, or a character no list of numbers has
         bad = np.flatnonzero(~_ALLOWED[buf])
         if bad.size:
             pos = int(bad[0])
             i = item_of(pos)
-            raise InputError(
-                where(first + i), expected, _text(raws[i], pos - int(starts[i]))
-            )
+            raise InputError(where(first + i), expected, _text(raws[i], pos - int(starts[i])))
     edges = np.flatnonzero(digit[1:] != digit[:-1]) + 1
     num_start, num_end = edges[0::2], edges[1::2]
     width = num_end - num_start
-    if not (
-        compact and _regular(buf, starts, num_start, num_end, n_open, tiles, pairs)
-    ):
-        _check_structure(
-            buf, raws, starts, opening, num_start, tiles, pairs, first, where, expected
-        )
+    if not (compact and _regular(buf, starts, num_start, num_end, n_open, tiles, pairs)):
+        _check_structure(buf, raws, starts, opening, num_start, tiles, pairs, first, where, expected)
     return _numbers(
         padded_value,
         raws,
@@ -119,9 +106,7 @@ def _regular(
     """Whether compact lists (no whitespace) have exactly the expected shape, proved from counts
     and the bytes around each number (the usual file: no running sums needed)."""
     k = starts.size - 1
-    if num_start.size != k * tiles * (2 if pairs else 1) or (
-        k and not np.all(buf[starts[:-1]] == ord("["))
-    ):
+    if num_start.size != k * tiles * (2 if pairs else 1) or (k and not np.all(buf[starts[:-1]] == ord("["))):
         return False
     per_item = np.diff(np.searchsorted(num_start, starts))
     if np.any(per_item != tiles * (2 if pairs else 1)):
@@ -170,9 +155,7 @@ def _check_structure(
             expected,
             "a list nested deeper: " + _text(raws[i], pos - int(starts[i])),
         )
-    if k and not np.all(
-        buf[starts[:-1]] == ord("[")
-    ):  # a number or text where a list is due
+    if k and not np.all(buf[starts[:-1]] == ord("[")):  # a number or text where a list is due
         i = int(np.flatnonzero(buf[starts[:-1]] != ord("["))[0])
         raise InputError(where(first + i), expected, _text(raws[i], 0))
 
@@ -196,8 +179,7 @@ def _check_structure(
         wrong = np.concatenate(
             (
                 wrong,
-                np.flatnonzero(pair_of[1 : whole - 1 : 2] == pair_of[2:whole:2]) * 2
-                + 1,
+                np.flatnonzero(pair_of[1 : whole - 1 : 2] == pair_of[2:whole:2]) * 2 + 1,
             )
         )
         if num_start.size % 2:
@@ -213,9 +195,7 @@ def _check_structure(
             pos = int(num_start[int(wrong.min())])
             i = item_of(pos)
             opens = np.flatnonzero(opening[starts[i] : pos + 1])
-            t = (
-                opens.size - 2
-            )  # the pair this number is in (0-based; the list's own '[' first)
+            t = opens.size - 2  # the pair this number is in (0-based; the list's own '[' first)
             count = int(np.count_nonzero(pair_of == pair_of[int(wrong.min())]))
             raise InputError(
                 f"{where(first + i)}[{t}]",
@@ -225,16 +205,12 @@ def _check_structure(
         wrong_items = np.flatnonzero(pairs_per_item != tiles)
         if wrong_items.size:
             i = int(wrong_items[0])
-            raise InputError(
-                where(first + i), expected, f"a list of {int(pairs_per_item[i]):,}"
-            )
+            raise InputError(where(first + i), expected, f"a list of {int(pairs_per_item[i]):,}")
     else:
         wrong_items = np.flatnonzero(per_item != tiles)
         if wrong_items.size:
             i = int(wrong_items[0])
-            raise InputError(
-                where(first + i), expected, f"a list of {int(per_item[i]):,}"
-            )
+            raise InputError(where(first + i), expected, f"a list of {int(per_item[i]):,}")
 
 
 def _numbers(

@@ -1,8 +1,8 @@
 """What-if tiling edits, and the edit-set JSON file:
 ``[{"value": ID, "axis": K, "partitions": N} | {"value": ID, "replicas": N}, ...]``.
 
-``parse_edit_set`` reads one from its bytes (an upload); ``loaders.edit_sets.load_edit_set`` opens
-the file (a regular file only). Ids are at most 2^53, axis positions and counts at most 2^31
+``loaders.edit_sets.parse_edit_set`` reads one from its bytes (an upload), ``load_edit_set`` from
+a file (a regular file only). Ids are at most 2^53, axis positions and counts at most 2^31
 (``models.limits``); a key given twice, JSON nested deeper than ``MAX_JSON_DEPTH`` or a lone
 surrogate escape is refused where it is, like any other fault, with one located line.
 """
@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
-
-import msgspec
+from typing import Any
 
 from .errors import InputError, describe
 from .files import write_atomically
-from .json_text import decode_error, locate_byte, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
 from .limits import MAX_COUNT, MAX_INT
 
 # The edit-set file's reference, shown by the --help of every command that takes one (and
@@ -31,9 +28,6 @@ EDIT_SET_FORMAT = (
     '"partitions": 18}, {"value": 84, "replicas": 27}]. Integers only (ID up to 2^53, K and N up to 2^31), no other '
     "keys, no key twice. --edit V:K=N and --edit V:replicas=N are the same edits on the command line."
 )
-
-_DIGITS = sys.get_int_max_str_digits() or 4300
-_LONG_NUMBER = re.compile(rb"\d{%d,}" % (_DIGITS + 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +50,7 @@ class TilingEdit:
 
     @property
     def count(self) -> int:
-        return self.partitions if self.partitions is not None else self.replicas  # type: ignore[return-value]
+        return self.partitions if self.partitions is not None else self.replicas
 
     def to_json(self) -> dict:
         if self.replicas is not None:
@@ -69,7 +63,7 @@ class TilingEdit:
         return f"value {self.value}: axis {self.axis} partitions → {self.partitions}"
 
     @staticmethod
-    def from_json(obj: Any, where: str = "$") -> "TilingEdit":
+    def from_json(obj: Any, where: str = "$") -> TilingEdit:
         if not isinstance(obj, dict):
             raise InputError(where, 'an edit object {"value", "axis", "partitions"} or {"value", "replicas"}', describe(obj))
         unknown = set(obj) - {"value", "axis", "partitions", "replicas"}
@@ -94,31 +88,6 @@ class TilingEdit:
             if key not in obj:
                 raise InputError(f"{where}.{key}", f"a field `{key}` (or `replicas`)", "none")
         return TilingEdit(value, axis=integer("axis", 0), partitions=integer("partitions", 0))
-
-
-def parse_edit_set(data: bytes | str, source: str = "<edits>") -> list[TilingEdit]:
-    """The edits of an edit-set file's bytes; an InputError naming ``source`` and the place."""
-    if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")  # a lone surrogate is then refused as in a file
-    data = bytes(data)
-    try:
-        try:
-            obj = msgspec.json.decode(data)
-        except msgspec.ValidationError:  # valid JSON msgspec will not convert: a huge integer
-            long = _LONG_NUMBER.search(data)
-            where = locate_byte(data, long.start()) if long else "$"
-            raise InputError(where, f"an integer of at most {_DIGITS:,} digits", "a longer one") from None
-        except msgspec.DecodeError as exc:
-            raise decode_error(data, exc, "a JSON list of edits") from None
-        except RecursionError:  # msgspec decodes nested JSON recursively: say where it starts
-            raise nesting_error(data) from None
-        refuse_deep_nesting(data)
-        refuse_duplicate_keys(data)
-        if not isinstance(obj, list):
-            raise InputError("$", "a JSON list of edits", describe(obj))
-        return [TilingEdit.from_json(item, f"$[{i}]") for i, item in enumerate(obj)]
-    except InputError as exc:
-        raise exc.in_file(source) from None
 
 
 def edit_set_json(edits: Sequence[TilingEdit]) -> str:

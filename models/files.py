@@ -15,8 +15,9 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO
 
 from .errors import InputError
 
@@ -65,11 +66,12 @@ def _identity(path: str | Path) -> tuple[int, int] | None:
 def refuse_inputs(target: str | Path, inputs: InputPaths) -> None:
     """A FileAccessError when writing ``target`` would write over one of ``inputs``, however either
     is spelled (the module doc); ``None`` inputs (an option not given) are skipped."""
-    reached = _identity(target)
+    named = [given for given in inputs if given is not None]
+    reached = _identity(target) if named else None  # (no stat at all for a writer without inputs)
     if reached is None:
         return
-    for given in inputs:
-        if given is not None and _identity(given) == reached:
+    for given in named:
+        if _identity(given) == reached:
             same = "" if str(given) == str(target) else f" (given as {given})"
             raise FileAccessError(target, f"is an input of this command{same}: inputs are never written, even with --overwrite")
 

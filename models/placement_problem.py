@@ -18,9 +18,7 @@ INTERLEAVED = "Ipu21Interleaved"
 RequestClass = Literal["Ipu21Standard", "Ipu21Interleaved"]
 
 PROGRAM_START = 0  # ``first == 0``: present when the program starts (an input)
-PROGRAM_END = (
-    4294967295  # ``last == 2**32 - 1``: needed after the device finishes (an output)
-)
+PROGRAM_END = 4294967295  # ``last == 2**32 - 1``: needed after the device finishes (an output)
 
 # The compile-time constants the compiler's tests use for dumps older than version 1 (fixture README).
 DEFAULT_REGION_BOUNDARY = 524_288

@@ -15,8 +15,8 @@ edits when given); the list keeps the ones whose verified peak is lower, best sa
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 import numpy as np
 

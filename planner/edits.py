@@ -49,11 +49,13 @@ from tilescope.models.tiling import TensorTiling
 from . import tiling_rules
 from .model import Peaks, Plan, ProfileArrays, ValueBytes, peaks_of
 from .shards import aligned_bytes, shard_bytes
+from .tile_estimate import LayoutUnresolvable
 from .tile_whatif import whatif_plan
 from .tiling_rules import REPLICAS, tiling_violation
 
 RULE_UNKNOWN_VALUE = "no such value"
 RULE_UNKNOWN_AXIS = "no such axis position"
+RULE_UNRESOLVABLE = "the compiler's layout resolution refuses the edited layout (a per-tile profile is re-estimated per tile)"
 
 
 class EditError(TilescopeError):
@@ -298,7 +300,11 @@ def extend_edits(arrays: ProfileArrays, whatif: WhatIf, edits: Sequence[TilingEd
     if arrays.tiles is not None:
         # A v2/v3 profile is planned per tile: the edited values re-estimated per tile, the other
         # values' and steps' recorded figures kept (planner.tile_whatif).
-        plan, _ = whatif_plan(arrays, figures, tilings, whatif.base)
+        try:
+            plan, _ = whatif_plan(arrays, figures, tilings, whatif.base)
+        except LayoutUnresolvable as exc:
+            last = edits[-1] if edits else None
+            raise EditError(last.value if last else -1, _edit_axis(last) if last else None, RULE_UNRESOLVABLE, str(exc)) from None
         usage = [plan.usage_standard, plan.usage_interleaved]
         peaks = plan.peaks
         for row in rows:

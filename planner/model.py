@@ -9,13 +9,13 @@ from __future__ import annotations
 import dataclasses
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
 
 from tilescope.models.profile import MemoryProfile
 from tilescope.models.tiling import Axis, AxisTiling, TensorTiling
+from tilescope.models.lazy import lazy
 
 from .shards import infer_granules, shard_bytes
 from .tile_plan import TileArrays, TilePlan, tile_arrays_of, tile_plan
@@ -67,11 +67,11 @@ class ProfileArrays:
     def n_values(self) -> int:
         return self.value_ids.size
 
-    @cached_property
+    @lazy
     def row_of_id(self) -> dict[int, int]:
         return {int(v): i for i, v in enumerate(self.value_ids)}
 
-    @cached_property
+    @lazy
     def interval_bounds(self) -> np.ndarray:
         """Row r's live intervals are ``interval_bounds[r]`` up to ``interval_bounds[r + 1]``
         (intervals are sorted by value row): one array, not an object per value."""
@@ -82,7 +82,7 @@ class ProfileArrays:
         bounds = self.interval_bounds
         return range(int(bounds[row]), int(bounds[row + 1]))
 
-    @cached_property
+    @lazy
     def alias_rows(self) -> dict[int, list[int]]:
         """Root row → rows of every value with that root (the root included)."""
         out: dict[int, list[int]] = {}
@@ -90,7 +90,7 @@ class ProfileArrays:
             out.setdefault(root, []).append(row)
         return out
 
-    @cached_property
+    @lazy
     def storage_group_rows(self) -> dict[int, list[int]]:
         """Storage group id → rows of its members."""
         out: dict[int, list[int]] = {}

@@ -59,6 +59,7 @@ import numpy as np
 
 from .model import Plan, ProfileArrays
 from .packing import PlacementError
+from .placement_exact import Improvement, improve_region, region_verdict
 from .placement_groups import Allocations, Previous, RegionState, check_stacks, place_region
 
 __all__ = ["ALGORITHM", "CAPACITY_RULE", "KIND_NAMES", "REGION_NAMES", "Placement", "PlacementError", "RegionPlacement", "place"]
@@ -76,7 +77,9 @@ ALGORITHM = (
     "rows, on top); the others cut into groups that share no step; each group first fit ordered by "
     "granule, bytes, lifetime (largest first), then hill climbing over the order (at most "
     f"{SEARCH_EVALUATIONS} first-fit runs per group, {REPLACE_EVALUATIONS} when re-placing after an edit) "
-    "while the group's top is above the region's lower bound"
+    "while the group's top is above the region's lower bound; for a fresh placement with time given "
+    "(tilescope place), the exact solver (planner.solver) then re-places the groups at a region's top "
+    "when that lowers it"
 )
 CAPACITY_RULE = (
     "both regions and the support reserve share the tile's budget_bytes: capacity(standard) = "
@@ -96,6 +99,9 @@ class RegionPlacement:
     fragmentation: int  # placed − lower_bound
     capacity: int
     fits: bool
+    verdict: str = "placed"  # "placed" | "infeasible" | "unknown" against the capacity (placement_exact)
+    proof: str = ""
+    deficit_bytes: int | None = None
 
     def to_json(self) -> dict:
         return {
@@ -104,6 +110,9 @@ class RegionPlacement:
             "fragmentation": self.fragmentation,
             "capacity": self.capacity,
             "fits": self.fits,
+            "verdict": self.verdict,
+            "proof": self.proof,
+            "deficit_bytes": self.deficit_bytes,
         }
 
 
@@ -212,7 +221,7 @@ def _capacities(arrays: ProfileArrays, placed_standard: int, placed_interleaved:
 
 def place(
     arrays: ProfileArrays, plan: Plan, *, previous: Placement | None = None, evaluations: int | None = None,
-    reuse_packings: bool = True,
+    reuse_packings: bool = True, exact_seconds: float = 0.0,
 ) -> Placement:
     """Place every allocation of ``plan`` (module doc).
 
@@ -221,6 +230,8 @@ def place(
     first-fit runs per group for the improvement search (default ``SEARCH_EVALUATIONS``, or
     ``REPLACE_EVALUATIONS`` with ``previous``). ``reuse_packings=False`` packs every group anew, even
     one identical to another (the benchmark's figure for profiles without repeated blocks).
+    ``exact_seconds``: for a fresh placement (no ``previous``), the time the exact solver may spend
+    lowering each region's highest groups (``planner.placement_exact``); 0 keeps the packer's.
     """
     alloc = _allocations_of(arrays, plan)
     _check_sums(alloc)
@@ -234,6 +245,12 @@ def place(
     for code in (0, 1):
         before = Previous(previous._state.regions[code], previous.offset, previous.bytes) if previous is not None else None
         states.append(place_region(code, alloc, arrays.n_steps, bounds[code], offsets, before, evaluations, reuse_packings))
+    improvements: list[Improvement | None] = [None, None]
+    if exact_seconds > 0 and previous is None:
+        for code in (0, 1):
+            top = int((offsets + alloc.bytes)[alloc.region == code].max(initial=0))
+            if top > bounds[code]:
+                improvements[code] = improve_region(code, alloc, arrays.n_steps, offsets, states[code], exact_seconds / 2)
     check_stacks(alloc, offsets, states)
     ends = offsets + alloc.bytes
     placed = [int(ends[alloc.region == code].max(initial=0)) for code in (0, 1)]
@@ -241,8 +258,10 @@ def place(
         if placed[code] < bounds[code]:
             raise PlacementError(f"internal error: {REGION_NAMES[code]} placed below its lower bound (an overlap)")
     capacity = _capacities(arrays, placed[0], placed[1])
+    best_capacity = _capacities(arrays, bounds[0], bounds[1])
     figures = [
-        RegionPlacement(REGION_NAMES[c], bounds[c], placed[c], placed[c] - bounds[c], capacity[c], placed[c] <= capacity[c])
+        RegionPlacement(REGION_NAMES[c], bounds[c], placed[c], placed[c] - bounds[c], capacity[c], placed[c] <= capacity[c],
+                        *region_verdict(placed[c], bounds[c], capacity[c], best_capacity[c], improvements[c]))
         for c in (0, 1)
     ]
     value_id = np.where(alloc.value_row >= 0, arrays.value_ids[np.maximum(alloc.value_row, 0)], -1) if arrays.n_values else alloc.value_row.copy()

@@ -27,6 +27,9 @@ from .tile_plan import blocks, last_argmax, value_maxima
 LIMIT = 1000  # mismatches listed per field; beyond it, one line counts the rest
 CLASSES = ("standard", "interleaved")
 RULE_COARSE_BOUND = "no tile above coarse_usage"
+TILE_BYTES_WITHOUT_SHARD = "tile_bytes (0 where tile_shards is 0)"
+TILE_SHARD_WITHOUT_BYTES = "tile_shards (0 where tile_bytes is 0)"
+TILES_WITH_A_SHARD = "tiles with a shard (at most the layout's tile_count)"  # a count, not bytes
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,9 @@ class MoreMismatches:
 
 
 class _Listed:
-    def __init__(self):
+    """Mismatches listed per field (at most ``LIMIT``) and how many each field had."""
+
+    def __init__(self) -> None:
         self.items: list = []
         self.counts: dict[str, int] = {}
 
@@ -52,9 +57,7 @@ class _Listed:
         self.counts[field] = listed + total
 
     def more(self) -> list[MoreMismatches]:
-        return [
-            MoreMismatches(f, n - LIMIT) for f, n in self.counts.items() if n > LIMIT
-        ]
+        return [MoreMismatches(f, n - LIMIT) for f, n in self.counts.items() if n > LIMIT]
 
 
 def value_mismatches(arrays: ProfileArrays) -> list[Mismatch]:
@@ -73,11 +76,35 @@ def value_mismatches(arrays: ProfileArrays) -> list[Mismatch]:
         ("shard_bytes (largest tile_shards)", arrays.recorded_shard, shard),
     ):
         for i in np.flatnonzero(recorded != recomputed).tolist():
-            out.append(
-                Mismatch(
-                    "value", int(ids[i]), field, int(recorded[i]), int(recomputed[i])
-                )
+            out.append(Mismatch("value", int(ids[i]), field, int(recorded[i]), int(recomputed[i])))
+    # Spec §1.4: both arrays are 0 exactly where the value has no shard, and it has at most one
+    # shard per owner of its layout (runs hold no all-zero span, so a run with one 0 is a mismatch).
+    one_zero = (t.value_shard == 0) != (t.value_bytes == 0)
+    for r in np.flatnonzero(one_zero).tolist():
+        no_shard = t.value_shard[r] == 0
+        out.append(
+            Mismatch(
+                "value",
+                int(ids[t.value_row[r]]),
+                TILE_BYTES_WITHOUT_SHARD if no_shard else TILE_SHARD_WITHOUT_BYTES,
+                int(t.value_bytes[r] if no_shard else t.value_shard[r]),
+                0,
+                int(t.value_start[r]),
             )
+        )
+    held_tiles = np.bincount(
+        t.value_row, weights=t.value_stop - t.value_start, minlength=arrays.n_values
+    ).astype(np.int64)
+    for i in np.flatnonzero(held_tiles > arrays.tile_counts).tolist():
+        out.append(
+            Mismatch(
+                "value",
+                int(ids[i]),
+                TILES_WITH_A_SHARD,
+                int(held_tiles[i]),
+                int(arrays.tile_counts[i]),
+            )
+        )
     return out
 
 
@@ -131,11 +158,14 @@ def step_mismatches(arrays: ProfileArrays, recorded_usage: np.ndarray) -> list:
         arrays.region,
         arrays.n_steps,
     ):
-        rows = np.arange(b.recorded.shape[0])
+        recorded = b.recorded
+        assert recorded is not None
+        rows = np.arange(recorded.shape[0])
         steps = rows + b.first
-        usage = b.usage
+        usage = b.usage  # [steps, 2, tiles]
+        recorded_total = recorded[:, 0] + recorded[:, 1]
         for c, name in enumerate(CLASSES):
-            step, tile = np.nonzero(b.recorded[:, :, c] != usage[:, :, c])
+            step, tile = np.nonzero(recorded[:, c] != usage[:, c])
             listed.add(
                 f"tile_usage.{name}",
                 [
@@ -143,16 +173,16 @@ def step_mismatches(arrays: ProfileArrays, recorded_usage: np.ndarray) -> list:
                         "step",
                         int(s + b.first),
                         f"tile_usage.{name}",
-                        int(b.recorded[s, x, c]),
-                        int(usage[s, x, c]),
+                        int(recorded[s, c, x]),
+                        int(usage[s, c, x]),
                         int(x),
                     )
                     for s, x in zip(step[:LIMIT].tolist(), tile[:LIMIT].tolist())
                 ],
                 step.size,
             )
-        peak = last_argmax(b.recorded.sum(axis=2))
-        at_peak = b.recorded[rows, peak]
+        peak = last_argmax(recorded_total)
+        at_peak = recorded[rows, :, peak]
         for c, name in enumerate(CLASSES):
             bad = np.flatnonzero(recorded_usage[steps, c] != at_peak[:, c])
             listed.add(
@@ -169,9 +199,7 @@ def step_mismatches(arrays: ProfileArrays, recorded_usage: np.ndarray) -> list:
                 ],
                 bad.size,
             )
-        over_step, over_tile = np.nonzero(
-            b.recorded.sum(axis=2) > bound[steps][:, None]
-        )
+        over_step, over_tile = np.nonzero(recorded_total > bound[steps][:, None])
         listed.add(
             RULE_COARSE_BOUND,
             [
@@ -179,7 +207,7 @@ def step_mismatches(arrays: ProfileArrays, recorded_usage: np.ndarray) -> list:
                     "step",
                     int(s + b.first),
                     "tile_usage total (at most coarse_usage total)",
-                    int(b.recorded[s, x].sum()),
+                    int(recorded_total[s, x]),
                     int(bound[s + b.first]),
                     int(x),
                 )

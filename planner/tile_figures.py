@@ -14,10 +14,11 @@ from tilescope.models.tiling import TensorTiling
 
 from .model import ProfileArrays
 from .tile_estimate import (
+    ELEMENT_SIZES,
     Allocation,
     LayoutUnresolvable,
     TileRuns,
-    infer_allocation,
+    allocation_candidates,
     on_device,
     owner_elements,
     runs_of,
@@ -42,15 +43,16 @@ class RunTable:
     @staticmethod
     def of(
         parts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[np.ndarray]]],
+        width: int,
     ) -> RunTable:
+        """One table of each owner's (start, stop, columns), ``width`` columns (given: there may
+        be no owner to count them from)."""
         counts = np.array([p[0].size for p in parts], dtype=np.int64)
         bounds = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        width = len(parts[0][2]) if parts else 0
-        cat = lambda arrays: (
-            np.concatenate(arrays).astype(np.int64)
-            if arrays
-            else np.zeros(0, dtype=np.int64)
-        )
+
+        def cat(arrays: list[np.ndarray]) -> np.ndarray:
+            return np.concatenate(arrays).astype(np.int64) if arrays else np.zeros(0, dtype=np.int64)
+
         return RunTable(
             bounds,
             cat([p[0] for p in parts]),
@@ -60,9 +62,7 @@ class RunTable:
 
     @cached_property
     def owner(self) -> np.ndarray:
-        return np.repeat(
-            np.arange(self.bounds.size - 1, dtype=np.int64), np.diff(self.bounds)
-        )
+        return np.repeat(np.arange(self.bounds.size - 1, dtype=np.int64), np.diff(self.bounds))
 
     def runs(self, k: int) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
         a, b = int(self.bounds[k]), int(self.bounds[k + 1])
@@ -79,9 +79,7 @@ class RunTable:
         query = np.arange(n, dtype=np.int64) * span + int(tile)
         index = np.searchsorted(key, query, side="right") - 1
         ok = index >= 0
-        ok[ok] &= (self.owner[index[ok]] == np.flatnonzero(ok)) & (
-            self.stop[index[ok]] > tile
-        )
+        ok[ok] &= (self.owner[index[ok]] == np.flatnonzero(ok)) & (self.stop[index[ok]] > tile)
         for column, target in zip(self.columns, out):
             target[ok] = column[index[ok]]
         return out
@@ -101,19 +99,39 @@ class TileFigures:
         start, stop, (shard, allocated) = self.values.runs(row)
         return TileRuns(start, stop, shard, allocated)
 
-    def with_values(
-        self, rows: dict[int, TileRuns], scratch: dict[int, tuple] | None = None
-    ) -> TileFigures:
+    def with_values(self, rows: dict[int, TileRuns], scratch: dict[int, tuple] | None = None) -> TileFigures:
         """These figures with some value rows' runs (and some steps' scratch runs) replaced."""
-        values = _replace(
+        values = replace_runs(
             self.values,
             {r: (v.start, v.stop, (v.shard, v.bytes)) for r, v in rows.items()},
         )
-        steps = _replace(self.scratch, scratch or {})
+        steps = replace_runs(self.scratch, scratch or {})
         return TileFigures(self.device_tiles, values, steps, self.source)
 
 
-def _replace(table: RunTable, new: dict[int, tuple]) -> RunTable:
+def gather_runs(table: RunTable, owners: np.ndarray) -> RunTable:
+    """A table whose owner k has ``table``'s runs of owner ``owners[k]`` (numpy)."""
+    counts = np.diff(table.bounds)[owners]
+    index = np.repeat(table.bounds[owners], counts) + ranks(counts)
+    bounds = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return RunTable(
+        bounds,
+        table.start[index],
+        table.stop[index],
+        tuple(c[index] for c in table.columns),
+    )
+
+
+def ranks(counts: np.ndarray) -> np.ndarray:
+    """0 … count − 1 for each count, concatenated."""
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(counts)
+    return np.arange(total, dtype=np.int64) - np.repeat(ends - counts, counts)
+
+
+def replace_runs(table: RunTable, new: dict[int, tuple]) -> RunTable:
     """``table`` with the runs of the owners in ``new`` replaced: the kept runs selected by a mask,
     the new ones appended, all sorted again (numpy, whatever the number of owners)."""
     if not new:
@@ -122,17 +140,12 @@ def _replace(table: RunTable, new: dict[int, tuple]) -> RunTable:
     replaced = np.zeros(owners, dtype=bool)
     replaced[list(new)] = True
     keep = ~replaced[table.owner]
-    added = RunTable.of(list(new.values()))
-    added_owner = np.repeat(
-        np.fromiter(new, dtype=np.int64, count=len(new)), np.diff(added.bounds)
-    )
+    added = RunTable.of(list(new.values()), len(table.columns))
+    added_owner = np.repeat(np.fromiter(new, dtype=np.int64, count=len(new)), np.diff(added.bounds))
     owner = np.concatenate((table.owner[keep], added_owner))
     start = np.concatenate((table.start[keep], added.start))
     order = np.lexsort((start, owner))
-    columns = tuple(
-        np.concatenate((c[keep], a))[order]
-        for c, a in zip(table.columns, added.columns)
-    )
+    columns = tuple(np.concatenate((c[keep], a))[order] for c, a in zip(table.columns, added.columns))
     bounds = np.searchsorted(owner[order], np.arange(owners + 1)).astype(np.int64)
     return RunTable(
         bounds,
@@ -145,20 +158,37 @@ def _replace(table: RunTable, new: dict[int, tuple]) -> RunTable:
 # ----------------------------------------------------------------------------- tilescope's estimate of a v1 file
 
 
+def recorded_allocations(arrays: ProfileArrays) -> tuple[np.ndarray, np.ndarray]:
+    """Per value row, (alignment, extra) turning its recorded largest shard into its recorded
+    aligned bytes: ``tile_estimate.infer_allocation`` of every row at once (its candidates in its
+    order, then a constant extra with alignment 1, else the inferred granule without one). Kept on
+    ``arrays`` (derived from the file alone)."""
+    found = arrays.__dict__.get("_tile_allocations")
+    if found is not None:
+        return found
+    shard, aligned = arrays.recorded_shard, arrays.recorded_aligned
+    element = np.asarray(ELEMENT_SIZES, dtype=np.int64)[arrays.region.astype(np.int64)]
+    alignment = np.zeros(arrays.n_values, dtype=np.int64)
+    extra = np.zeros(arrays.n_values, dtype=np.int64)
+    done = shard <= 0  # nothing held: any allocation fits, the first (unaligned) is taken
+    alignment[done] = 1
+    for candidate in allocation_candidates(0):
+        size = element if candidate.alignment > 1 else np.ones_like(element)
+        hit = ~done & (-(-(shard + candidate.extra) // size) * size == aligned)
+        alignment[hit], extra[hit] = size[hit], candidate.extra
+        done |= hit
+    constant = ~done & (aligned >= shard)
+    alignment[constant], extra[constant] = 1, (aligned - shard)[constant]
+    done |= constant
+    alignment[~done] = arrays.granule[~done]
+    found = arrays.__dict__["_tile_allocations"] = (alignment, extra)
+    return found
+
+
 def recorded_allocation(arrays: ProfileArrays, row: int) -> Allocation:
-    """The allocation that turns the row's recorded largest shard into its recorded aligned bytes
-    (``tile_estimate.infer_allocation``), else the inferred granule without a tail."""
-    found = infer_allocation(
-        np.array([arrays.recorded_shard[row]]),
-        np.array([arrays.recorded_aligned[row]]),
-        int(arrays.region[row]),
-        int(arrays.copies[row]),
-    )
-    return (
-        found
-        if found is not None
-        else Allocation(int(arrays.granule[row]), 0, int(arrays.copies[row]))
-    )
+    """``recorded_allocations`` of one row, with its copies."""
+    alignment, extra = recorded_allocations(arrays)
+    return Allocation(int(alignment[row]), int(extra[row]), int(arrays.copies[row]))
 
 
 def scratch_owners(arrays: ProfileArrays) -> np.ndarray:
@@ -193,35 +223,35 @@ class _Estimator:
         return found if found is not None else self.arrays.tiling(root)
 
     def elements(self, row: int) -> np.ndarray:
-        tiling = self.tiling(row)
+        root = int(self.arrays.root_rows[row])
+        if row not in self.tilings and root not in self.tilings:  # the recorded layout, by its text
+            text_key = (self.arrays.shapes[row], self.arrays.layout_text[root])
+            found = self.memo.get(text_key)
+            if found is None:
+                found = self.memo[text_key] = self._elements(row, self.tiling(row))
+            return found
+        return self._elements(row, self.tiling(row))
+
+    def _elements(self, row: int, tiling: TensorTiling) -> np.ndarray:
         key = (self.arrays.shapes[row], tiling)
         found = self.memo.get(key)
         if found is None:
             try:
                 found = self.memo[key] = owner_elements(self.arrays.shapes[row], tiling)
             except LayoutUnresolvable as exc:
-                edited = (
-                    row in self.tilings
-                    or int(self.arrays.root_rows[row]) in self.tilings
-                )
+                edited = row in self.tilings or int(self.arrays.root_rows[row]) in self.tilings
                 if not edited or all(a.tile_stride is None for a in tiling.axes):
-                    raise LayoutUnresolvable(
-                        f"value {int(self.arrays.value_ids[row])}: {exc}"
-                    ) from None
+                    raise LayoutUnresolvable(f"value {int(self.arrays.value_ids[row])}: {exc}") from None
                 # An edit changed partitions under the recorded tile strides, which no longer
                 # give every shard its owners: the owners are numbered as the compiler numbers a
                 # tiling without strides (replicas fastest, then the axes in order).
-                found = self.memo[key] = owner_elements(
-                    self.arrays.shapes[row], without_strides(tiling)
-                )
+                found = self.memo[key] = owner_elements(self.arrays.shapes[row], without_strides(tiling))
         return found
 
 
 def without_strides(tiling: TensorTiling) -> TensorTiling:
     """``tiling`` with no axis's ``tile_stride`` (the compiler's packed default)."""
-    return replace(
-        tiling, axes=tuple(replace(a, tile_stride=None) for a in tiling.axes)
-    )
+    return replace(tiling, axes=tuple(replace(a, tile_stride=None) for a in tiling.axes))
 
 
 def scratch_runs(
@@ -250,21 +280,21 @@ def scratch_runs(
     return start, stop, tuple(columns)
 
 
-def estimate_figures(
-    arrays: ProfileArrays, tilings: dict[int, TensorTiling] | None = None
-) -> TileFigures:
+def estimate_figures(arrays: ProfileArrays, tilings: dict[int, TensorTiling] | None = None) -> TileFigures:
     """tilescope's estimate of every value's and step's per-tile figures (tile offsets 0)."""
     estimator = _Estimator(arrays, tilings)
     memo: dict[tuple, TileRuns] = {}
     parts = []
+    alignment, extra = recorded_allocations(arrays)
     for row in range(arrays.n_values):
-        allocation = recorded_allocation(arrays, row)
-        key = (
-            arrays.shapes[row],
-            estimator.tiling(row),
-            int(arrays.element_bytes[row]),
-            allocation,
+        allocation = Allocation(int(alignment[row]), int(extra[row]), int(arrays.copies[row]))
+        root = int(arrays.root_rows[row])
+        layout = (
+            estimator.tiling(row)
+            if (row in estimator.tilings or root in estimator.tilings)
+            else arrays.layout_text[root]
         )
+        key = (arrays.shapes[row], layout, int(arrays.element_bytes[row]), allocation)
         runs = memo.get(key)
         if runs is None:
             runs = memo[key] = value_tiles(
@@ -275,12 +305,25 @@ def estimate_figures(
             )
         parts.append((runs.start, runs.stop, (runs.shard, runs.bytes)))
     owners = scratch_owners(arrays)
-    steps = [
-        scratch_runs(arrays, s, int(r), estimator.elements(int(r)) if r >= 0 else None)
-        for s, r in enumerate(owners.tolist())
-    ]
+    # Steps of one layer kind repeat: one spread per owner layout and scratch amounts.
+    spread: dict[tuple[int, int, int], tuple] = {}
+    steps = []
+    for s, r in enumerate(owners.tolist()):
+        elements = estimator.elements(int(r)) if r >= 0 else None
+        amounts = (
+            id(elements),
+            int(arrays.scratch_standard[s]),
+            int(arrays.scratch_interleaved[s]),
+        )
+        found = spread.get(amounts)
+        if found is None:
+            found = spread[amounts] = scratch_runs(arrays, s, int(r), elements)
+        steps.append(found)
     return TileFigures(
-        arrays.device_tiles, RunTable.of(parts), RunTable.of(steps), SOURCE_ESTIMATE
+        arrays.device_tiles,
+        RunTable.of(parts, 2),
+        RunTable.of(steps, 2),
+        SOURCE_ESTIMATE,
     )
 
 

@@ -21,9 +21,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+
 from tilescope.models.profile import MemoryProfile
 
-BLOCK_CELLS = 1 << 20  # steps × tiles per block: its arrays are a few of 16 MiB
+BLOCK_CELLS = 1 << 20
+EXACT_FLOAT = (
+    1 << 53
+)  # integers below it are exact in float64  # steps × tiles per block: its arrays are a few of 16 MiB
 
 
 @dataclass(frozen=True)
@@ -66,12 +70,8 @@ def tile_arrays_of(profile: MemoryProfile) -> TileArrays | None:
         step=_ints(s, "step"),
         step_start=_ints(s, "tile_start"),
         step_stop=_ints(s, "tile_stop"),
-        scratch=np.stack(
-            (_ints(s, "scratch_standard"), _ints(s, "scratch_interleaved")), axis=1
-        ),
-        usage=np.stack(
-            (_ints(s, "usage_standard"), _ints(s, "usage_interleaved")), axis=1
-        ),
+        scratch=np.stack((_ints(s, "scratch_standard"), _ints(s, "scratch_interleaved")), axis=1),
+        usage=np.stack((_ints(s, "usage_standard"), _ints(s, "usage_interleaved")), axis=1),
         coarse=np.stack(
             (_ints(steps, "coarse_standard"), _ints(steps, "coarse_interleaved")),
             axis=1,
@@ -168,36 +168,63 @@ def root_requirements(t: TileArrays, root_rows: np.ndarray) -> Runs:
     order = np.argsort(owner, kind="stable")
     return Runs(
         owner[order],
-        *(
-            np.concatenate([getattr(p, f) for p in parts])[order]
-            for f in ("start", "stop", "amount")
-        ),
+        *(np.concatenate([getattr(p, f) for p in parts])[order] for f in ("start", "stop", "amount")),
     )
 
 
 @dataclass(frozen=True)
 class Block:
-    """Steps ``first`` … ``first + n − 1``, dense over tiles: ``[n, tiles, 2]`` each."""
+    """Steps ``first`` … ``first + n − 1``, dense over tiles: ``[n, 2, tiles]`` each (class-major,
+    so every sum and search along the tiles runs over contiguous memory)."""
 
     first: int
     tensors: np.ndarray  # Σ M(root, t) of the live values (reconstructed)
     scratch: np.ndarray  # recorded tile_scratch
-    recorded: np.ndarray  # recorded tile_usage
+    recorded: np.ndarray | None  # recorded tile_usage (when asked for)
 
     @property
     def usage(self) -> np.ndarray:
         return self.tensors + self.scratch
 
 
-def _step_dense(
-    t: TileArrays, values: np.ndarray, first: int, n: int, lo: int, hi: int
+def _dense(
+    n: int,
+    tiles: int,
+    row: np.ndarray,
+    klass: np.ndarray,
+    start: np.ndarray,
+    stop: np.ndarray,
+    amount: np.ndarray,
 ) -> np.ndarray:
-    diff = np.zeros((n, t.tiles + 1, 2), np.int64)
-    rows = t.step[lo:hi] - first
-    for c in (0, 1):
-        np.add.at(diff, (rows, t.step_start[lo:hi], c), values[lo:hi, c])
-        np.add.at(diff, (rows, t.step_stop[lo:hi], c), -values[lo:hi, c])
-    return np.cumsum(diff[:, :-1], axis=1)
+    """``[n, 2, tiles]`` from runs: + amount at start, − at stop, summed along the tiles."""
+    size = n * 2 * (tiles + 1)
+    base = (row * 2 + klass) * (tiles + 1)
+    if int(np.abs(amount).sum()) < EXACT_FLOAT:
+        # np.bincount sums in float64, several times faster than np.add.at: exact while the
+        # amounts' absolute sum (a bound on every partial sum) stays below 2^53.
+        index = np.concatenate((base + start, base + stop))
+        weights = np.concatenate((amount, -amount)).astype(np.float64)
+        diff = np.bincount(index, weights, minlength=size).astype(np.int64).reshape(n, 2, tiles + 1)
+    else:
+        diff = np.zeros((n, 2, tiles + 1), np.int64)
+        flat = diff.reshape(-1)
+        np.add.at(flat, base + start, amount)
+        np.add.at(flat, base + stop, -amount)
+    return np.cumsum(diff, axis=2)[:, :, :-1]
+
+
+def _step_dense(t: TileArrays, values: np.ndarray, first: int, n: int, lo: int, hi: int) -> np.ndarray:
+    rows = np.tile(t.step[lo:hi] - first, 2)
+    klass = np.repeat(np.arange(2), hi - lo)
+    return _dense(
+        n,
+        t.tiles,
+        rows,
+        klass,
+        np.tile(t.step_start[lo:hi], 2),
+        np.tile(t.step_stop[lo:hi], 2),
+        np.concatenate((values[lo:hi, 0], values[lo:hi, 1])),
+    )
 
 
 def blocks(
@@ -208,47 +235,58 @@ def blocks(
     root_rows: np.ndarray,
     region: np.ndarray,
     n_steps: int,
+    recorded: bool = True,
 ) -> Iterator[Block]:
-    """Every step's per-tile figures, a block of steps at a time (module doc)."""
+    """Every step's per-tile figures, a block of steps at a time (module doc); ``recorded``: with
+    the file's ``tile_usage`` beside them."""
     need = root_requirements(t, root_rows)
     bounds = np.searchsorted(need.owner, np.arange(root_rows.size + 1))
     root = root_rows[interval_row]
     count = bounds[root + 1] - bounds[root]  # runs of each interval's root
-    run = np.repeat(
-        bounds[root] - np.concatenate(([0], np.cumsum(count)[:-1])), count
-    ) + np.arange(int(count.sum()))
-    at_first = np.repeat(interval_first, count)
-    after_last = np.repeat(interval_last + 1, count)
-    cls = np.repeat(region[root].astype(np.int64), count)
-    # Four events per (interval, run): + at its first step, − one past its last, at start and stop.
-    step = np.concatenate((at_first, at_first, after_last, after_last))
-    tile = np.concatenate(
-        (need.start[run], need.stop[run], need.start[run], need.stop[run])
+    run = np.repeat(bounds[root] - np.concatenate(([0], np.cumsum(count)[:-1])), count) + np.arange(
+        int(count.sum())
     )
-    amount = need.amount[run]
-    weight = np.concatenate((amount, -amount, -amount, amount))
-    klass = np.tile(cls, 4)
+    # Two events per (interval, run): the run added at the interval's first step and taken away
+    # one past its last (each spread over the run's tiles by _dense).
+    step = np.concatenate((np.repeat(interval_first, count), np.repeat(interval_last + 1, count)))
+    klass = np.tile(np.repeat(region[root].astype(np.int64), count), 2)
+    start, stop = np.tile(need.start[run], 2), np.tile(need.stop[run], 2)
+    amount = np.concatenate((need.amount[run], -need.amount[run]))
     order = np.argsort(step, kind="stable")
-    step, tile, weight, klass = step[order], tile[order], weight[order], klass[order]
+    step, klass, start, stop, amount = (
+        step[order],
+        klass[order],
+        start[order],
+        stop[order],
+        amount[order],
+    )
     per_block = max(1, BLOCK_CELLS // max(t.tiles, 1))
-    carry = np.zeros((t.tiles, 2), np.int64)
+    carry = np.zeros((2, t.tiles), np.int64)
     for first in range(0, n_steps, per_block):
         n = min(per_block, n_steps - first)
         lo, hi = np.searchsorted(step, [first, first + n])
-        diff = np.zeros((n, t.tiles + 1, 2), np.int64)
-        np.add.at(diff, (step[lo:hi] - first, tile[lo:hi], klass[lo:hi]), weight[lo:hi])
-        tensors = np.cumsum(np.cumsum(diff[:, :-1], axis=1), axis=0) + carry
+        changes = _dense(
+            n,
+            t.tiles,
+            step[lo:hi] - first,
+            klass[lo:hi],
+            start[lo:hi],
+            stop[lo:hi],
+            amount[lo:hi],
+        )
+        tensors = np.cumsum(changes, axis=0)
+        tensors += carry
         carry = tensors[-1].copy()
         s_lo, s_hi = np.searchsorted(t.step, [first, first + n])
         yield Block(
             first,
             tensors,
             _step_dense(t, t.scratch, first, n, s_lo, s_hi),
-            _step_dense(t, t.usage, first, n, s_lo, s_hi),
+            _step_dense(t, t.usage, first, n, s_lo, s_hi) if recorded else None,
         )
 
 
-def last_argmax(a: np.ndarray, axis: int = 1) -> np.ndarray:
+def last_argmax(a: np.ndarray, axis: int = -1) -> np.ndarray:
     """Index of the largest entry along ``axis``; ties: the last (the compiler's peak tile)."""
     n = a.shape[axis]
     return n - 1 - np.argmax(np.flip(a, axis=axis), axis=axis)
@@ -258,14 +296,12 @@ def last_argmax(a: np.ndarray, axis: int = 1) -> np.ndarray:
 class TilePlan:
     """Per-step figures of the plan per tile."""
 
-    usage: (
-        np.ndarray
-    )  # [steps, 2]: the peak tile's usage (largest total; ties: the last tile)
-    usage_tile: np.ndarray  # [steps]: that tile
-    largest: (
-        np.ndarray
-    )  # [steps, 2]: the largest standard and interleaved figure over tiles
-    largest_tile: np.ndarray  # [steps, 2]: where (ties: the last tile)
+    # [steps, 2]: the peak tile's usage (largest total; ties: the last tile), and that tile
+    usage: np.ndarray
+    usage_tile: np.ndarray
+    # [steps, 2]: the largest standard and interleaved figure over tiles, and where (ties: the last)
+    largest: np.ndarray
+    largest_tile: np.ndarray
 
 
 def tile_plan(
@@ -282,18 +318,25 @@ def tile_plan(
     largest = np.zeros((n_steps, 2), np.int64)
     largest_tile = np.zeros((n_steps, 2), np.int64)
     for b in blocks(
-        t, interval_row, interval_first, interval_last, root_rows, region, n_steps
+        t,
+        interval_row,
+        interval_first,
+        interval_last,
+        root_rows,
+        region,
+        n_steps,
+        recorded=False,
     ):
         u = b.usage
         rows = np.arange(u.shape[0])
         s = slice(b.first, b.first + u.shape[0])
-        tile = last_argmax(u.sum(axis=2))
+        tile = last_argmax(u[:, 0] + u[:, 1])
         usage_tile[s] = tile
-        usage[s] = u[rows, tile]
+        usage[s] = u[rows, :, tile]
         for c in (0, 1):
-            where = last_argmax(u[:, :, c])
+            where = last_argmax(u[:, c])
             largest_tile[s, c] = where
-            largest[s, c] = u[rows, where, c]
+            largest[s, c] = u[rows, c, where]
     return TilePlan(usage, usage_tile, largest, largest_tile)
 
 

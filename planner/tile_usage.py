@@ -25,7 +25,7 @@ import numpy as np
 
 from .model import ProfileArrays
 from .tile_estimate import runs_of
-from .tile_figures import RunTable, TileFigures
+from .tile_figures import RunTable, TileFigures, gather_runs, ranks, replace_runs
 
 CHUNK_CELLS = 1 << 21  # step × tile cells of one sweep chunk (16 MiB per int64 matrix)
 REGIONS = ("standard", "interleaved", "total")
@@ -79,9 +79,7 @@ class TileUsage:
         ``figures`` replaced."""
         usage = TileUsage(base.arrays, figures)
         usage.base = base
-        usage.changed_roots = np.unique(
-            base.arrays.root_rows[np.asarray(sorted(rows), dtype=np.int64)]
-        )
+        usage.changed_roots = np.unique(base.arrays.root_rows[np.asarray(sorted(rows), dtype=np.int64)])
         usage.changed_steps = np.asarray(sorted(steps), dtype=np.int64)
         return usage
 
@@ -89,15 +87,24 @@ class TileUsage:
     def source(self) -> str:
         return self.figures.source
 
+    @property
+    def affected_steps(self) -> np.ndarray | None:
+        """An edited plan's steps whose per-tile figures differ from its base's (a bool per step)."""
+        return self._delta[1] if self.base is not None else None
+
     def _requirements(self, roots) -> dict[int, tuple]:
         """Root row → (start, stop, (M,)) runs of the most any alias of the root holds per tile."""
         a, f = self.arrays, self.figures
         parts: dict[int, tuple] = {}
         for root in roots:
             rows = a.alias_rows[int(root)]
-            if len(rows) == 1:
-                start, stop, (_, allocated) = f.values.runs(rows[0])
-                parts[int(root)] = (start, stop, (allocated,))
+            start, stop, (_, allocated) = f.values.runs(rows[0])
+            if all(_same_runs(f.values.runs(row), (start, stop, allocated)) for row in rows[1:]):
+                parts[int(root)] = (
+                    start,
+                    stop,
+                    (allocated,),
+                )  # one alias, or aliases all alike
                 continue
             dense = np.zeros(a.device_tiles, dtype=np.int64)
             for row in rows:
@@ -113,10 +120,15 @@ class TileUsage:
 
     @cached_property
     def requirement(self) -> RunTable:
-        """Per value row, the runs of M(root(row), t)."""
-        a = self.arrays
-        parts = self._requirements(a.alias_rows)
-        return RunTable.of([parts[int(a.root_rows[row])] for row in range(a.n_values)])
+        """Per value row, the runs of M(root(row), t): a root without aliases keeps its own runs
+        (numpy, whatever the number of values); only roots with aliases are merged."""
+        a, values = self.arrays, self.figures.values
+        members = np.bincount(a.root_rows, minlength=a.n_values)
+        by_root = RunTable(values.bounds, values.start, values.stop, (values.columns[1],))
+        shared = np.flatnonzero(members > 1).tolist()
+        if shared:
+            by_root = replace_runs(by_root, self._requirements(shared))
+        return gather_runs(by_root, a.root_rows)
 
     @cached_property
     def region_of_row(self) -> np.ndarray:
@@ -131,7 +143,7 @@ class TileUsage:
         a = self.arrays
         owner = row_of[intervals]
         counts = np.diff(table.bounds)[owner]
-        index = np.repeat(table.bounds[owner], counts) + _ranks(counts)
+        index = np.repeat(table.bounds[owner], counts) + ranks(counts)
         size = table.columns[0][index] * sign
         step = np.concatenate(
             (
@@ -139,9 +151,7 @@ class TileUsage:
                 np.repeat(a.interval_last[intervals] + 1, counts),
             )
         )
-        region = np.tile(
-            np.repeat(self.region_of_row[a.interval_row[intervals]], counts), 2
-        )
+        region = np.tile(np.repeat(self.region_of_row[a.interval_row[intervals]], counts), 2)
         return (
             step,
             np.tile(table.start[index], 2),
@@ -160,17 +170,14 @@ class TileUsage:
         affected_interval = np.isin(a.root_rows[a.interval_row], self.changed_roots)
         intervals = np.flatnonzero(affected_interval)
         new = self._requirements(self.changed_roots.tolist())
-        empty = (np.zeros(0, dtype=np.int64),) * 2 + ((np.zeros(0, dtype=np.int64),),)
         roots = self.changed_roots.tolist()
-        table = RunTable.of([new[r] for r in roots] or [empty])
+        table = RunTable.of([new[r] for r in roots], 1)
         local = np.zeros(a.n_values, dtype=np.int64)
         local[self.changed_roots] = np.arange(len(roots))
         row_of_new = local[a.root_rows[a.interval_row]]
         plus = self._interval_events(intervals, table, row_of_new, 1)
-        old = base._requirements(
-            roots
-        )  # the edited classes' runs before the edits, only theirs
-        old_table = RunTable.of([old[r] for r in roots] or [empty])
+        old = base._requirements(roots)  # the edited classes' runs before the edits, only theirs
+        old_table = RunTable.of([old[r] for r in roots], 1)
         minus = self._interval_events(intervals, old_table, row_of_new, -1)
         columns = [np.concatenate((x, y)) for x, y in zip(plus, minus)]
         order = np.argsort(columns[0], kind="stable")
@@ -187,23 +194,25 @@ class TileUsage:
         assert self.base is not None
         device = self.arrays.device_tiles
         out = np.zeros((c1 - c0, device), dtype=np.int64)
-        for step in self.changed_steps[
-            (self.changed_steps >= c0) & (self.changed_steps < c1)
-        ].tolist():
+        for step in self.changed_steps[(self.changed_steps >= c0) & (self.changed_steps < c1)].tolist():
             out[step - c0] = (
                 _step_matrix(self.figures.scratch, step, step + 1, device, code)[0]
-                - _step_matrix(self.base.figures.scratch, step, step + 1, device, code)[
-                    0
-                ]
+                - _step_matrix(self.base.figures.scratch, step, step + 1, device, code)[0]
             )
         return out
 
     def _sweep(
-        self, events: tuple, c0: int, c1: int, state: list[np.ndarray]
+        self,
+        events: tuple,
+        c0: int,
+        c1: int,
+        state: list[np.ndarray],
+        width: int | None = None,
     ) -> list[np.ndarray]:
-        """The running sum of ``events`` over steps c0 … c1 − 1 per class, continuing ``state``."""
+        """The running sum of ``events`` over steps c0 … c1 − 1 per class, continuing ``state``,
+        over ``width`` columns (the tiles by default)."""
         step, start, stop, size, region = events
-        device = self.arrays.device_tiles
+        device = self.arrays.device_tiles if width is None else width
         lo, hi = np.searchsorted(step, [c0, c1])
         out = []
         for code in (0, 1):
@@ -217,8 +226,10 @@ class TileUsage:
             out.append(live)
         return out
 
-    def _chunks(self) -> Iterator[tuple[int, int, list[np.ndarray]]]:
-        """(c0, c1, [standard, interleaved] matrices) of every chunk of steps to compute."""
+    def _chunks(self) -> Iterator[tuple[int, int, list[np.ndarray], np.ndarray | None]]:
+        """(c0, c1, [standard, interleaved] matrices, the tile of each column or None when the
+        columns are the tiles) of every chunk of steps to compute. A sweep of the figures works on
+        segments of tiles (``_segments``), not tiles."""
         a = self.arrays
         n, device = a.n_steps, a.device_tiles
         chunk = max(1, CHUNK_CELLS // max(device, 1))
@@ -229,10 +240,8 @@ class TileUsage:
                 yield (
                     c0,
                     c1,
-                    [
-                        _step_matrix(self.recorded, c0, c1, device, code)
-                        for code in (0, 1)
-                    ],
+                    [_step_matrix(self.recorded, c0, c1, device, code) for code in (0, 1)],
+                    None,
                 )
             return
         if self.base is not None:
@@ -247,46 +256,78 @@ class TileUsage:
                 yield (
                     c0,
                     c1,
-                    [
-                        base[k] + delta[k] + self._scratch_delta(c0, c1, k)
-                        for k in (0, 1)
-                    ],
+                    [base[k] + delta[k] + self._scratch_delta(c0, c1, k) for k in (0, 1)],
+                    None,
                 )
             return
-        events = self._events
+        edges, events, scratch = self._segments
+        width = edges.size - 1
+        chunk = max(1, CHUNK_CELLS // max(width, 1))
+        state = [np.zeros(width, dtype=np.int64), np.zeros(width, dtype=np.int64)]
         for c0 in range(0, n, chunk):
             c1 = min(n, c0 + chunk)
-            live = self._sweep(events, c0, c1, state)
+            live = self._sweep(events, c0, c1, state, width)
             yield (
                 c0,
                 c1,
-                [
-                    live[k] + _step_matrix(self.figures.scratch, c0, c1, device, k)
-                    for k in (0, 1)
-                ],
+                [live[k] + _step_matrix(scratch, c0, c1, width, k) for k in (0, 1)],
+                edges[1:] - 1,  # a segment's last tile: the last maximal tile on a tie
             )
 
+    @cached_property
+    def _segments(self) -> tuple[np.ndarray, tuple, RunTable]:
+        """The tile edges where some value's or step's figure changes — between two edges every
+        tile holds the same at every step — and the events and scratch runs over those segments."""
+        req, scratch = self.requirement, self.figures.scratch
+        device = self.arrays.device_tiles
+        edges = np.unique(np.concatenate(([0, device], req.start, req.stop, scratch.start, scratch.stop)))
+        step, start, stop, size, region = self._events
+        events = (
+            step,
+            np.searchsorted(edges, start),
+            np.searchsorted(edges, stop),
+            size,
+            region,
+        )
+        segments = RunTable(
+            scratch.bounds,
+            np.searchsorted(edges, scratch.start),
+            np.searchsorted(edges, scratch.stop),
+            scratch.columns,
+        )
+        return edges, events, segments
+
     def _matrices(self, c0: int, c1: int) -> list[np.ndarray]:
-        """Steps c0 … c1 − 1 of a plan that records them (``recorded``)."""
-        assert self.recorded is not None
-        return [
-            _step_matrix(self.recorded, c0, c1, self.arrays.device_tiles, code)
-            for code in (0, 1)
+        """Steps c0 … c1 − 1 per tile of an unedited plan: recorded, or summed from its figures
+        (what is live at c0 taken from every event before it, then swept)."""
+        device = self.arrays.device_tiles
+        if self.recorded is not None:
+            return [_step_matrix(self.recorded, c0, c1, device, code) for code in (0, 1)]
+        step, start, stop, size, region = self._events
+        before = step < c0
+        state = [
+            on_device_runs(
+                start[before & (region == k)],
+                stop[before & (region == k)],
+                size[before & (region == k)],
+                device,
+            )
+            for k in (0, 1)
         ]
+        live = self._sweep(self._events, c0, c1, state)
+        return [live[k] + _step_matrix(self.figures.scratch, c0, c1, device, k) for k in (0, 1)]
 
     @cached_property
     def _events(self) -> tuple:
         a = self.arrays
-        columns = self._interval_events(
-            np.arange(a.interval_row.size), self.requirement, a.interval_row, 1
-        )
+        columns = self._interval_events(np.arange(a.interval_row.size), self.requirement, a.interval_row, 1)
         order = np.argsort(columns[0], kind="stable")
         return tuple(c[order] for c in columns)
 
     @cached_property
     def step_peaks(self) -> StepPeaks:
         a = self.arrays
-        n, device = a.n_steps, a.device_tiles
+        n = a.n_steps
         if self.base is not None:
             base = self.base.step_peaks
             most = {r: base.most[r].copy() for r in REGIONS}
@@ -298,16 +339,18 @@ class TileUsage:
             tile = {r: np.zeros(n, dtype=np.int64) for r in REGIONS}
             usage = [np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)]
             usage_tile = np.zeros(n, dtype=np.int64)
-        for c0, c1, held in self._chunks():
+        for c0, c1, held, tile_of in self._chunks():
             both = held[0] + held[1]
             steps = np.arange(c1 - c0)
+            width = both.shape[1]
             for name, matrix in zip(REGIONS, (held[0], held[1], both)):
-                tile[name][c0:c1] = device - 1 - np.argmax(matrix[:, ::-1], axis=1)
-                most[name][c0:c1] = matrix[steps, tile[name][c0:c1]]
-            last = tile["total"][c0:c1]
-            usage_tile[c0:c1] = last
-            usage[0][c0:c1] = held[0][steps, last]
-            usage[1][c0:c1] = held[1][steps, last]
+                column = width - 1 - np.argmax(matrix[:, ::-1], axis=1)  # the last maximal column
+                tile[name][c0:c1] = column if tile_of is None else tile_of[column]
+                most[name][c0:c1] = matrix[steps, column]
+                if name == "total":
+                    usage[0][c0:c1] = held[0][steps, column]
+                    usage[1][c0:c1] = held[1][steps, column]
+            usage_tile[c0:c1] = tile["total"][c0:c1]
         return StepPeaks(most, tile, usage[0], usage[1], usage_tile)
 
     def _tile_delta(self, tile: int) -> list[np.ndarray]:
@@ -369,27 +412,19 @@ class TileUsage:
             out = []
             for k in (0, 1):
                 pick = done & (region == k)
-                delta = on_device_runs(
-                    start[pick], stop[pick], size[pick], a.device_tiles
-                )
+                delta = on_device_runs(start[pick], stop[pick], size[pick], a.device_tiles)
                 out.append(base[k] + delta + self._scratch_delta(step, step + 1, k)[0])
             return out[0], out[1]
-        live = np.unique(
-            a.interval_row[(a.interval_first <= step) & (a.interval_last >= step)]
-        )
+        live = np.unique(a.interval_row[(a.interval_first <= step) & (a.interval_last >= step)])
         req = self.requirement
         out = []
         s_start, s_stop, s_columns = self.figures.scratch.runs(step)
         for code in (0, 1):
             rows = live[self.region_of_row[live] == code]
             counts = np.diff(req.bounds)[rows]
-            index = np.repeat(req.bounds[rows], counts) + _ranks(counts)
-            total = on_device_runs(
-                req.start[index], req.stop[index], req.columns[0][index], a.device_tiles
-            )
-            out.append(
-                total + on_device_runs(s_start, s_stop, s_columns[code], a.device_tiles)
-            )
+            index = np.repeat(req.bounds[rows], counts) + ranks(counts)
+            total = on_device_runs(req.start[index], req.stop[index], req.columns[0][index], a.device_tiles)
+            out.append(total + on_device_runs(s_start, s_stop, s_columns[code], a.device_tiles))
         return out[0], out[1]
 
     def peak(self, region: str) -> tuple[int, int, int]:
@@ -402,9 +437,13 @@ class TileUsage:
         return int(sp.most[region][step]), step, int(sp.tile[region][step])
 
 
-def _step_matrix(
-    table: RunTable, c0: int, c1: int, device: int, column: int
-) -> np.ndarray:
+def _same_runs(runs: tuple, like: tuple) -> bool:
+    """Whether a row's runs (start, stop, (shard, bytes)) hold ``like``'s (start, stop, bytes)."""
+    start, stop, (_, allocated) = runs
+    return all(np.array_equal(x, y) for x, y in zip((start, stop, allocated), like))
+
+
+def _step_matrix(table: RunTable, c0: int, c1: int, device: int, column: int) -> np.ndarray:
     """Steps c0 … c1 − 1 of a per-step run table as a (c1 − c0) × device matrix of one column.
 
     A step's runs are disjoint: each is written into its cells directly (one fancy-index
@@ -413,25 +452,12 @@ def _step_matrix(
     out = np.zeros((c1 - c0) * device, dtype=np.int64)
     lengths = table.stop[lo:hi] - table.start[lo:hi]
     first = (table.owner[lo:hi] - c0) * device + table.start[lo:hi]
-    out[np.repeat(first, lengths) + _ranks(lengths)] = np.repeat(
-        table.columns[column][lo:hi], lengths
-    )
+    out[np.repeat(first, lengths) + ranks(lengths)] = np.repeat(table.columns[column][lo:hi], lengths)
     return out.reshape(c1 - c0, device)
 
 
-def on_device_runs(
-    start: np.ndarray, stop: np.ndarray, value: np.ndarray, device_tiles: int
-) -> np.ndarray:
+def on_device_runs(start: np.ndarray, stop: np.ndarray, value: np.ndarray, device_tiles: int) -> np.ndarray:
     diff = np.zeros(device_tiles + 1, dtype=np.int64)
     np.add.at(diff, start, value)
     np.add.at(diff, stop, -value)
     return np.cumsum(diff[:-1])
-
-
-def _ranks(counts: np.ndarray) -> np.ndarray:
-    """0 … count − 1 for each count, concatenated."""
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    ends = np.cumsum(counts)
-    return np.arange(total, dtype=np.int64) - np.repeat(ends - counts, counts)

@@ -54,9 +54,7 @@ class Inferred:
 
     offset: int | None
     allocation: Allocation | None
-    reason: (
-        str | None
-    )  # why the estimate does not reproduce the file's figures, None when it does
+    reason: str | None  # why the estimate does not reproduce the file's figures, None when it does
 
 
 class FileTiles:
@@ -81,12 +79,8 @@ class FileTiles:
         copies = int(a.copies[row])
         held = shard > 0
         if copies < 1 or np.any(allocated[held] % copies):
-            return Inferred(
-                None, None, f"tile_bytes are not a multiple of copies {copies}"
-            )
-        allocation = infer_allocation(
-            shard[held], allocated[held] // copies, int(a.region[row]), copies
-        )
+            return Inferred(None, None, f"tile_bytes are not a multiple of copies {copies}")
+        allocation = infer_allocation(shard[held], allocated[held] // copies, int(a.region[row]), copies)
         try:
             elements = self._estimator.elements(row)
         except LayoutUnresolvable as exc:
@@ -102,9 +96,7 @@ class FileTiles:
         elif allocation is None:
             reason = "no alignment and tail of §2.4 turns the recorded tile_shards into tile_bytes"
         elif offset != 0:
-            reason = (
-                f"reproduced with tile offset {offset}, which the file does not record"
-            )
+            reason = f"reproduced with tile offset {offset}, which the file does not record"
         return Inferred(offset, allocation, reason)
 
     @cached_property
@@ -115,16 +107,12 @@ class FileTiles:
         then the other values live there (an in-place result's storage is its input's root)."""
         a = self.arrays
         out = np.full(a.n_steps, -1, dtype=np.int64)
-        for step in np.flatnonzero(
-            (a.scratch_standard != 0) | (a.scratch_interleaved != 0)
-        ).tolist():
+        for step in np.flatnonzero((a.scratch_standard != 0) | (a.scratch_interleaved != 0)).tolist():
             live = (a.interval_first <= step) & (a.interval_last >= step)
             starting = a.interval_first == step
             rows = np.unique(a.interval_row[live])
             first = set(a.interval_row[starting].tolist())
-            order = sorted(
-                rows.tolist(), key=lambda r: (r not in first, int(a.value_ids[r]))
-            )
+            order = sorted(rows.tolist(), key=lambda r: (r not in first, int(a.value_ids[r])))
             start, stop, columns = self.figures.scratch.runs(step)
             recorded = [on_device_runs(start, stop, c, a.device_tiles) for c in columns]
             for row in order:
@@ -145,16 +133,12 @@ class FileTiles:
             steps: list[int] = []
             for k in a.intervals_of(row):
                 first, last = int(a.interval_first[k]), int(a.interval_last[k])
-                for step in (
-                    first + np.flatnonzero(scratch[first : last + 1])
-                ).tolist():
+                for step in (first + np.flatnonzero(scratch[first : last + 1])).tolist():
                     start, stop, columns = self.figures.scratch.runs(step)
-                    recorded = [
-                        on_device_runs(start, stop, c, a.device_tiles) for c in columns
-                    ]
-                    if self._spread_matches(
+                    recorded = [on_device_runs(start, stop, c, a.device_tiles) for c in columns]
+                    if self._spread_matches(step, row, recorded) and not self._earlier_result(
                         step, row, recorded
-                    ) and not self._earlier_result(step, row, recorded):
+                    ):
                         steps.append(step)
             found = self._scratch_steps[row] = steps
         return found
@@ -167,8 +151,7 @@ class FileTiles:
         starting = a.interval_row[a.interval_first == step]
         mine = (row not in starting.tolist(), int(a.value_ids[row]))
         return any(
-            (False, int(a.value_ids[other])) < mine
-            and self._spread_matches(step, int(other), recorded)
+            (False, int(a.value_ids[other])) < mine and self._spread_matches(step, int(other), recorded)
             for other in starting.tolist()
             if other != row
         )
@@ -182,13 +165,9 @@ class FileTiles:
         offset = self.inferred(row).offset
         if offset is None:
             return False
-        for scratch, tiles in zip(
-            (a.scratch_standard[step], a.scratch_interleaved[step]), recorded
-        ):
+        for scratch, tiles in zip((a.scratch_standard[step], a.scratch_interleaved[step]), recorded):
             if not np.array_equal(
-                on_device(
-                    spread_scratch(int(scratch), elements), offset, a.device_tiles
-                ),
+                on_device(spread_scratch(int(scratch), elements), offset, a.device_tiles),
                 tiles,
             ):
                 return False
@@ -204,8 +183,7 @@ class FileTiles:
                 out.append(("value", int(self.arrays.value_ids[row]), reason))
         a = self.arrays
         for step in np.flatnonzero(
-            ((a.scratch_standard != 0) | (a.scratch_interleaved != 0))
-            & (self.scratch_owner < 0)
+            ((a.scratch_standard != 0) | (a.scratch_interleaved != 0)) & (self.scratch_owner < 0)
         ).tolist():
             out.append(
                 (
@@ -256,20 +234,13 @@ def edited_figures(
             on_device(allocated, offset, arrays.device_tiles),
         )
     if file is not None:
-        held = {
-            step: row for row in sorted(tilings) for step in file.scratch_steps_of(row)
-        }
+        held = {step: row for row in sorted(tilings) for step in file.scratch_steps_of(row)}
     else:
         owners = scratch_owners(arrays)
-        held = {
-            step: int(owners[step])
-            for step in np.flatnonzero(np.isin(owners, list(tilings))).tolist()
-        }
+        held = {step: int(owners[step]) for step in np.flatnonzero(np.isin(owners, list(tilings))).tolist()}
     steps = {}
     for step, row in sorted(held.items()):
-        steps[step] = scratch_runs(
-            arrays, step, row, estimator.elements(row), offsets[row]
-        )
+        steps[step] = scratch_runs(arrays, step, row, estimator.elements(row), offsets[row])
     return base.with_values(rows, steps), sorted(rows), sorted(steps)
 
 
@@ -280,14 +251,12 @@ def edited_usage(
     file: FileTiles | None = None,
 ) -> TileUsage:
     """The per-tile usage of ``base``'s plan with ``tilings`` applied: ``base`` itself without
-    edits; from the file's recorded usage plus what the edits change when ``base`` records it
-    (v2/v3), else swept again."""
+    edits; else ``base``'s figures (the file's recorded usage for v2/v3, its estimate for v1) plus
+    what the edits change, on the steps where they change anything."""
     figures, rows, steps = edited_figures(arrays, base.figures, tilings, file)
     if figures is base.figures:
         return base
-    if base.recorded is not None:
-        return TileUsage.edited_from(base, figures, rows, steps)
-    return TileUsage(arrays, figures)
+    return TileUsage.edited_from(base, figures, rows, steps)
 
 
 # ----------------------------------------------------------------------------- a profile's own, kept on its arrays
@@ -339,9 +308,7 @@ def plan_usage(
     file_plan: Plan | None = None,
 ) -> TileUsage:
     """The per-tile usage of the plan with ``tilings`` (a WhatIf's; {} for the file's plan)."""
-    return edited_usage(
-        arrays, file_usage(arrays, file_plan), tilings, file_tiles(arrays)
-    )
+    return edited_usage(arrays, file_usage(arrays, file_plan), tilings, file_tiles(arrays))
 
 
 def step_peaks_of(tp: TilePlan) -> StepPeaks:
@@ -392,12 +359,8 @@ def whatif_plan(
         runs = usage.figures.value_runs(row)
         shard[row], held[row] = runs.max_shard, runs.max_bytes
         aligned[row] = runs.max_bytes // max(int(arrays.copies[row]), 1)
-    plan = plan_of_tile_plan(
-        arrays, ValueBytes(shard, aligned, held), tile_plan_of(usage)
-    )
-    plan.__dict__[PLAN_USAGE] = (
-        usage  # kept with the plan it made: the views read it (usage_of_plan)
-    )
+    plan = plan_of_tile_plan(arrays, ValueBytes(shard, aligned, held), tile_plan_of(usage))
+    plan.__dict__[PLAN_USAGE] = usage  # kept with the plan it made: the views read it (usage_of_plan)
     return plan, usage
 
 

@@ -5,10 +5,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tilescope.derived.plan_data import PlanData
-from tilescope.models.files import FileAccessError, InputPaths, exists_already, make_directory, refuse_inputs, write_atomically
+from tilescope.models.files import (
+    FileAccessError,
+    InputPaths,
+    exists_already,
+    make_directory,
+    refuse_inputs,
+    write_atomically,
+)
 
 from .png import png_of
-from .tables import ALLOCATIONS_CSV, EDITS_CSV, EDITS_JSON, PNG_NAME, STEPS_CSV, VALUES_CSV, ReportInput, breakdown_name, report_input, tables_of
+from .tables import (
+    ALLOCATIONS_CSV,
+    EDITS_CSV,
+    EDITS_JSON,
+    PNG_NAME,
+    STEPS_CSV,
+    VALUES_CSV,
+    ReportInput,
+    breakdown_name,
+    report_input,
+    tables_of,
+)
+
 
 @dataclass(frozen=True)
 class Report:

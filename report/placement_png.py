@@ -1,5 +1,5 @@
 """The report PNG's placement panels: the address × step view of each region (every allocation a
-rectangle at its offset over its live steps; ``derived.address_view`` aggregates the ones too small to
+rectangle at its offset over its live steps; ``derived.addresses`` aggregates the ones too small to
 see), with the placed top, the lower bound and the capacity marked and the figures in the title.
 
 ``add_placement_panels(figure, data)`` makes the figure taller and draws the panels in the new strip
@@ -14,7 +14,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
-from tilescope.derived.address_view import AGGREGATE, address_rects
+from tilescope.derived.addresses import AGGREGATE, address_rects
 from tilescope.models.format import fmt_bytes
 from tilescope.planner.placement import Placement
 

@@ -11,12 +11,12 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
+
 from tilescope.derived.placement_problem_view import (
     Picture,
     ProblemGeometry,
     is_interleaved,
 )
-from tilescope.models.format import fmt_bytes
 
 COLOURS = ("#4C78A8", "#F58518")  # standard, interleaved
 
@@ -58,7 +58,7 @@ def _draw(ax, geometry: ProblemGeometry, picture: Picture, title: str) -> None:
         colours = [COLOURS[is_interleaved(p, int(k))] for k in picture.request.tolist()]
         ax.add_collection(
             PolyCollection(
-                boxes,
+                list(boxes),
                 facecolors=colours,
                 edgecolors="white",
                 linewidths=0.3,
@@ -85,16 +85,18 @@ def problem_png(geometry: ProblemGeometry, spans: dict, headline: str) -> bytes:
     FigureCanvasAgg(figure)
     n = len(p.requests)
     titles = (
-        f"compiler: {n - len(compiler.missing):,} of {n:,} requests placed"
-        + (f", up to {fmt_bytes(compiler.height)}" if compiler.height else ""),
+        (
+            f"compiler: {n - len(compiler.missing):,} of {n:,} requests placed"
+            + (f", up to address {compiler.height:,}" if compiler.height else "")
+        )
+        if p.assigned_root_spans
+        else "compiler: the dump records no assigned_root_spans (the older form)",
         f"tilescope: {headline}; {n - len(ours.missing):,} of {n:,} placed"
-        + (f", up to {fmt_bytes(ours.height)}" if ours.height else ""),
+        + (f", up to address {ours.height:,}" if ours.height else ""),
     )
     for i, (picture, title) in enumerate(((compiler, titles[0]), (ours, titles[1]))):
         _draw(figure.add_subplot(1, 2, i + 1), geometry, picture, title)
-    figure.suptitle(
-        f"{p.name}: tile {p.tile}" if p.tile is not None else p.name, fontsize=10
-    )
+    figure.suptitle(f"{p.name}: tile {p.tile}" if p.tile is not None else p.name, fontsize=10)
     figure.tight_layout()
     out = io.BytesIO()
     figure.savefig(out, format="png")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -29,7 +30,7 @@ BREAKDOWN_BARS = 20  # values drawn in the breakdown chart (the CSV has them all
 GANTT_ROWS = 20  # largest values drawn in the lifetimes chart
 LABEL_CHARS = 42  # value names are cut to this many characters on the PNG
 REGION_COLOURS = ("#1f77b4", "#ff7f0e")
-PLAIN = {"parse_math": False, "usetex": False}  # for every text drawn from the file
+PLAIN: dict[str, Any] = {"parse_math": False, "usetex": False}  # for every text drawn from the file
 # matplotlib shares its FreeType font objects process-wide and they are not thread-safe; the app
 # draws reports in worker threads, so drawing is serialised. A lock, not state: it holds no data.
 _DRAW_LOCK = threading.Lock()

@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 import numpy as np
+
 from tilescope.planner.model import ProfileArrays
 from tilescope.planner.tile_usage import TileUsage, on_device_runs
 
@@ -37,9 +38,7 @@ def _pairs(standard: np.ndarray, interleaved: np.ndarray) -> msgspec.Raw:
     return _raw(np.stack((standard, interleaved), axis=1).tolist())
 
 
-def value_maxima(
-    arrays: ProfileArrays, usage: TileUsage
-) -> tuple[np.ndarray, np.ndarray]:
+def value_maxima(arrays: ProfileArrays, usage: TileUsage) -> tuple[np.ndarray, np.ndarray]:
     """Each value's largest ``tile_shards`` and ``tile_bytes`` entry."""
     table = usage.figures.values
     owner = table.owner
@@ -50,9 +49,7 @@ def value_maxima(
     return shard, held
 
 
-def coarse_usage(
-    arrays: ProfileArrays, held: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def coarse_usage(arrays: ProfileArrays, held: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """§1.5 ``coarse_usage``: scratch plus, per live value, the largest ``bytes`` among its root's
     aliases, in the root's class."""
     root_most = np.zeros(arrays.n_values, dtype=np.int64)
@@ -86,9 +83,7 @@ def rewrite_values(
         value["aligned_bytes"] = _raw(int(held[row] // max(int(copies[row]), 1)))
         value["bytes"] = _raw(int(held[row]))
         if row in edited:
-            tiles_shard, tiles_bytes = usage.figures.value_runs(row).dense(
-                arrays.device_tiles
-            )
+            tiles_shard, tiles_bytes = usage.figures.value_runs(row).dense(arrays.device_tiles)
             value["tile_shards"] = _raw(tiles_shard.tolist())
             value["tile_bytes"] = _raw(tiles_bytes.tolist())
     return held
@@ -102,9 +97,8 @@ def rewrite_steps(
 ) -> None:
     sp = usage.step_peaks
     coarse = coarse_usage(arrays, held)
-    affected: np.ndarray = np.zeros(arrays.n_steps, dtype=bool)
-    if usage.base is not None:
-        affected = usage._delta[1]
+    changed = usage.affected_steps
+    affected = changed if changed is not None else np.zeros(arrays.n_steps, dtype=bool)
     respread = set(usage.changed_steps.tolist())
     for s, step in enumerate(steps):
         record = _FIELDS.decode(step["usage"])
@@ -113,18 +107,13 @@ def rewrite_steps(
             _raw(int(sp.usage_interleaved[s])),
         )
         step["usage"] = _raw(record)
-        step["coarse_usage"] = _raw(
-            {"standard": int(coarse[0][s]), "interleaved": int(coarse[1][s])}
-        )
+        step["coarse_usage"] = _raw({"standard": int(coarse[0][s]), "interleaved": int(coarse[1][s])})
         if affected[s]:
             step["tile_usage"] = _pairs(*usage.at_step(s))
         if s in respread:
             start, stop, (standard, interleaved) = usage.figures.scratch.runs(s)
             step["tile_scratch"] = _pairs(
-                *(
-                    on_device_runs(start, stop, c, arrays.device_tiles)
-                    for c in (standard, interleaved)
-                )
+                *(on_device_runs(start, stop, c, arrays.device_tiles) for c in (standard, interleaved))
             )
 
 
@@ -159,9 +148,7 @@ def rewrite_header(
     overflow = int(msgspec.json.decode(top["standard_contiguous_overflow_bytes"]))
     effective = peak_total - rows + arrays.support_reserve_bytes
     fits = (
-        interleaved <= arrays.interleaved_budget_bytes
-        and effective <= arrays.budget_bytes
-        and overflow == 0
+        interleaved <= arrays.interleaved_budget_bytes and effective <= arrays.budget_bytes and overflow == 0
     )
     top.update(
         peak=_raw(peak),

@@ -38,17 +38,13 @@ class Provenance:
 
     def line(self) -> str:
         """One line for the picture: ``tilescope 0.9.0 · 2026-12-02T00:15:07Z · sha256 1a2b3c4d5e6f…``."""
-        shas = ", ".join(
-            sha if sha == UNKNOWN else f"{sha[:16]}…" for _, sha in self.sources
-        )
+        shas = ", ".join(sha if sha == UNKNOWN else f"{sha[:16]}…" for _, sha in self.sources)
         return f"tilescope {self.version} · {self.created} · source sha256 {shas}"
 
 
 def provenance_of(*sources: tuple[str | Path, str | None]) -> Provenance:
     """``sources``: (the file as loaded, its SHA-256 or None), in the order the picture names them."""
-    created = datetime.datetime.now(datetime.timezone.utc).strftime(
-        "%Y-%m-%dT%H:%M:%SZ"
-    )
+    created = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return Provenance(
         created,
         __version__,

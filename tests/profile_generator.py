@@ -86,6 +86,7 @@ def owner_elements(shape: list[int], tiling: Tiling) -> list[int]:
     below = t.replicas
     tiled = set()
     for a in t.axes:
+        assert a.index is not None  # (only a Linear axis has none, handled above)
         d = a.index if a.kind == "FromStart" else len(shape) - a.index
         tiled.add(d)
         extent = dims[d]
@@ -93,9 +94,7 @@ def owner_elements(shape: list[int], tiling: Tiling) -> list[int]:
         assert padded % a.block == 0
         blocks = padded // a.block
         short, long = divmod(blocks, a.partitions)
-        widths.append(
-            [(short + (1 if c < long else 0)) * a.block for c in range(a.partitions)]
-        )
+        widths.append([(short + (1 if c < long else 0)) * a.block for c in range(a.partitions)])
         strides.append(a.stride if a.stride is not None else below)
         below *= a.partitions
     rest = math.prod(e for d, e in enumerate(dims) if d not in tiled)
@@ -136,9 +135,7 @@ class Step:
     scratch: tuple[int, int] = (0, 0)
     execution_count: int = 1
     gemm: bool = False
-    members: list[int] = field(
-        default_factory=list
-    )  # a Repeat's iterated sequence members
+    members: list[int] = field(default_factory=list)  # a Repeat's iterated sequence members
 
 
 @dataclass
@@ -208,9 +205,7 @@ def estimate(p: Program, parameters_live_to_end: bool = False) -> Estimate:
         for x in s.inputs + s.results + s.members:
             last_use[roots[x]] = i
     forever = {
-        roots[v.id]
-        for v in p.values
-        if v.output or v.copies > 1 or (parameters_live_to_end and v.parameter)
+        roots[v.id] for v in p.values if v.output or v.copies > 1 or (parameters_live_to_end and v.parameter)
     }
     live_now = {roots[v.id] for v in p.values if v.input or v.parameter}
     live = []
@@ -225,9 +220,7 @@ def estimate(p: Program, parameters_live_to_end: bool = False) -> Estimate:
         need[r] = np.maximum(need.get(r, 0), held[v.id])
     coarse_need: dict[int, int] = {}
     for v in p.values:
-        coarse_need[roots[v.id]] = max(
-            coarse_need.get(roots[v.id], 0), int(held[v.id].max())
-        )
+        coarse_need[roots[v.id]] = max(coarse_need.get(roots[v.id], 0), int(held[v.id].max()))
     n = len(p.steps)
     tile_scratch = np.zeros((n, p.tiles, 2), np.int64)
     tile_usage = np.zeros((n, p.tiles, 2), np.int64)
@@ -239,9 +232,7 @@ def estimate(p: Program, parameters_live_to_end: bool = False) -> Estimate:
             for o, e in enumerate(elements):
                 if e:
                     for c in (0, 1):
-                        tile_scratch[i, (o + offset) % p.tiles, c] = -(
-                            -s.scratch[c] * e // most
-                        )
+                        tile_scratch[i, (o + offset) % p.tiles, c] = -(-s.scratch[c] * e // most)
         tile_usage[i] = tile_scratch[i]
         coarse[i] = s.scratch
         for r in live[i]:
@@ -340,11 +331,7 @@ def profile_json(p: Program, version: int, later_v3: bool = False) -> dict:
         "maximum_standard_allocation": int(max_alloc),
     }
     effective = peak["total"] - rows + p.reserve
-    fits = (
-        peak["interleaved"] <= p.interleaved_budget
-        and effective <= p.budget
-        and p.overflow == 0
-    )
+    fits = peak["interleaved"] <= p.interleaved_budget and effective <= p.budget and p.overflow == 0
     out = {
         "version": version,
         "scope": f"generated-v{version}",
@@ -379,7 +366,10 @@ def expected_figures(p: Program, version: int, later_v3: bool = False) -> dict:
             doc["interleaved_peak_step"],
             doc["total_peak_step"],
         )
-        last = lambda a: int(a.size - 1 - np.argmax(a[::-1]))
+
+        def last(a: np.ndarray) -> int:  # ties: the last tile
+            return int(a.size - 1 - np.argmax(a[::-1]))
+
         tiles = {
             "standard": last(e.tile_usage[std_step, :, 0]),
             "interleaved": last(e.tile_usage[intl_step, :, 1]),
@@ -389,9 +379,7 @@ def expected_figures(p: Program, version: int, later_v3: bool = False) -> dict:
 
 
 def write(p: Program, version: int, path: Path, later_v3: bool = False) -> Path:
-    path.write_text(
-        json.dumps(profile_json(p, version, later_v3), separators=(",", ":"))
-    )
+    path.write_text(json.dumps(profile_json(p, version, later_v3), separators=(",", ":")))
     return path
 
 
@@ -401,18 +389,14 @@ def write(p: Program, version: int, path: Path, later_v3: bool = False) -> Path:
 def program_18() -> Program:
     """§1.8: 8 tiles, input ``state</script>`` [1, 8, 32], parameters w0…w2 [1, 32, 32] in the
     sequence "weights", a Repeat of 3 whose body is a GEMM of (carried, iterated); all F16."""
-    state_tiling = Tiling(
-        6, 2, [Axis("FromEnd", 2, 3, 1)], "Amp(Left)"
-    )  # rows 3, 3, 2 on owner pairs
+    state_tiling = Tiling(6, 2, [Axis("FromEnd", 2, 3, 1)], "Amp(Left)")  # rows 3, 3, 2 on owner pairs
     weight_tiling = Tiling(
         8, 1, [Axis("FromEnd", 1, 8, 3, 3)], "Amp(Right)"
     )  # columns 6, 6, 6, 3, 3, 3, 3, 3
     result_tiling = Tiling(
         8, 1, [Axis("FromEnd", 2, 2, 1), Axis("FromEnd", 1, 4, 3, 3)]
     )  # 9, 9, 9, 6 columns
-    out_tiling = Tiling(
-        6, 1, [Axis("Linear", None, 6, 4, 1, "Reject")]
-    )  # 11, 11, 11, 11, 10, 10 grains
+    out_tiling = Tiling(6, 1, [Axis("Linear", None, 6, 4, 1, "Reject")])  # 11, 11, 11, 11, 10, 10 grains
     S, I = "Ipu21Standard", "Ipu21Interleaved"
     values = [
         Value(

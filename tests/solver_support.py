@@ -37,18 +37,12 @@ END = 4294967295
 
 
 def _size(problem: PlacementProblem, request: PlacementRequest, start: int) -> int:
-    if (
-        not problem.plain
-        and request.region1_stride is not None
-        and start >= problem.region_boundary
-    ):
+    if not problem.plain and request.region1_stride is not None and start >= problem.region_boundary:
         return request.region1_stride * len(request.roots)
     return request.bytes
 
 
-def _element_set_fast(
-    problem: PlacementProblem, start: int, end: int
-) -> set[tuple[int, int]]:
+def _element_set_fast(problem: PlacementProblem, start: int, end: int) -> set[tuple[int, int]]:
     # Per region, the elements from the one holding the first byte to the one holding the last.
     out = set()
     b = problem.region_boundary
@@ -89,13 +83,7 @@ def rule_violations(problem: PlacementProblem, starts) -> list[tuple[str, str]]:
             if s < b and s % problem.region0_element_bytes:
                 bad.append(("stride", f"{i} at {s} in region 0"))
         host = problem.host_scratch_range
-        if (
-            host
-            and (r.first == 0 or r.last == END)
-            and size
-            and s < host[1]
-            and host[0] < s + size
-        ):
+        if host and (r.first == 0 or r.last == END) and size and s < host[1] and host[0] < s + size:
             bad.append(("host", f"{i}"))
     owner = {root: i for i, r in enumerate(reqs) for root, _ in r.roots}
     for i in range(len(reqs)):
@@ -103,9 +91,7 @@ def rule_violations(problem: PlacementProblem, starts) -> list[tuple[str, str]]:
             (a0, a1), (b0, b1) = spans[i], spans[j]
             if min(starts[i], starts[j]) < 0:
                 continue
-            live_together = (
-                reqs[i].first <= reqs[j].last and reqs[j].first <= reqs[i].last
-            )
+            live_together = reqs[i].first <= reqs[j].last and reqs[j].first <= reqs[i].last
             if live_together and a0 < b1 and b0 < a1:
                 bad.append(("overlap", f"{i} and {j}"))
     if not problem.plain:
@@ -114,9 +100,7 @@ def rule_violations(problem: PlacementProblem, starts) -> list[tuple[str, str]]:
                 j = owner.get(root)
                 if j is None or j == i or min(starts[i], starts[j]) < 0:
                     continue
-                if _element_set_fast(problem, *spans[i]) & _element_set_fast(
-                    problem, *spans[j]
-                ):
+                if _element_set_fast(problem, *spans[i]) & _element_set_fast(problem, *spans[j]):
                     bad.append(("element", f"{i} and {j}"))
     return bad
 
@@ -125,7 +109,7 @@ def brute_force(problem: PlacementProblem) -> bool:
     """Whether any placement passes ``rule_violations`` (tiny problems only)."""
     top = max(e for _, e in problem.ranges)
     reqs = problem.requests
-    choices = [[s for s in range(0, top, r.alignment)] for r in reqs]
+    choices = [list(range(0, top, r.alignment)) for r in reqs]
     starts = [-1] * len(reqs)
 
     def extend(k: int) -> bool:
@@ -160,11 +144,7 @@ def cut_rectangle(
     rng = random.Random(seed)
     boxes = [(0, width, 0, span)]  # address lo, hi, time lo, hi
     while len(boxes) < pieces:
-        cuttable = [
-            k
-            for k, (a, b, t, u) in enumerate(boxes)
-            if b - a >= 2 * granule or u - t >= 2
-        ]
+        cuttable = [k for k, (a, b, t, u) in enumerate(boxes) if b - a >= 2 * granule or u - t >= 2]
         if not cuttable:
             break
         k = rng.choice(cuttable)
@@ -179,7 +159,5 @@ def cut_rectangle(
 
 
 def csv_of(pieces: list[tuple[int, int, int, int]]) -> bytes:
-    rows = ["id,lower,upper,size"] + [
-        f"b{i},{t},{u},{z}" for i, (t, u, z, _o) in enumerate(pieces)
-    ]
+    rows = ["id,lower,upper,size"] + [f"b{i},{t},{u},{z}" for i, (t, u, z, _o) in enumerate(pieces)]
     return ("\n".join(rows) + "\n").encode()

@@ -1,11 +1,11 @@
-"""The address × step view's data (derived.address_view): every visible allocation is drawn, alone or
+"""The address × step view's data (derived.addresses): every visible allocation is drawn, alone or
 inside an aggregate; nothing outside the window; the count stays bounded by the pixel budget."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from tilescope.derived.address_view import AGGREGATE, address_rects
+from tilescope.derived.addresses import AGGREGATE, address_rects
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.planner.model import plan_profile
 from tilescope.planner.placement import place

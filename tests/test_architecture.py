@@ -4,8 +4,10 @@ Layers, lowest first: models (and ``tilescope.samples``) ← loaders, planner �
 ``tilescope.synth``) ← report, fleet ← app, cli ← the package root (``tilescope/__init__``,
 ``__main__``). A module may import its own folder and any lower layer, nothing else: loaders and
 planner do not import each other, nothing imports the app or the CLI but the root, and the app
-and the CLI do not import each other. Below the app nothing imports Panel or Bokeh. No source
-module passes 500 lines.
+and the CLI do not import each other (what loaders and planner both need — the shard rule, the
+limits, JSON text checks — lives in ``models``). Below the app nothing imports Panel or Bokeh. No
+source module passes 500 lines. (This file is the one architecture test: the former
+``tests/test_layering.py`` checked a subset of it.)
 """
 from __future__ import annotations
 
@@ -145,3 +147,19 @@ def test_javascript_and_css_live_in_their_own_files():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" in node.value:
                 assert not any(m in node.value for m in markers), f"{path.relative_to(ROOT)}:{node.lineno} holds CSS or JavaScript"
+
+
+PACKAGES = ["tilescope", "tilescope.models", "tilescope.loaders", "tilescope.planner", "tilescope.planner.solver", "tilescope.derived",
+            "tilescope.report", "tilescope.fleet", "tilescope.app", "tilescope.app.views", "tilescope.app.widgets", "tilescope.cli"]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_package_has_a_public_face(package):
+    """``__all__`` on each package, every name in it there (looked up as a user would)."""
+    import importlib
+
+    module = importlib.import_module(package)
+    names = module.__all__
+    assert isinstance(names, list) and len(set(names)) == len(names)
+    missing = [name for name in names if not hasattr(module, name)]
+    assert missing == [], missing

@@ -12,7 +12,7 @@ import pytest
 import tilescope.loaders.memory_profile as memory_profile
 from tilescope.loaders.cache import CACHE_ENV, content_key, load_profile_cached
 from tilescope.models.errors import InputError
-from tilescope.models.schemas import PROFILE_TABLES
+from tilescope.models.schemas import PER_TILE_TABLES, PROFILE_TABLES
 from tilescope.cli import progress as progress_module
 from tilescope.synth import SAMPLE_PATH, write_synthetic_profile
 
@@ -226,7 +226,7 @@ def test_cli_summary_and_normalise_reopen_from_the_cache(sample, tmp_path, monke
     recorded = json.loads(SAMPLE_PATH.read_bytes())
     assert first["peak"]["total"] == recorded["peak"]["total"] and first["values"] == len(recorded["timeline"]["values"])
     assert cli.main(["normalise", str(sample), "--out", str(tmp_path / "out")]) == 0
-    assert sorted(p.stem for p in (tmp_path / "out").glob("*.parquet")) == sorted(PROFILE_TABLES)
+    assert sorted(p.stem for p in (tmp_path / "out").glob("*.parquet")) == sorted(t for t in PROFILE_TABLES if t not in PER_TILE_TABLES)  # (a v1 file: no per-tile tables)
 
 
 def test_uncached_outputs_are_told_apart_and_bad_ones_located(tmp_path, monkeypatch):

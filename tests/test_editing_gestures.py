@@ -145,7 +145,7 @@ def test_keeping_tiles_on_the_samples_tilings(sample_path):
 
 
 def test_a_hidden_editor_catches_up_when_its_tab_is_shown(sample_path, raw):
-    from tilescope.app.layout import SideTabs
+    from tilescope.app.side_tabs import SideTabs
 
     state = SessionState()
     assert open_into(state, sample_path)

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from tilescope.loaders.layouts import layout_from_debug_text
 from tilescope.loaders.memory_profile import load_memory_profile
-from tilescope.models.edits import parse_edit_set
+from tilescope.loaders.edit_sets import parse_edit_set
 from tilescope.models.errors import InputError
 from tilescope.models.tiling import Layout
 from tilescope.planner.edits import EditError, apply_edits, extend_edits

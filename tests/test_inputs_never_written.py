@@ -28,9 +28,7 @@ SPELLINGS = [
 EDITS = [{"value": 84, "axis": 1, "partitions": 6}]
 
 
-def place_input(
-    tmp_path: Path, content: bytes, name: str, spelling: str
-) -> tuple[Path, Path, Path]:
+def place_input(tmp_path: Path, content: bytes, name: str, spelling: str) -> tuple[Path, Path, Path]:
     """``(input as given, the folder to write into as given, the real input file)``: the writer's
     file ``name`` in that folder reaches the input by ``spelling``."""
     folder = tmp_path / "d"
@@ -66,15 +64,11 @@ def refused(capsys, argv: list[str], real: Path, written_name: Path) -> None:
     code = main(argv)
     err = capsys.readouterr().err
     assert code == 2, err
-    assert (
-        err.count("\n") == 1
-        and "is an input of this command" in err
-        and "even with --overwrite" in err
-    ), err
+    assert err.count("\n") == 1 and "is an input of this command" in err and "even with --overwrite" in err, (
+        err
+    )
     assert digest(real) == before
-    link_after = os.lstat(
-        written_name
-    )  # the name that reached the input still does (not replaced)
+    link_after = os.lstat(written_name)  # the name that reached the input still does (not replaced)
     assert (link_after.st_ino, link_after.st_mode) == (
         link_before.st_ino,
         link_before.st_mode,
@@ -87,9 +81,7 @@ def profile_bytes(sample_path) -> bytes:
 
 
 @pytest.mark.parametrize("spelling", SPELLINGS)
-def test_report_compare_never_writes_its_profile(
-    spelling, tmp_path, capsys, profile_bytes, sample_path
-):
+def test_report_compare_never_writes_its_profile(spelling, tmp_path, capsys, profile_bytes, sample_path):
     given, out, real = place_input(tmp_path, profile_bytes, "compare.json", spelling)
     refused(
         capsys,
@@ -109,9 +101,7 @@ def test_report_compare_never_writes_its_profile(
 
 
 @pytest.mark.parametrize("spelling", SPELLINGS)
-def test_report_compare_never_writes_its_b_profile(
-    spelling, tmp_path, capsys, profile_bytes, sample_path
-):
+def test_report_compare_never_writes_its_b_profile(spelling, tmp_path, capsys, profile_bytes, sample_path):
     given, out, real = place_input(tmp_path, profile_bytes, "compare.json", spelling)
     refused(
         capsys,
@@ -132,9 +122,7 @@ def test_report_compare_never_writes_its_b_profile(
 
 @pytest.mark.parametrize("spelling", SPELLINGS)
 def test_report_never_writes_its_edit_set(spelling, tmp_path, capsys, sample_path):
-    given, out, real = place_input(
-        tmp_path, json.dumps(EDITS).encode(), "edits.json", spelling
-    )
+    given, out, real = place_input(tmp_path, json.dumps(EDITS).encode(), "edits.json", spelling)
     refused(
         capsys,
         [
@@ -189,9 +177,7 @@ def test_plan_write_profile_never_writes_its_inputs(
 ):
     content = profile_bytes if which == "profile" else json.dumps(EDITS).encode()
     given, out, real = place_input(tmp_path, content, "x.json", spelling)
-    profile, edits = (
-        (given, tmp_path / "edits.json") if which == "profile" else (sample_path, given)
-    )
+    profile, edits = (given, tmp_path / "edits.json") if which == "profile" else (sample_path, given)
     if which == "profile":
         (tmp_path / "edits.json").write_text(json.dumps(EDITS))
     argv = [
@@ -207,9 +193,7 @@ def test_plan_write_profile_never_writes_its_inputs(
     refused(capsys, argv, real, out / "x.json")
 
 
-def test_a_different_file_is_still_replaced_with_overwrite(
-    tmp_path, capsys, sample_path
-):
+def test_a_different_file_is_still_replaced_with_overwrite(tmp_path, capsys, sample_path):
     """The refusal is about inputs only: an unrelated existing file is replaced as asked."""
     out = tmp_path / "out"
     out.mkdir()
@@ -237,7 +221,16 @@ CSV = b"id,lower,upper,size\nb0,0,10,4\nb1,5,15,4\nb2,12,20,8\n"  # placed at ca
 @pytest.mark.parametrize("spelling", SPELLINGS)
 def test_solve_never_writes_its_problem(spelling, tmp_path, capsys):
     given, out, real = place_input(tmp_path, CSV, "x.csv", spelling)
-    argv = ["solve", str(given), "--capacity", "12", "--out", str(out / "x.csv"), "--overwrite", "-q"]
+    argv = [
+        "solve",
+        str(given),
+        "--capacity",
+        "12",
+        "--out",
+        str(out / "x.csv"),
+        "--overwrite",
+        "-q",
+    ]
     refused(capsys, argv, real, out / "x.csv")
 
 

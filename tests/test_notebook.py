@@ -47,3 +47,6 @@ def test_the_example_notebook_runs_and_shows_the_explorer(sample_path):
     api = "".join(o.get("text", "") for o in notebook.cells[4].outputs).splitlines()
     assert api == [f"memory_profile: total peak {raw.doc['peak']['total']:,} B at step {raw.doc['total_peak_step']}",
                    f"standard peak change: {expected - raw.doc['peak']['standard']:+,} B"]
+    # tilescope.solve: b overlaps a and c, which never meet: 8 bytes are the least (by hand)
+    solved = "".join(o.get("text", "") for o in notebook.cells[6].outputs).splitlines()
+    assert solved == ["capacity 8: placed, height 8", "capacity 7: infeasible, height None"]

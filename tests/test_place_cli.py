@@ -14,7 +14,7 @@ from tilescope.cli import main
 from tilescope.synth import SAMPLE_PATH
 
 ALLOCATION_KEYS = {"kind", "id", "region", "offset", "bytes", "first_step", "last_step"}
-REGION_KEYS = {"lower_bound", "placed", "fragmentation", "capacity", "fits"}
+REGION_KEYS = {"lower_bound", "placed", "fragmentation", "capacity", "fits", "verdict", "proof", "deficit_bytes"}
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

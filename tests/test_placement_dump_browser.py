@@ -180,6 +180,9 @@ def test_placement_profile_tile_view(server, page_of):
         )
         drawn = source(page, "ts-pp-rects")
         assert len(drawn["left"]) == len(rows)
+        assert sorted(zip(drawn["bottom"], drawn["top"], drawn["payload"])) == sorted(
+            (r["start"], r["end"], r["payload_end"] - r["start"]) for r in rows
+        )
         # the planner's estimate of the same logical tile, its peak read from the raw tile_usage
         totals = [sum(s["tile_usage"][position]) for s in estimate]
         peak = max(totals)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from dump_check import conflict_partners, problems
+
 from tilescope.derived.placement_opened import solved
 from tilescope.derived.placement_problem_view import (
     Picture,
@@ -47,10 +48,7 @@ def test_rectangles_are_the_requests():
     raw, problem = fixture("fragmented")
     geometry = ProblemGeometry.of(problem)
     finite = [
-        e
-        for r in raw["requests"]
-        for e in (r["lifetime"]["first"], r["lifetime"]["last"])
-        if e != MAX_EVENT
+        e for r in raw["requests"] for e in (r["lifetime"]["first"], r["lifetime"]["last"]) if e != MAX_EVENT
     ]
     end_x = max(finite) + 1
     # A made-up placement (every other request, stacked): each one placed is one rectangle.
@@ -78,9 +76,7 @@ def test_rectangles_are_the_requests():
             life = r["lifetime"]
             last = end_x if life["last"] == MAX_EVENT else life["last"]
             span = spans[r["assignments"][0][0]]
-            want.append(
-                (i, life["first"] - 0.5, last + 0.5, float(span[0]), float(span[1]))
-            )
+            want.append((i, life["first"] - 0.5, last + 0.5, float(span[0]), float(span[1])))
     assert got == want
 
 
@@ -89,15 +85,13 @@ def test_conflict_partners_and_grid():
     geometry = ProblemGeometry.of(problem)
     expected = conflict_partners(raw)
     assert [set(p) for p in geometry.partners] == expected
-    assert (
-        sum(len(p) for p in expected) // 2 == 47
-    )  # the fixture README's count of conflict edges
+    assert sum(len(p) for p in expected) // 2 == 47  # the fixture README's count of conflict edges
     low, high = raw["ranges"][0][0], raw["ranges"][-1][1]
     lines = geometry.grid()
     assert lines == sorted(lines)
-    want = [a for a in range(0, 524_288 + 1, 16_384) if low <= a <= high] + [
-        a for a in range(524_288 + 32_768, high + 1, 32_768)
-    ]
+    want = [a for a in range(0, 524_288 + 1, 16_384) if low <= a <= high] + list(
+        range(524_288 + 32_768, high + 1, 32_768)
+    )
     assert lines == want
 
 
@@ -113,10 +107,7 @@ def test_solution_exports_pass_an_independent_check():
     data = json.loads(solution_json(problem, result.spans, result.verdict, "tilescope"))
     assert (
         data["verdict"] == "placed"
-        and problems(
-            raw, {r["request"]: (r["start"], r["end"]) for r in data["requests"]}
-        )
-        == []
+        and problems(raw, {r["request"]: (r["start"], r["end"]) for r in data["requests"]}) == []
     )
     png = problem_png(ProblemGeometry.of(problem), result.spans, result.headline)
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
@@ -125,11 +116,7 @@ def test_solution_exports_pass_an_independent_check():
 def test_overcapacity_is_infeasible_with_its_proof():
     raw, problem = fixture("overcapacity")
     result = solved(problem, 10.0)
-    assert (
-        result.verdict == "infeasible"
-        and "16,328" in result.headline
-        and result.spans == {}
-    )
+    assert result.verdict == "infeasible" and "16,328" in result.headline and result.spans == {}
     # the README's figures: 515,200 B live against 498,872 B available
     assert sum(e - s for s, e in raw["ranges"]) == 498_872
     assert "515,200" in result.proof and "498,872" in result.proof
@@ -160,16 +147,47 @@ def test_version_1_dump_draws_the_compilers_placement(tmp_path):
     opened = OpenedPlacementDump(path.name, load_placement_dump(path, path.name))
     picture = Picture.of(opened.geometry, opened.problem.assigned_root_spans)
     assert picture.missing == ()
-    for k, bottom, top in zip(
-        picture.request.tolist(), picture.bottom.tolist(), picture.top.tolist()
-    ):
+    for k, bottom, top in zip(picture.request.tolist(), picture.bottom.tolist(), picture.top.tolist()):
         root = raw["requests"][k]["assignments"][0][0]
         assert (bottom, top) == tuple(float(v) for v in spans[root])
     view = PlacementProblemView(opened=opened)
     assert (
         "tile 40" in view.head.object
-        and "The compiler placed it; its assigned_root_spans place 101 of 101 requests"
-        in view.head.object
+        and "The compiler placed it; its assigned_root_spans place 101 of 101 requests" in view.head.object
     )
     view.which.value = "the compiler's placement"
     assert len(view.rects.data["left"]) == len(raw["requests"])
+
+
+def test_out_of_time_is_unknown_never_placed():
+    """bank-branching needs the search (every first-fit order fails, fixture README); with no time
+    for it the answer is "unknown", with what the best attempt reached, and the view says so."""
+    from tilescope.app.views.placement_problem import PlacementProblemView
+    from tilescope.derived.placement_opened import OpenedPlacementDump
+
+    raw, problem = fixture("bank-branching")
+    result = solved(problem, 0.0)
+    assert result.verdict == "unknown" and result.headline.startswith("unknown")
+    picture = Picture.of(ProblemGeometry.of(problem), result.spans)
+    assert len(picture.missing) > 0  # a partial placement: some request found no room
+    assert problems(
+        raw, dict.fromkeys(range(len(raw["requests"])), (0, 0))
+    )  # (the checker does refuse a bad one)
+    view = PlacementProblemView(opened=OpenedPlacementDump("b.json", problem))
+    view._show(result)
+    assert 'data-testid="ts-dump-verdict">unknown' in view.head.object
+
+
+def test_both_placement_kinds_open_from_bytes_as_an_upload_does():
+    """The registry recognises a dump and a placement profile from their bytes (the upload box's path)."""
+    from placement_profile_gen import placement_profile
+
+    from tilescope.derived.opening import Source, open_file
+
+    raw, _ = fixture("fragmented")
+    dump = open_file(Source.of_bytes(json.dumps(raw).encode(), "up.json"), prepare=True)
+    assert dump.kind == "placement_dump" and len(dump.problem.requests) == len(raw["requests"])
+    profile = open_file(
+        Source.of_bytes(json.dumps(placement_profile(tiles=2)).encode(), "placement-1.json"), prepare=True
+    )
+    assert profile.kind == "placement_profile" and profile.profile.tile_count == 2

@@ -261,3 +261,14 @@ def test_tile_estimate_of_a_v2_profile(tmp_path):
         estimate = TileEstimate.of(profile.step_tiles, len(steps), tile)
         assert estimate.standard.tolist() == [s["tile_usage"][tile][0] for s in steps]
         assert estimate.interleaved.tolist() == [s["tile_usage"][tile][1] for s in steps]
+
+
+def test_no_tiles_and_a_tile_without_allocations():
+    empty = parse_placement_profile(b'{"schema_version": 1, "start": 0, "end": 10, "labels": [], "tiles": []}', "e.json")
+    assert empty.tile_count == 0 and empty.allocations.num_rows == 0
+    one = parse_placement_profile(
+        b'{"schema_version": 1, "start": 0, "end": 10, "labels": [], "tiles": [{"logical": 5, "physical": 9, "allocations": []}]}', "e.json"
+    )
+    assert one.tiles.to_pylist() == [{"logical": 5, "physical": 9, "first_row": 0, "rows": 0}]
+    rows = TileRows.of(one, 0)
+    assert rows.placed_top == 0 and rows.live_lower_bound() == (0, 0) and rows.free_ranges(0, 10) == ((0, 10),)

@@ -30,10 +30,10 @@ from test_placement import check_placement, raw_lower_bounds
 from async_support import run_on_own_loop
 from tilescope.app.state import SessionState
 from tilescope.app.views.export import ExportView
-from tilescope.app.views.placement import SHADE_SELECTED, AddressView
+from tilescope.app.views.addresses import SHADE_SELECTED, AddressesView
 from tilescope.app.views.summary import summary_html
 from tilescope.app.views.tile_map import TileMapView
-from tilescope.derived.tile_view import MAX_MAP_TILES, TileMapUnavailable
+from tilescope.derived.tile_map import MAX_MAP_TILES, TileMapUnavailable
 from tilescope.models.edits import TilingEdit
 from tilescope.synth import write_synthetic_profile
 from opening_support import open_into
@@ -97,6 +97,34 @@ def test_summary_shows_the_placement_of_the_file(state, raw):
     assert figure_text(html, "ts-overflow-bytes") == kib(raw["standard_contiguous_overflow_bytes"])
     rule = figure_text(html, "ts-capacity-rule")
     assert "docs/formats.md §5" in rule and "budget_bytes − support_reserve_bytes − placed(interleaved)" in rule
+    for k, region in enumerate(("standard", "interleaved")):  # both fit: placed, and the proof says within what
+        assert figure_text(html, f"ts-verdict-{region}") == "placed"
+        assert f"within the capacity ({capacity[k]:,} B)" in html.split(f'data-testid="ts-proof-{region}"')[1].split("</div>")[0]
+
+
+def test_a_budget_below_the_bounds_is_infeasible_by_its_deficit(tmp_path, raw):
+    """The budget 5,000 B short of both peaks and the support reserve: each region's lower bound
+    exceeds the most the capacity rule can leave it; the summary and the Placement tab say
+    "infeasible by" the excess, worked out here from the raw figures, with the proof."""
+    import json
+
+    short = 5000
+    tight = dict(raw, budget_bytes=raw["peak"]["standard"] + raw["peak"]["interleaved"] + raw["support_reserve_bytes"] - short)
+    path = tmp_path / "tight.json"
+    path.write_text(json.dumps(tight))
+    state = SessionState()
+    assert open_into(state, path), state.error
+    bounds = raw_lower_bounds(raw)
+    usable = tight["budget_bytes"] - tight["support_reserve_bytes"]
+    deficits = (bounds[0] - (usable - bounds[1]), bounds[1] - min(tight["interleaved_budget_bytes"], usable - bounds[0]))
+    html = summary_html(state)
+    view = AddressesView(state=state)
+    view.set_shown(True)
+    for k, region in enumerate(("standard", "interleaved")):
+        assert deficits[k] > 0
+        assert figure_text(html, f"ts-verdict-{region}") == f"infeasible by {kib(deficits[k])}"
+        assert figure_text(view._header.object, f"ts-address-verdict-{region}") == f"infeasible by {kib(deficits[k])}"
+        assert f"by {deficits[k]:,} B" in figure_text(view._header.object, f"ts-address-proof-{region}")
 
 
 def test_summary_follows_an_edit(state, raw, edited_raw):
@@ -131,7 +159,7 @@ def test_a_refused_placement_is_said_not_drawn(tmp_path):
     s = SessionState()
     assert open_into(s, path), s.error
     html = summary_html(s)
-    view = AddressView(state=s)
+    view = AddressesView(state=s)
     assert "placement refused: interleaved region:" in figure_text(html, "ts-placement-error")
     assert "too large to place exactly in int64" in view._header.object
     assert all(len(view.sources[r].data["left"]) == 0 for r in ("standard", "interleaved"))
@@ -141,17 +169,17 @@ def test_a_refused_placement_is_said_not_drawn(tmp_path):
 # ----------------------------------------------------------------------------- address view
 
 
-def rects_of(view: AddressView, region: str) -> dict:
+def rects_of(view: AddressesView, region: str) -> dict:
     """The allocations drawn alone."""
     return {k: np.asarray(v) for k, v in view.sources[region].data.items()}
 
 
-def cells_of(view: AddressView, region: str) -> dict:
+def cells_of(view: AddressesView, region: str) -> dict:
     """The cells aggregating allocations too small to draw alone."""
     return {k: np.asarray(v) for k, v in view.cells[region].data.items()}
 
 
-def individual(view: AddressView, region: str) -> Counter:
+def individual(view: AddressesView, region: str) -> Counter:
     """(offset, bytes, first, last, id) of the rectangles that stand for one allocation."""
     d = rects_of(view, region)
     columns = [d[k].astype(np.int64).tolist() for k in ("bottom", "size", "first", "last", "id")]
@@ -165,7 +193,7 @@ def allocations(placement, region_code: int, rows) -> Counter:
 
 
 def test_address_view_draws_every_allocation_at_its_offset(state, raw):
-    view = AddressView(state=state)
+    view = AddressesView(state=state)
     p = state.data.placement
     check_placement(raw, p)
     for code, region in enumerate(("standard", "interleaved")):
@@ -193,7 +221,7 @@ def test_address_view_draws_every_allocation_at_its_offset(state, raw):
 
 
 def test_selected_value_is_drawn_alone_and_highlighted(state):
-    view = AddressView(state=state)
+    view = AddressesView(state=state)
     p = state.data.placement
     small = int(p.value_id[np.flatnonzero((p.value_id >= 0) & (p.region == 0))[np.argmin(p.bytes[(p.value_id >= 0) & (p.region == 0)])]])
     state.select_values([small])
@@ -203,12 +231,12 @@ def test_selected_value_is_drawn_alone_and_highlighted(state):
     assert np.all(d["shade"][mine] == SHADE_SELECTED) and not np.any(d["shade"][~mine] == SHADE_SELECTED)
 
 
-def tap(view: AddressView, region: str, step: float, address: float) -> None:
+def tap(view: AddressesView, region: str, step: float, address: float) -> None:
     view.figures[region]._trigger_event(Tap(view.figures[region], x=step, y=address))
 
 
 def test_clicking_an_allocation_selects_its_value(state):
-    view = AddressView(state=state)
+    view = AddressesView(state=state)
     p = state.data.placement
     k = int(np.flatnonzero(p.value_id == VALUE)[0])
     tap(view, "interleaved", (p.first_step[k] + p.last_step[k]) / 2, p.offset[k] + p.bytes[k] / 2)
@@ -225,7 +253,7 @@ def test_clicking_an_allocation_selects_its_value(state):
 
 
 def test_zooming_re_aggregates_the_window(state):
-    view = AddressView(state=state)
+    view = AddressesView(state=state)
     p = state.data.placement
     fig = view.figures["standard"]
     whole = rects_of(view, "standard")
@@ -248,7 +276,7 @@ def test_zooming_re_aggregates_the_window(state):
 
 
 def test_an_edit_moves_allocations_and_undo_restores_them(state, raw, edited_raw):
-    view = AddressView(state=state)
+    view = AddressesView(state=state)
     before = {r: rects_of(view, r) for r in ("standard", "interleaved")}
     placed_before = state.data.placement.interleaved.placed
     edit(state)
@@ -370,7 +398,7 @@ def test_file_text_is_escaped(tmp_path):
     hostile = write_hostile_profile(tmp_path)
     s = SessionState()
     assert open_into(s, hostile.path), s.error
-    tiles, addresses = TileMapView(state=s), AddressView(state=s)
+    tiles, addresses = TileMapView(state=s), AddressesView(state=s)
     html = tiles._holdings.object  # tile 0 at the peak step holds 85 and 153
     p = s.data.placement
     k = int(np.flatnonzero(p.value_id == 85)[0])

@@ -10,9 +10,9 @@ from pathlib import Path
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 import pytest
-from tilescope.loaders.memory_profile import load_memory_profile
 
 from tilescope import cli
+from tilescope.loaders.memory_profile import load_memory_profile
 
 sys.path.insert(0, str(Path(__file__).parent))
 import profile_generator as gen
@@ -27,10 +27,7 @@ def _run(capsys, *args) -> tuple[int, str]:
 def files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("v2_commands")
     program = gen.program_scaled(2)
-    return program, {
-        v: gen.write(program, v, folder / f"p_v{v}.memory_profile.json")
-        for v in (1, 2, 3)
-    }
+    return program, {v: gen.write(program, v, folder / f"p_v{v}.memory_profile.json") for v in (1, 2, 3)}
 
 
 def test_compare_v2_with_v3_attributes_the_rows(capsys, files):
@@ -42,16 +39,10 @@ def test_compare_v2_with_v3_attributes_the_rows(capsys, files):
     result = json.loads(out)
     rows = program.exchange_rows
     total = result["attribution"]["total"]
-    assert (
-        total["delta"] == -rows
-        and total["exchange_rows_delta"] == -rows
-        and total["scratch_delta"] == 0
-    )
+    assert total["delta"] == -rows and total["exchange_rows_delta"] == -rows and total["scratch_delta"] == 0
     assert all(p["bytes"] == 0 for p in total["parts"])
     assert result["b"]["effective_peak_bytes"] == result["a"]["effective_peak_bytes"]
-    code, out = _run(
-        capsys, "compare", paths[1], paths[3], "--json"
-    )  # v1 against v3: each by its own rules
+    code, out = _run(capsys, "compare", paths[1], paths[3], "--json")  # v1 against v3: each by its own rules
     assert code == 0
     for attribution in json.loads(out)["attribution"].values():
         assert (
@@ -75,18 +66,12 @@ def test_report_advise_place_accept_per_tile_profiles(tmp_path, capsys, files, v
 
 
 @pytest.mark.parametrize("version", [1, 3])
-def test_normalise_writes_the_run_tables_of_per_tile_profiles(
-    tmp_path, capsys, files, version
-):
+def test_normalise_writes_the_run_tables_of_per_tile_profiles(tmp_path, capsys, files, version):
     _, paths = files
-    code, out = _run(
-        capsys, "normalise", paths[version], "--out", tmp_path / "pq", "--json"
-    )
+    code, out = _run(capsys, "normalise", paths[version], "--out", tmp_path / "pq", "--json")
     assert code == 0
     written = json.loads(out)["tables"]
-    assert ("value_tiles" in written) == (version >= 2) and (
-        "step_tiles" in written
-    ) == (version >= 2)
+    assert ("value_tiles" in written) == (version >= 2) and ("step_tiles" in written) == (version >= 2)
     if version >= 2:
         loaded = load_memory_profile(paths[version])
         assert pq.read_table(written["step_tiles"]["path"]).equals(loaded.step_tiles)
@@ -98,15 +83,11 @@ def test_batch_rows_hold_version_and_peak_tiles(tmp_path, capsys, files):
     for version, path in paths.items():
         (tree / f"v{version}").mkdir(parents=True)
         (tree / f"v{version}" / path.name).write_bytes(path.read_bytes())
-    code, _ = _run(
-        capsys, "batch", tree, "--out", tmp_path / "dataset", "--workers", "1", "--json"
-    )
+    code, _ = _run(capsys, "batch", tree, "--out", tmp_path / "dataset", "--workers", "1", "--json")
     assert code == 0
     rows = {
         r["path"].split("/")[0]: r
-        for r in pads.dataset(tmp_path / "dataset" / "profiles", format="parquet")
-        .to_table()
-        .to_pylist()
+        for r in pads.dataset(tmp_path / "dataset" / "profiles", format="parquet").to_table().to_pylist()
     }
     for version in (1, 2, 3):
         row = rows[f"v{version}"]
@@ -121,6 +102,4 @@ def test_batch_rows_hold_version_and_peak_tiles(tmp_path, capsys, files):
         if version == 1:
             assert tiles == (None, None, None)
         else:
-            assert tiles == tuple(
-                expected["peak_tiles"][k] for k in ("standard", "interleaved", "total")
-            )
+            assert tiles == tuple(expected["peak_tiles"][k] for k in ("standard", "interleaved", "total"))

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tilescope.loaders.memory_profile import load_memory_profile, parse_memory_profile
-from tilescope.models.errors import InputError
 
 from tilescope import cli
+from tilescope.loaders.memory_profile import load_memory_profile, parse_memory_profile
+from tilescope.models.errors import InputError
 
 sys.path.insert(0, str(Path(__file__).parent))
 import profile_generator as gen
@@ -45,9 +45,7 @@ def test_per_tile_arrays_load_as_runs(tmp_path, program, version, later):
     p = load_memory_profile(path)
     assert p.version == version and p.per_tile
     tiles = program.tiles
-    dense = _dense(
-        p.value_tiles, "value_row", len(program.values), tiles, ["shard", "bytes"]
-    )
+    dense = _dense(p.value_tiles, "value_row", len(program.values), tiles, ["shard", "bytes"])
     for row, v in enumerate(program.values):
         assert dense[row, :, 0].tolist() == e.shards[v.id].tolist()
         assert dense[row, :, 1].tolist() == e.held[v.id].tolist()
@@ -113,9 +111,7 @@ def _mutated(tmp_path, program, version, mutate, compact: bool = False) -> Path:
     doc = gen.profile_json(program, version)
     mutate(doc)
     path = tmp_path / "bad.json"
-    path.write_text(
-        json.dumps(doc, separators=(",", ":")) if compact else json.dumps(doc)
-    )
+    path.write_text(json.dumps(doc, separators=(",", ":")) if compact else json.dumps(doc))
     return path
 
 
@@ -181,9 +177,7 @@ def _mutated(tmp_path, program, version, mutate, compact: bool = False) -> Path:
     ],
 )
 @pytest.mark.parametrize("compact", [False, True])
-def test_bad_per_tile_input_is_located(
-    tmp_path, capsys, program, mutate, where, found, compact
-):
+def test_bad_per_tile_input_is_located(tmp_path, capsys, program, mutate, where, found, compact):
     path = _mutated(tmp_path, program, 2, mutate, compact)
     with pytest.raises(InputError) as raised:
         load_memory_profile(path)
@@ -200,3 +194,56 @@ def test_bytes_and_file_agree(tmp_path, program):
     path = gen.write(program, 3, tmp_path / "p.json")
     a, b = load_memory_profile(path), parse_memory_profile(path.read_bytes())
     assert a.value_tiles.equals(b.value_tiles) and a.step_tiles.equals(b.step_tiles)
+
+
+def test_cache_keeps_the_run_tables(tmp_path, program):
+    """The cache (schema 5) stores value_tiles and step_tiles: a second open reads them back equal,
+    memory-mapped, without the JSON."""
+    from tilescope.loaders.cache import load_profile_cached
+    from tilescope.models.schemas import SCHEMA_VERSION
+
+    assert SCHEMA_VERSION >= 5
+    path = gen.write(program, 3, tmp_path / "p.json")
+    first = load_profile_cached(path, tmp_path / "cache")
+    entry = sorted(p.name for p in (tmp_path / "cache").rglob("*") if p.is_file())
+    assert any("value_tiles" in name for name in entry) and any("step_tiles" in name for name in entry)
+    second = load_profile_cached(path, tmp_path / "cache")
+    assert second.value_tiles.equals(first.value_tiles) and second.step_tiles.equals(first.step_tiles)
+    assert second.value_tiles.num_rows > 0 and second.version == 3
+
+
+def test_pretty_printed_file_gives_the_same_tables(tmp_path, program):
+    """Indented JSON (whitespace inside the per-tile lists) takes the general parse: same runs."""
+    compact = gen.write(program, 2, tmp_path / "compact.json")
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps(json.loads(compact.read_text()), indent=2))
+    a, b = load_memory_profile(compact), load_memory_profile(pretty)
+    assert a.value_tiles.equals(b.value_tiles) and a.step_tiles.equals(b.step_tiles)
+    assert a.steps.equals(b.steps)
+
+
+def test_tile_list_numbers_of_up_to_sixteen_digits():
+    """The numpy parse reads numbers of 1 to 16 digits exactly (two 8-digit windows) and refuses
+    one above 2^53 or of more digits, at the list's path."""
+    import msgspec
+
+    from tilescope.loaders.tile_arrays import parse_tile_lists
+    from tilescope.models.limits import MAX_INT
+
+    numbers = [0, 7, 12345678, 123456789, 123456789012, 9007199254740991, MAX_INT]
+    raws = [
+        msgspec.Raw(json.dumps(numbers, separators=(",", ":")).encode()),
+        msgspec.Raw(json.dumps(numbers).encode()),
+    ]
+    parsed = parse_tile_lists(raws, len(numbers), False, 0, lambda i: f"$.x[{i}]")
+    assert parsed.tolist() == [numbers, numbers]
+    for bad, found in ((MAX_INT + 1, f"{MAX_INT + 1:,}"), (10**16, "17 digits")):
+        with pytest.raises(InputError) as raised:
+            parse_tile_lists(
+                [msgspec.Raw(json.dumps([1, bad]).encode())],
+                2,
+                False,
+                4,
+                lambda i: f"$.x[{i}]",
+            )
+        assert "at $.x[4]:" in str(raised.value) and found in str(raised.value)

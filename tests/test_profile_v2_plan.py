@@ -58,14 +58,10 @@ def test_round_trip(tmp_path, capsys, programs, name, version, later):
         "fits_budget",
     ):
         assert plan[key] == doc[key], key
-    usage = (
-        e.usage if version >= 2 else e.coarse
-    )  # (the generator's own arrays, not the JSON)
+    usage = e.usage if version >= 2 else e.coarse  # (the generator's own arrays, not the JSON)
     assert plan["usage"]["standard"] == usage[:, 0].tolist()
     assert plan["usage"]["interleaved"] == usage[:, 1].tolist()
-    assert [v["bytes"] for v in plan["values"]] == [
-        e.aligned[v.id] * v.copies for v in program.values
-    ]
+    assert [v["bytes"] for v in plan["values"]] == [e.aligned[v.id] * v.copies for v in program.values]
     if version == 1:
         assert plan["peak_tiles_source"] == "estimate" and set(plan["peak_tiles"]) == {
             "standard",
@@ -73,10 +69,7 @@ def test_round_trip(tmp_path, capsys, programs, name, version, later):
             "total",
         }
         return
-    assert (
-        plan["peak_tiles"] == expected["peak_tiles"]
-        and plan["peak_tiles_source"] == "file"
-    )
+    assert plan["peak_tiles"] == expected["peak_tiles"] and plan["peak_tiles_source"] == "file"
     for tile in random.Random(version).sample(range(program.tiles), 3):
         code, out = _run(capsys, "plan", "--json", "--tile", str(tile), str(path))
         series = json.loads(out)["tile_usage"]
@@ -96,9 +89,7 @@ def _corrupt(tmp_path, program, version, change) -> Path:
 
 
 @pytest.mark.parametrize("version", [2, 3])
-def test_check_names_step_and_tile_of_a_one_byte_change(
-    tmp_path, capsys, programs, version
-):
+def test_check_names_step_and_tile_of_a_one_byte_change(tmp_path, capsys, programs, version):
     program = programs["scaled"]
     rng = random.Random(20261202 + version)
     steps = len(program.steps)
@@ -117,17 +108,11 @@ def test_check_names_step_and_tile_of_a_one_byte_change(
         assert code == 1
         field = ("standard", "interleaved")[c]
         lines = [
-            line
-            for line in out.splitlines()
-            if line.startswith(f"step {s} tile {t}: tile_usage.{field} ")
+            line for line in out.splitlines() if line.startswith(f"step {s} tile {t}: tile_usage.{field} ")
         ]
         assert len(lines) == 1, out
         code, out = _run(capsys, "check", "--json", str(path))
-        found = [
-            m
-            for m in json.loads(out)["mismatches"]
-            if m.get("tile") == t and m["key"] == s
-        ]
+        found = [m for m in json.loads(out)["mismatches"] if m.get("tile") == t and m["key"] == s]
         assert found and found[0]["recorded"] - found[0]["recomputed"] == delta
 
 
@@ -147,9 +132,7 @@ def test_check_names_step_and_tile_of_a_one_byte_change(
             "step 2: usage.standard",
         ),
         (
-            lambda d: d["timeline"]["steps"][0]["coarse_usage"].__setitem__(
-                "interleaved", 5
-            ),
+            lambda d: d["timeline"]["steps"][0]["coarse_usage"].__setitem__("interleaved", 5),
             "step 0: coarse_usage.interleaved",
         ),
         (
@@ -176,6 +159,22 @@ def test_check_names_step_and_tile_of_a_one_byte_change(
             lambda d: d.__setitem__("total_peak_step", d["total_peak_step"] + 1),
             "profile: total_peak_step",
         ),
+        (  # value 0 has 6 owners, on tiles 3…7 and 0: a held tile 1 with no shard
+            lambda d: d["timeline"]["values"][0]["tile_bytes"].__setitem__(1, 16384),
+            "value 0 tile 1: tile_bytes (0 where tile_shards is 0) recorded 16,384 B (16.0 KiB), recomputed 0 B",
+        ),
+        (
+            lambda d: d["timeline"]["values"][0]["tile_bytes"].__setitem__(1, 16384),
+            "value 0: tiles with a shard (at most the layout's tile_count) recorded 7, recomputed 6",
+        ),
+        (
+            lambda d: d["timeline"]["values"][1]["tile_shards"].__setitem__(5, 0),
+            "value 1 tile 5: tile_bytes (0 where tile_shards is 0) recorded 192 B",
+        ),
+        (
+            lambda d: d["timeline"]["values"][1]["tile_bytes"].__setitem__(5, 0),
+            "value 1 tile 5: tile_shards (0 where tile_bytes is 0) recorded 192 B",
+        ),
         (
             lambda d: d.__setitem__("effective_peak_bytes", 7),
             "profile: effective_peak_bytes",
@@ -190,9 +189,7 @@ def test_check_names_step_and_tile_of_a_one_byte_change(
         ),
     ],
 )
-def test_check_catches_one_field_corruptions(
-    tmp_path, capsys, programs, change, expect
-):
+def test_check_catches_one_field_corruptions(tmp_path, capsys, programs, change, expect):
     path = _corrupt(tmp_path, programs["p18"], 2, change)
     code, out = _run(capsys, "check", str(path))
     assert code == 1 and any(line.startswith(expect) for line in out.splitlines()), out
@@ -218,15 +215,52 @@ def test_program_18_has_what_the_compiler_test_asserts(programs):
     assert len({v["root"] for v in values}) < len(values)
     assert any(v["aligned_bytes"] > v["shard_bytes"] for v in values)
     assert any(s["execution_count"] == 3 for s in steps)
-    assert (
-        any(v["group"] == "weights" for v in values)
-        and values[0]["name"] == "state</script>"
-    )
+    assert any(v["group"] == "weights" for v in values) and values[0]["name"] == "state</script>"
     e = gen.estimate(programs["p18"])
     assert np.array_equal(
         e.usage[doc["total_peak_step"]],
-        [
-            steps[doc["total_peak_step"]]["usage"][k]
-            for k in ("standard", "interleaved")
-        ],
+        [steps[doc["total_peak_step"]]["usage"][k] for k in ("standard", "interleaved")],
     )
+
+
+def test_check_lists_a_thousand_mismatches_per_field_and_counts_the_rest(tmp_path, capsys, programs):
+    """Every tile_usage.standard entry one byte high: 1,000 lines name a step and a tile, one line
+    counts the rest, and --json counts them in more_mismatches."""
+    program = programs["scaled"]
+    steps = len(program.steps)
+
+    def change(d):
+        for s in d["timeline"]["steps"]:
+            for pair in s["tile_usage"]:
+                pair[0] += 1
+
+    path = _corrupt(tmp_path, program, 3, change)
+    code, out = _run(capsys, "check", str(path))
+    assert code == 1
+    lines = out.splitlines()
+    per_tile = [line for line in lines if " tile " in line.split(":")[0] and "tile_usage.standard" in line]
+    assert len(per_tile) == 1000
+    total = steps * program.tiles
+    assert f"… and {total - 1000:,} more tile_usage.standard mismatches" in lines
+    code, out = _run(capsys, "check", "--json", str(path))
+    assert json.loads(out)["more_mismatches"]["tile_usage.standard"] == total - 1000
+
+
+def test_a_live_alias_counts_its_roots_tiles(tmp_path, capsys, programs):
+    """docs/formats.md §7: a `live` entry that is not a root (the compiler lists roots only)
+    counts its root's per-tile requirement, so naming the alias instead of the root changes no
+    figure and check still passes."""
+    program = programs["p18"]
+    alias, root = 4, 0  # the carried body argument and the state it aliases
+
+    def change(d):
+        live = d["timeline"]["steps"][3]["live"]
+        live[live.index(root)] = alias
+        live.sort()
+
+    path = _corrupt(tmp_path, program, 2, change)
+    code, out = _run(capsys, "check", str(path))
+    assert code == 0, out
+    code, out = _run(capsys, "plan", "--json", str(path))
+    e = gen.estimate(program)
+    assert json.loads(out)["usage"]["standard"] == e.usage[:, 0].tolist()

@@ -16,7 +16,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from browser_support import REPO_ROOT, free_port
 from test_wheel import installed  # noqa: F401  (the module-scoped fixture: the wheel and its venv)
 
@@ -46,9 +45,7 @@ def expected_exit(line: str) -> int:
 
 
 def environment(venv: Path, folder: Path) -> dict[str, str]:
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")
-    }
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["TILESCOPE_CACHE_DIR"] = str(folder / ".cache")
     return env
@@ -65,9 +62,7 @@ def test_every_readme_command_runs_from_the_wheel(installed, tmp_path):  # noqa:
     assert len(commands) >= 20 and served  # the section covers every command
 
     # One bash session (so S=… carries on), each command's exit code written to fd 3 after it.
-    script = "exec 3>exit-codes\n" + "".join(
-        f"{line}\nprintf '%s\\n' \"$?\" >&3\n" for line in commands
-    )
+    script = "exec 3>exit-codes\n" + "".join(f"{line}\nprintf '%s\\n' \"$?\" >&3\n" for line in commands)
     (folder / "readme.sh").write_text(script)
     done = subprocess.run(
         ["bash", "readme.sh"],
@@ -79,11 +74,7 @@ def test_every_readme_command_runs_from_the_wheel(installed, tmp_path):  # noqa:
     )
     codes = [int(c) for c in (folder / "exit-codes").read_text().split()]
     assert len(codes) == len(commands), done.stderr[-3000:]
-    wrong = [
-        (line, code)
-        for line, code in zip(commands, codes, strict=True)
-        if code != expected_exit(line)
-    ]
+    wrong = [(line, code) for line, code in zip(commands, codes, strict=True) if code != expected_exit(line)]
     assert wrong == [], f"{wrong}\n{done.stderr[-3000:]}"
     # what the commands wrote is there (and all of it here, nothing in the repository)
     for made in (
@@ -111,15 +102,9 @@ def test_every_readme_command_runs_from_the_wheel(installed, tmp_path):  # noqa:
         )
         try:
             deadline, status = time.monotonic() + 120, None
-            while (
-                status is None
-                and process.poll() is None
-                and time.monotonic() < deadline
-            ):
+            while status is None and process.poll() is None and time.monotonic() < deadline:
                 try:
-                    with urllib.request.urlopen(
-                        f"http://127.0.0.1:{port}/app", timeout=30
-                    ) as response:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/app", timeout=30) as response:
                         status = response.status
                 except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
                     time.sleep(0.3)

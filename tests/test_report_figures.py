@@ -21,7 +21,7 @@ from PIL import Image
 
 from tilescope.cli import main
 from tilescope.cli.compare import comparison_of
-from tilescope.derived.opening import open_path
+from tilescope.derived.opening import open_file
 from tilescope.derived.plan_data import PlanData
 from tilescope.loaders.edit_sets import load_edit_set
 from tilescope.planner.edits import apply_edits
@@ -45,23 +45,11 @@ def text_boxes(figure) -> list[tuple[str, object]]:
             for tick in axis.get_major_ticks() + axis.get_minor_ticks():
                 tick_labels.update((id(tick.label1), id(tick.label2)))
             low, high = sorted(axis.get_view_interval())
-            for where, label in zip(
-                axis.get_majorticklocs(), axis.get_majorticklabels(), strict=False
-            ):
-                if (
-                    low - 1e-9 <= where <= high + 1e-9
-                    and label.get_visible()
-                    and label.get_text().strip()
-                ):
-                    boxes.append(
-                        (f"tick {label.get_text()}", label.get_window_extent(renderer))
-                    )
+            for where, label in zip(axis.get_majorticklocs(), axis.get_majorticklabels(), strict=False):
+                if low - 1e-9 <= where <= high + 1e-9 and label.get_visible() and label.get_text().strip():
+                    boxes.append((f"tick {label.get_text()}", label.get_window_extent(renderer)))
     for text in figure.findobj(Text):
-        if (
-            id(text) not in tick_labels
-            and text.get_visible()
-            and text.get_text().strip()
-        ):
+        if id(text) not in tick_labels and text.get_visible() and text.get_text().strip():
             boxes.append((text.get_text()[:60], Text.get_window_extent(text, renderer)))
     return boxes
 
@@ -70,17 +58,11 @@ def assert_legible(figure) -> None:
     boxes = text_boxes(figure)
     assert len(boxes) > 30
     overlapping = [
-        (a, b)
-        for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2)
-        if box_a.overlaps(box_b)
+        (a, b) for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2) if box_a.overlaps(box_b)
     ]
     assert overlapping == []
     width, height = figure.bbox.width, figure.bbox.height
-    outside = [
-        name
-        for name, box in boxes
-        if box.x0 < 0 or box.y0 < 0 or box.x1 > width or box.y1 > height
-    ]
+    outside = [name for name, box in boxes if box.x0 < 0 or box.y0 < 0 or box.x1 > width or box.y1 > height]
     assert outside == []
 
 
@@ -93,15 +75,13 @@ def synthetic(tmp_path_factory) -> dict[str, object]:
         "wide_long": folder / "wide_long.json",
     }
     write_synthetic_profile(paths["long"], 20, 2)  # 2,320 steps: the dense drawing
-    write_synthetic_profile(
-        paths["wide"], 1, 24
-    )  # 24 layers: seven-digit bytes per tile
+    write_synthetic_profile(paths["wide"], 1, 24)  # 24 layers: seven-digit bytes per tile
     write_synthetic_profile(paths["wide_long"], 18, 24)  # both: 2,088 steps
     return paths
 
 
 def report_of(path, edits=None):
-    opened = open_path(path)
+    opened = open_file(path)
     whatif = apply_edits(opened.arrays, opened.plan, edits) if edits else None
     return opened, report_figure(report_input(PlanData(opened, whatif), None))
 
@@ -109,9 +89,7 @@ def report_of(path, edits=None):
 def test_report_figures_have_no_overlapping_text(synthetic, sample_path):
     _, figure = report_of(sample_path)
     assert_legible(figure)
-    _, figure = report_of(
-        sample_path, load_edit_set(EDITS)
-    )  # the two-row legend over "Live at step 47" once
+    _, figure = report_of(sample_path, load_edit_set(EDITS))  # the two-row legend over "Live at step 47" once
     assert_legible(figure)
     opened, figure = report_of(
         synthetic["wide_long"]
@@ -125,9 +103,7 @@ def test_an_edited_seven_digit_report_is_legible(synthetic, capsys):
     (best,) = json.loads(capsys.readouterr().out)["candidates"]
     from tilescope.models.edits import TilingEdit
 
-    opened, figure = report_of(
-        synthetic["wide"], [TilingEdit.from_json(e) for e in best["edits"]]
-    )
+    opened, figure = report_of(synthetic["wide"], [TilingEdit.from_json(e) for e in best["edits"]])
     assert opened.plan.peaks.total >= 1_000_000
     assert_legible(figure)
 
@@ -157,35 +133,25 @@ def test_compare_figures_have_no_overlapping_text(synthetic, sample_path):
 def test_compare_zooms_on_a_narrow_change_and_its_waterfalls_start_at_zero(synthetic):
     """The edit changes value 84 of the first block only: steps 44–45 of 2,320. The changed steps
     are found here from the two plans' per-step usage (the planner, not the compare)."""
-    opened = open_path(synthetic["long"])
+    opened = open_file(synthetic["long"])
     edited = apply_edits(opened.arrays, opened.plan, load_edit_set(EDITS)).plan
     changed = np.flatnonzero(
         (opened.plan.usage_standard != edited.usage_standard)
         | (opened.plan.usage_interleaved != edited.usage_interleaved)
     )
-    assert (
-        changed.size and changed[-1] - changed[0] < 10 and opened.arrays.n_steps == 2320
-    )
-    figure = compare_figure(
-        comparison(synthetic["long"], None, str(EDITS)), "long.json", "long.json"
-    )
+    assert changed.size and changed[-1] - changed[0] < 10 and opened.arrays.n_steps == 2320
+    figure = compare_figure(comparison(synthetic["long"], None, str(EDITS)), "long.json", "long.json")
     axes = {ax.get_label(): ax for ax in figure.axes}
     for region in ("standard", "interleaved", "total"):
         low, high = axes[f"zoom {region}"].get_xlim()
-        assert (
-            low <= changed[0]
-            and changed[-1] <= high
-            and high - low < 0.1 * opened.arrays.n_steps
-        )
+        assert low <= changed[0] and changed[-1] <= high and high - low < 0.1 * opened.arrays.n_steps
         assert (
             axes[f"overlay {region}"].get_xlim()[1] >= opened.arrays.n_steps - 1
         )  # the whole axis beside it
     for figure_name in ("total", "standard", "interleaved"):
         assert axes[f"waterfall {figure_name}"].get_xlim()[0] == 0
     # a change across most of the axis needs no zoom
-    wide = compare_figure(
-        comparison(synthetic["long"], synthetic["wide"]), "long.json", "wide.json"
-    )
+    wide = compare_figure(comparison(synthetic["long"], synthetic["wide"]), "long.json", "wide.json")
     assert not any(ax.get_label().startswith("zoom") for ax in wide.axes)
 
 
@@ -198,7 +164,7 @@ def test_each_png_carries_its_date_version_and_sources(tmp_path, sample_path):
     version = importlib.metadata.version("tilescope")
     sha_a = hashlib.sha256(sample_path.read_bytes()).hexdigest()
     edited = tmp_path / "edited.json"
-    before = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    before = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
     assert (
         main(
             [
@@ -242,23 +208,17 @@ def test_each_png_carries_its_date_version_and_sources(tmp_path, sample_path):
         )
         == 0
     )
-    after = datetime.datetime.now(datetime.timezone.utc)
+    after = datetime.datetime.now(datetime.UTC)
     for png, shas in (
         (tmp_path / "r" / "report.png", [sha_a]),
         (tmp_path / "c" / "compare.png", [sha_a, sha_b]),
     ):
         text = png_text(png)
-        assert (
-            text["Software"] == f"tilescope {version}"
-            and text["tilescope.version"] == version
+        assert text["Software"] == f"tilescope {version}" and text["tilescope.version"] == version
+        created = datetime.datetime.strptime(text["Creation Time"], "%Y-%m-%dT%H:%M:%SZ").replace(
+            tzinfo=datetime.UTC
         )
-        created = datetime.datetime.strptime(
-            text["Creation Time"], "%Y-%m-%dT%H:%M:%SZ"
-        ).replace(tzinfo=datetime.timezone.utc)
-        assert (
-            before <= created <= after
-            and text["tilescope.created"] == text["Creation Time"]
-        )
+        assert before <= created <= after and text["tilescope.created"] == text["Creation Time"]
         assert text["tilescope.source_sha256"].split() == shas
         assert all(sha in text["Source"] for sha in shas)
     with Image.open(tmp_path / "r" / "report.png") as image:

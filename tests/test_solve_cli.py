@@ -8,15 +8,27 @@ import io
 import json
 
 import pytest
-
 from solver_support import BENCH, rule_violations
+
 from tilescope.cli import main
 from tilescope.loaders.minimalloc_csv import load_minimalloc_csv
 from tilescope.loaders.placement_dump import load_placement_dump, looks_like_placement_dump
 from tilescope.models.errors import InputError
 
 FIXTURES = BENCH / "ipu-stack-placement"
-KEYS = {"file", "kind", "requests", "verdict", "lower_bound", "height", "deficit_bytes", "proof", "seconds", "nodes", "placement"}
+KEYS = {
+    "file",
+    "kind",
+    "requests",
+    "verdict",
+    "lower_bound",
+    "height",
+    "deficit_bytes",
+    "proof",
+    "seconds",
+    "nodes",
+    "placement",
+}
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -47,7 +59,12 @@ def test_dump_json_contract_and_spans(capsys):
 def test_infeasible_exits_1_with_the_deficit(capsys):
     code, out, _ = run(capsys, str(FIXTURES / "overcapacity.json"), "--json")
     doc = json.loads(out)
-    assert code == 1 and doc["verdict"] == "infeasible" and doc["deficit_bytes"] == 16328 and doc["height"] is None
+    assert (
+        code == 1
+        and doc["verdict"] == "infeasible"
+        and doc["deficit_bytes"] == 16328
+        and doc["height"] is None
+    )
     code, out, _ = run(capsys, str(FIXTURES / "overcapacity.json"))
     assert code == 1 and "INFEASIBLE" in out and "16,328" in out
 
@@ -61,7 +78,11 @@ def test_csv_placement_and_out_file(capsys, tmp_path):
     assert code == 0 and doc["verdict"] == "placed"
     assert [p["id"] for p in doc["placement"]] == ["x", "y", "z"]
     rows = list(csv.DictReader(io.StringIO(out.read_text())))
-    assert [(r["id"], r["lower"], r["upper"], r["size"]) for r in rows] == [("x", "0", "2", "4"), ("y", "1", "3", "4"), ("z", "2", "4", "4")]
+    assert [(r["id"], r["lower"], r["upper"], r["size"]) for r in rows] == [
+        ("x", "0", "2", "4"),
+        ("y", "1", "3", "4"),
+        ("z", "2", "4", "4"),
+    ]
     offsets = {r["id"]: int(r["offset"]) for r in rows}
     assert offsets == {p["id"]: p["offset"] for p in doc["placement"]}
     assert offsets["x"] != offsets["y"] and offsets["y"] != offsets["z"] and max(offsets.values()) <= 4
@@ -138,8 +159,20 @@ def test_broken_json_and_the_sniff(capsys, tmp_path):
     bad.write_bytes(data[:1000])
     code, _, err = run(capsys, str(bad))
     assert code == 2 and "line 1" in err and err.count("\n") == 1
-    assert looks_like_placement_dump(data) and looks_like_placement_dump((FIXTURES / "bank-branching.json").read_bytes())
+    assert looks_like_placement_dump(data) and looks_like_placement_dump(
+        (FIXTURES / "bank-branching.json").read_bytes()
+    )
     assert not looks_like_placement_dump(b'{"version": 3, "peak": {}, "timeline": {}}')
     assert not looks_like_placement_dump(b"id,lower,upper,size\n")
     code, _, err = run(capsys, str(FIXTURES / "fragmented.json"), "--capacity", "10")
     assert code == 2 and "--capacity" in err
+
+
+def test_progress_lines_and_quiet(capsys, monkeypatch):
+    import tilescope.cli.solve as solve_cli
+
+    monkeypatch.setattr(solve_cli, "PROGRESS_AFTER", 0.0)
+    code, _, err = run(capsys, str(FIXTURES / "bank-branching.json"))
+    assert code == 0 and "solving bank-branching.json: search" in err
+    code, _, err = run(capsys, str(FIXTURES / "bank-branching.json"), "--quiet")
+    assert code == 0 and err == ""

@@ -133,7 +133,7 @@ def test_check_and_normalise_commands_round_trip(synthetic, blocks, layers, tmp_
     assert cli.main(["check", str(path)]) == 0
     out = tmp_path / "tables"
     assert cli.main(["normalise", str(path), "--out", str(out)]) == 0
-    loaded = load_memory_profile(path).tables()
+    loaded = load_memory_profile(path).file_tables()
     for name, table in loaded.items():
         assert pq.read_table(out / f"{name}.parquet").equals(table), name
 

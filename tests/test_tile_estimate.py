@@ -265,5 +265,44 @@ def test_infer_offset_is_the_smallest_rotation_by_brute_force():
         recorded = on_device(per_owner, int(rng.integers(0, device)), device)
         placed = np.zeros(device, dtype=np.int64)
         placed[: per_owner.size] = per_owner
-        fitting = [r for r in range(device) if np.array_equal(np.roll(placed, r), recorded)]
+        fitting = [
+            r for r in range(device) if np.array_equal(np.roll(placed, r), recorded)
+        ]
         assert infer_offset(per_owner, recorded) == min(fitting)
+
+
+def test_recorded_allocations_of_every_row_equal_infer_allocation_per_row():
+    """``tile_figures.recorded_allocations`` (all rows at once, numpy) against ``infer_allocation``
+    row by row, on the sample and on pairs made to need each candidate."""
+    from types import SimpleNamespace
+
+    from tilescope.planner.tile_figures import recorded_allocations
+
+    profile = json.loads(SAMPLE.read_text())
+    pairs = [
+        (v["shard_bytes"], v["aligned_bytes"], int(v["class"] == "Ipu21Interleaved"))
+        for v in profile["timeline"]["values"]
+    ]
+    pairs += [
+        (32_768, 49_152, 0),
+        (16_370, 32_768, 0),
+        (65_520, 98_304, 1),
+        (100, 164, 0),
+        (0, 0, 1),
+        (7, 5, 0),
+    ]
+    shard, aligned, region = (np.array(column) for column in zip(*pairs))
+    arrays = SimpleNamespace(
+        recorded_shard=shard,
+        recorded_aligned=aligned,
+        region=region,
+        n_values=len(pairs),
+        granule=np.full(len(pairs), 4),
+        copies=np.ones(len(pairs), dtype=np.int64),
+    )
+    alignment, extra = recorded_allocations(arrays)  # type: ignore[arg-type]
+    for k, (s, a, r) in enumerate(pairs):
+        one = infer_allocation(np.array([s]), np.array([a]), r)
+        assert (int(alignment[k]), int(extra[k])) == (
+            (one.alignment, one.extra) if one else (4, 0)
+        ), pairs[k]

@@ -1,4 +1,4 @@
-"""Per-tile bytes (planner.tile_map): the partition-to-tile mapping, per-tile shard bytes and the map
+"""Per-tile bytes (planner.tile_bytes): the partition-to-tile mapping, per-tile shard bytes and the map
 of a step, checked against figures computed here from the raw JSON (layouts read with a regular
 expression, padded sizes by docs/formats.md §2) and by hand for one value."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from tilescope.models.edits import TilingEdit
 from tilescope.models.tiling import Axis, AxisTiling, TensorTiling
 from tilescope.planner.edits import apply_edits
 from tilescope.planner.model import plan_profile
-from tilescope.planner.tile_map import PACKED, RECORDED, TileModel, shard_bytes_per_tile, tile_strides, tiles_of
+from tilescope.planner.tile_bytes import PACKED, RECORDED, TileModel, shard_bytes_per_tile, tile_strides, tiles_of
 from tilescope.synth import SAMPLE_PATH
 
 ELEMENT_BYTES = {"F16": 2, "F32": 4}

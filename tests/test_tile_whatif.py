@@ -231,3 +231,48 @@ def test_check_prints_the_estimates_notes_as_notes(tmp_path, capsys):
     assert out["ok"] and [n["where"] for n in out["notes"]] == [
         f"value {v.id}" for v in rotated
     ]
+
+
+def _with_groups(path, groups: int) -> None:
+    """Value 1's layout (the first weight, 8 partitions of 32 columns; its alias 5's too) with
+    ``groups`` padding groups."""
+    raw = json.loads(path.read_text())
+    for value in raw["timeline"]["values"]:
+        if value["root"] == 1:
+            value["layout"] = value["layout"].replace(
+                "padding_groups: 1", f"padding_groups: {groups}"
+            )
+    path.write_text(json.dumps(raw))
+
+
+def test_an_edit_the_compilers_resolution_refuses_is_an_edit_error(tmp_path):
+    """Value 1 in 2 padding groups: 5 partitions cannot be split between them (§2.2), so the per-tile
+    re-estimate of a v3 profile refuses the edit, naming the value and why; nothing is applied."""
+    from tilescope.planner.edits import RULE_UNRESOLVABLE, EditError
+
+    path = gen.write(gen.program_18(), 3, tmp_path / "p.json")
+    _with_groups(path, 2)
+    opened = open_file(path, use_cache=False)
+    apply_edits(
+        opened.arrays, opened.plan, [TilingEdit(1, axis=0, partitions=4)]
+    )  # 4 = 2 × 2: fine
+    with pytest.raises(EditError) as refused:
+        apply_edits(opened.arrays, opened.plan, [TilingEdit(1, axis=0, partitions=5)])
+    assert refused.value.value == 1 and refused.value.rule == RULE_UNRESOLVABLE
+    assert "padding groups" in str(refused.value)
+
+
+def test_v1_plan_json_without_an_estimate_says_why(tmp_path, capsys):
+    """A v1 file whose layout the compiler's resolution refuses (3 groups of 8 partitions):
+    ``plan --json`` still answers, its peak tiles null with the reason."""
+    from tilescope import cli
+
+    path = gen.write(gen.program_18(), 1, tmp_path / "p.json")
+    _with_groups(path, 3)
+    assert cli.main(["plan", "--json", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (
+        out["peak_tiles"] is None
+        and "value 1" in out["peak_tiles_note"]
+        and "padding groups" in out["peak_tiles_note"]
+    )

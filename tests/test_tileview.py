@@ -14,7 +14,7 @@ import json
 import pytest
 from opening_support import open_into
 from profile_generator import program_18, program_scaled, write
-from tilescope.app.layout import TAB_KEYS
+from tilescope.app.side_tabs import TAB_KEYS
 from tilescope.app.state import SessionState
 from tilescope.app.url_state import UrlState, parse_query
 from tilescope.derived.opening import open_file
@@ -145,3 +145,62 @@ def test_tile_in_the_url_round_trips_and_a_bad_one_is_said():
     assert parse_query(state.query(), TAB_KEYS) == state
     bad = parse_query("?tile=-1", TAB_KEYS)
     assert bad.tile is None and any("tile=" in p for p in bad.problems)
+
+
+def test_after_an_edit_the_tile_shows_the_edited_programs_figures(tmp_path):
+    """A what-if edit re-tiles the GEMM result (value 6) of §1.8's program: the view's table at each
+    step equals what the generator writes for the edited program itself."""
+    import copy
+
+    import numpy as np
+    from profile_generator import profile_json
+    from tilescope.app.views.tiles import TilesView
+    from tilescope.models.edits import TilingEdit
+
+    program = program_18()
+    path = write(program, 3, tmp_path / "p18.json")
+    s = SessionState()
+    assert open_into(s, path), s.error
+    view = TilesView(state=s)
+    assert s.select_tile(4) is None  # a tile the edit changes at steps 0 and 1
+    assert s.apply_edits([TilingEdit(6, axis=1, partitions=3)]) is None
+    edited = copy.deepcopy(program)
+    for value in edited.values:
+        if value.id == 6:
+            value.tiling.axes[1].partitions = 3
+            value.tiling.tile_count = value.tiling.replicas * int(
+                np.prod([a.partitions for a in value.tiling.axes])
+            )
+    doc = profile_json(edited, 3)
+    for step in range(len(doc["timeline"]["steps"])):
+        s.select_step(step)
+        shown = list(
+            view.table.value[["id", "payload", "padding", "total"]].itertuples(
+                index=False, name=None
+            )
+        )
+        assert shown == expected_rows(doc, 4, step), step
+
+
+def test_a_page_restores_tile_from_its_url_and_writes_it_back(sample_path):
+    from tilescope.app.explorer import build_app
+
+    explorer = build_app([str(sample_path)])
+    explorer.adopt(open_file(sample_path), "sample")
+    s = explorer.state
+    explorer.apply_url(parse_query("?step=45&tile=7&tab=tiles", TAB_KEYS))
+    assert (s.selected_step, s.selected_tile) == (
+        45,
+        7,
+    ) and explorer.profile_page.tabs.key == "tiles"
+    assert explorer.controls.query == "?step=45&tile=7&tab=tiles"
+    s.select_tile(9)
+    assert "tile=9" in explorer.controls.query
+    explorer.restore_query(
+        "?step=45"
+    )  # back to a URL without a tile: the step's peak tile again
+    assert s.selected_tile is None
+    explorer.apply_url(
+        parse_query("?tile=1472", TAB_KEYS)
+    )  # the sample has tiles 0 to 1,471
+    assert "tile=1472" in s.error and s.selected_tile is None

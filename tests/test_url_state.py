@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tilescope.app.layout import TAB_KEYS
+from tilescope.app.side_tabs import TAB_KEYS
 from tilescope.app.url_state import UrlState, parse_query
 from tilescope.models.edits import TilingEdit
 

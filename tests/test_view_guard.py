@@ -37,14 +37,14 @@ def test_a_failing_view_leaves_the_others_and_the_edit_standing(monkeypatch, cap
     edited = edited_bytes(raw.value(VALUE), {AXIS: PARTITIONS})[2]
     assert edited != recorded
 
-    original = SummaryView._refresh
+    original = SummaryView._redraw
 
     def broken(self, *events):
         if events:  # told the plan changed (the first drawing, without an event, works)
             raise RuntimeError("summary broke")
         return original(self)
 
-    monkeypatch.setattr(SummaryView, "_refresh", broken)
+    monkeypatch.setattr(SummaryView, "_redraw", broken)
     state = SessionState()
     assert open_into(state, SAMPLE), state.error
     views, doc, _, _ = build_page(state)

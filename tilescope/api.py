@@ -5,6 +5,9 @@ prints, to be looked at or driven from Python (README "In a notebook"). None imp
   (``derived.opening.open_file``: an ``OpenedProfile``, an ``OpenedSearchState``, …).
 - ``compare(a, b)`` ↔ ``tilescope compare A B``: the two plans compared
   (``derived.compare.Comparison``: ``.delta``, ``.changed_values``, ``.attribution(...)``).
+- ``solve(problem, time_limit)`` ↔ ``tilescope solve FILE``: one tile's placement problem placed
+  with proof (``planner.solver.SolveResult``: ``.verdict`` placed / infeasible / unknown,
+  ``.starts``, ``.height``, ``.lower_bound``, ``.proof``).
 - ``explore(path)`` ↔ ``tilescope serve PATH``: the explorer's page as a cell's output
   (``app.notebook``; imports Panel when called).
 """
@@ -16,8 +19,10 @@ from typing import TYPE_CHECKING, Any, Sequence
 if TYPE_CHECKING:
     from tilescope.derived.compare import Comparison
     from tilescope.models.edits import TilingEdit
+    from tilescope.models.placement_problem import PlacementProblem
+    from tilescope.planner.solver import SolveResult
 
-__all__ = ["compare", "open"]
+__all__ = ["compare", "open", "solve"]
 
 
 def open(path: str | Path, *, use_cache: bool = True) -> Any:  # noqa: A001 (the CLI's verb, as `tilescope.open`)
@@ -54,3 +59,17 @@ def compare(a: str | Path | Any, b: str | Path | Any | None = None, *, edits_a: 
     first = profile(a)
     second = first if b is None else profile(b)
     return compare_plans(side(first, edits_a), side(second, edits_b))
+
+
+def solve(problem: "str | Path | PlacementProblem", time_limit: float = 60.0, *, capacity: int | None = None) -> "SolveResult":
+    """Place ``problem`` — a ``PlacementProblem``, or a file as ``tilescope solve`` reads it (a
+    placement constraint dump, or a MiniMalloc CSV with ``capacity`` in bytes) — within
+    ``time_limit`` seconds: *placed* (re-checked), *infeasible* (with its proof) or *unknown*."""
+    from tilescope.models.placement_problem import PlacementProblem
+    from tilescope.planner.solver import solve as solve_problem
+
+    if not isinstance(problem, PlacementProblem):
+        from tilescope.cli.solve import load_problem
+
+        problem, _ = load_problem(str(Path(problem).expanduser()), capacity)
+    return solve_problem(problem, time_limit)

@@ -7,7 +7,7 @@ import panel as pn
 import param
 
 from tilescope.app.format import esc
-from tilescope.app.state import SessionState
+from tilescope.app.state import SessionState, error_text
 from tilescope.app.one_message import one_message
 from tilescope.app.view_guard import watch_state
 from tilescope.derived.editing import PEAK_KINDS
@@ -50,7 +50,14 @@ class AdvisorView(pn.viewable.Viewer):
             self.advice.objects = []
             return
         peak = self.peak_choice.value
-        suggestions = advise(data.arrays, data.plan, peak, SUGGESTION_LIMIT, whatif=data.whatif)
+        # Ranking re-plans every candidate: a large plan's runs in the load workers (SessionState.compute).
+        self.state.compute(data, lambda: advise(data.arrays, data.plan, peak, SUGGESTION_LIMIT, whatif=data.whatif),
+                           lambda suggestions: self._show(data, peak, suggestions))
+
+    def _show(self, data, peak: str, suggestions) -> None:
+        if isinstance(suggestions, BaseException):
+            self.advice.objects = [pn.pane.HTML(f"<p class='bad'>The advisor could not rank edits: {esc(error_text(suggestions))}</p>")]
+            return
         if not suggestions:
             self.advice.objects = [pn.pane.HTML(f"<p>No single re-tiling lowers the {esc(peak)} peak.</p>")]
             return

@@ -35,7 +35,7 @@ class AtStepView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
+        self.gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self.step_input = pn.widgets.IntInput(label="step", value=0, start=0, end=0, width=100, css_classes=["ts-step-input"])
         self._buttons = {
             "previous": pn.widgets.Button(label="◀", width=40, description="previous step (← key)"),
@@ -53,15 +53,15 @@ class AtStepView(pn.viewable.Viewer):
             formatters={**table_formatters(COLUMNS), "share": {"type": "plaintext"}}, sizing_mode="stretch_width",
             css_classes=["ts-step-values"], layout="fit_data_table", height=TABLE_HEIGHT,
         )
-        self._link = SelectionLink(self.state, self.table, watch=self._gate.watch)
+        self._link = SelectionLink(self.state, self.table, watch=self.gate.watch)
         self.step_input.param.watch(one_message(lambda e: self.state.select_step(e.new)), "value")
         self._buttons["previous"].on_click(one_message(lambda e: self.state.select_step(self.state.selected_step - 1)))
         self._buttons["next"].on_click(one_message(lambda e: self.state.select_step(self.state.selected_step + 1)))
         for kind in ("total", "standard", "interleaved"):
             self._buttons[kind].on_click(one_message(lambda e, kind=kind: self._go_to_peak(kind)))
-        self._gate.watch(self._on_plan, ["data"])
-        self._gate.watch(self._on_step, ["selected_step"])
-        self._on_plan()
+        self.gate.watch(self._redraw, ["data"])
+        self.gate.watch(self._on_step, ["selected_step"])
+        self._redraw()
 
     def _build_bar(self):
         fig = figure(
@@ -80,7 +80,7 @@ class AtStepView(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ data
 
-    def _on_plan(self, *_):
+    def _redraw(self, *_):
         data = self.state.data
         if data is None:
             return
@@ -174,7 +174,7 @@ class AtStepView(pn.viewable.Viewer):
 
     def set_shown(self, shown: bool) -> None:
         """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
-        self._gate.set_shown(shown)
+        self.gate.set_shown(shown)
 
     def __panel__(self):
         b = self._buttons

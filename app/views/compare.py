@@ -94,7 +94,7 @@ class CompareView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         s = self.state
-        self._gate = gate = ShownGate(s)  # the tab may be hidden: its parts wait (app.shown_gate)
+        self.gate = gate = ShownGate(s)  # the tab may be hidden: its parts wait (app.shown_gate)
         self.selection = CompareSelection(s, gate=gate)
         self.picker = ComparePicker(state=s, opener=self.opener)
         self.summary = CompareSummaryView(state=s, gate=gate)
@@ -119,7 +119,7 @@ class CompareView(pn.viewable.Viewer):
 
     def set_shown(self, shown: bool) -> None:
         """Hidden, the comparison's parts wait; shown again, they catch up (``app.shown_gate``)."""
-        self._gate.set_shown(shown)
+        self.gate.set_shown(shown)
 
     def __panel__(self):
         return pn.Column(self.picker, pn.pane.HTML(

@@ -66,8 +66,8 @@ class CompareExportView(ComparePart):
         self._files: dict[str, bytes] = {}
         self._note = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._buttons = {name: self._button(name) for name in (*COMPARE_NAMES, ZIP_NAME)}
-        self.gate.watch(self._refresh, ["compare"])
-        self._refresh()
+        self.gate.watch(self._redraw, ["compare"])
+        self._redraw()
 
     def _button(self, name: str) -> pn.widgets.FileDownload:
         async def send() -> io.BytesIO:  # FileDownload awaits coroutine functions only
@@ -98,7 +98,7 @@ class CompareExportView(ComparePart):
             self._built_for, self._files = compare, files
         return zip_of({n: files[n] for n in COMPARE_NAMES}) if name == ZIP_NAME else files[name]
 
-    def _refresh(self, *_):
+    def _redraw(self, *_):
         compare = self.state.compare
         for button in self._buttons.values():
             button.disabled = compare is None

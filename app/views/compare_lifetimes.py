@@ -84,9 +84,9 @@ class CompareLifetimesView(ComparePart):
         self.bars = ColumnDataSource({k: [] for k in BAR_FIELDS}, name="ts-compare-lifetime-bars")
         self.figure = self._build_figure()
         self._text = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        self.gate.watch(self._refresh, ["compare"])
-        self.selection.param.watch(self._refresh, ["entry"])
-        self._refresh()
+        self.gate.watch(self._redraw, ["compare"])
+        self.selection.param.watch(self._redraw, ["entry"])
+        self._redraw()
 
     def _build_figure(self):
         fig = figure(name="ts-compare-lifetimes", height=140, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,reset",
@@ -99,7 +99,7 @@ class CompareLifetimesView(ComparePart):
         fig.add_tools(HoverTool(renderers=[glyphs], tooltips=[("", "@side #@value_id"), ("bytes", "@bytes{0,0} B"), ("live", "@steps")]))
         return fig
 
-    def _refresh(self, *_):
+    def _redraw(self, *_):
         compare = self.state.compare
         view = compare.entry_view(self.selection.entry) if compare is not None else None
         self.bars.data = life_bars(view)

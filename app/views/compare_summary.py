@@ -85,9 +85,9 @@ class CompareSummaryView(ComparePart):
     def __init__(self, **params):
         super().__init__(**params)
         self._pane = pn.pane.HTML(compare_summary_html(self.state.compare), stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        self.gate.watch(self._refresh, ["compare"])
+        self.gate.watch(self._redraw, ["compare"])
 
-    def _refresh(self, *_):
+    def _redraw(self, *_):
         self._pane.object = compare_summary_html(self.state.compare)
 
     def __panel__(self):

@@ -78,10 +78,10 @@ class CompareTimelineView(ComparePart):
         self.step_spans: dict[str, Span] = {}
         self.figures = {r: self._build_figure(r) for r in REGIONS}
         self._info = pn.pane.HTML("", css_classes=["ts-compare-note"], styles={"font-size": "12px", "color": "#555"})
-        self.gate.watch(self._on_compare, ["compare"])
+        self.gate.watch(self._redraw, ["compare"])
         self.gate.watch(self._on_step, ["selected_step"])
         self.selection.param.watch(self._on_entry, ["entry"])
-        self._on_compare()
+        self._redraw()
 
     # ------------------------------------------------------------------ figures
 
@@ -122,7 +122,7 @@ class CompareTimelineView(ComparePart):
 
     # ------------------------------------------------------------------ data
 
-    def _on_compare(self, *_):
+    def _redraw(self, *_):
         compare = self.state.compare
         if compare is None:
             for r in REGIONS:

@@ -53,10 +53,10 @@ class CompareValuesView(ComparePart):
         self._shown = None  # the CompareData whose values the table holds
         self.table.param.watch(self._from_table, "selection")
         self.selection.param.watch(self._from_selection, "entry")
-        self.gate.watch(self._refresh, ["compare"])
-        self._refresh()
+        self.gate.watch(self._redraw, ["compare"])
+        self._redraw()
 
-    def _refresh(self, *_):
+    def _redraw(self, *_):
         compare = self.state.compare
         if compare is not self._shown or compare is None:
             self._shown = compare

@@ -72,8 +72,8 @@ class CompareWaterfallView(ComparePart):
         self.figure = self._build_figure()
         self._choice = pn.widgets.RadioButtonGroup.from_param(self.param.figure_name, label="")
         self._figures = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        self.gate.watch(self._refresh, ["compare"])
-        self._refresh()
+        self.gate.watch(self._redraw, ["compare"])
+        self._redraw()
 
     def _build_figure(self):
         fig = figure(name="ts-compare-waterfall", height=330, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,reset,save",
@@ -88,7 +88,7 @@ class CompareWaterfallView(ComparePart):
         return fig
 
     @param.depends("figure_name", watch=True)
-    def _refresh(self, *_):
+    def _redraw(self, *_):
         compare = self.state.compare
         if compare is None:
             self.bars.data = {k: [] for k in BAR_FIELDS}

@@ -54,7 +54,7 @@ class EditorView(pn.viewable.Viewer):
         self._shown: tuple | None = None  # (row, data) last drawn, compared by identity
 
         self._picking = False  # the picker is being set to the shown value (not a user's pick)
-        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
+        self.gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self._refused_on = None  # the PlanData the shown refusal was made against
         self.widget = TilingWidget(sizing_mode="stretch_width", min_height=120)
         self.widget.param.watch(one_message(self._on_committed), "committed")
@@ -85,7 +85,7 @@ class EditorView(pn.viewable.Viewer):
         self.edit_list = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CSS])
         self.advisor = AdvisorView(state=self.state)
 
-        self._gate.watch(self._on_state, ["data", "selected_values", "selected_step"])
+        self.gate.watch(self._redraw, ["data", "selected_values", "selected_step"])
         self._layout = pn.Column(
             pn.pane.HTML("<h3 style='margin:0'>What-if editor</h3>"),
             self.value_picker,
@@ -124,9 +124,9 @@ class EditorView(pn.viewable.Viewer):
 
     def set_shown(self, shown: bool) -> None:
         """Hidden, the editor skips the refreshes a step change would cost; shown again, it catches up."""
-        self._gate.set_shown(shown)
+        self.gate.set_shown(shown)
 
-    def _on_state(self, *events) -> None:
+    def _redraw(self, *events) -> None:
         shown = (self._value_row(), self.state.data)
         if self._shown is not None and shown[0] == self._shown[0] and shown[1] is self._shown[1]:
             return  # a step or selection change that leaves the same value and plan on screen

@@ -29,7 +29,7 @@ class ExportView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
+        self.gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self._tables_key: tuple = ()  # (PlanData, step) the cached tables were built from
         self._tables: dict[str, bytes] = {}
         self._note = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
@@ -50,8 +50,8 @@ class ExportView(pn.viewable.Viewer):
             stylesheets=[CSS],
             sizing_mode="stretch_width",
         )
-        self._gate.watch(self._refresh, ["data", "selected_step"])
-        self._refresh()
+        self.gate.watch(self._redraw, ["data", "selected_step"])
+        self._redraw()
 
     def _button(self, filename: str, label: str, callback, color: str = "default") -> pn.widgets.FileDownload:
         key = BREAKDOWN if filename.startswith("step_") else filename
@@ -104,7 +104,7 @@ class ExportView(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ keeping the view current
 
-    def _refresh(self, *_):
+    def _redraw(self, *_):
         s = self.state
         open_ = s.data is not None
         for button in self._buttons.values():
@@ -122,7 +122,7 @@ class ExportView(pn.viewable.Viewer):
 
     def set_shown(self, shown: bool) -> None:
         """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
-        self._gate.set_shown(shown)
+        self.gate.set_shown(shown)
 
     def __panel__(self):
         return self._layout

@@ -32,7 +32,7 @@ class LifetimesView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
+        self.gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self.bars = ColumnDataSource({k: [] for k in BAR_FIELDS}, name="ts-lifetime-bars")
         self.rest = ColumnDataSource({"step": [], "y1": [], "y2": [], "bytes": [], "live": []}, name="ts-lifetime-rest")
         self.figure = self._build_figure()
@@ -43,10 +43,10 @@ class LifetimesView(pn.viewable.Viewer):
         self._bar_rows = np.zeros(0, dtype=np.int64)
         self._profile_shown = None  # the profile the x range was fitted to
         self._band_bottom = 2.5
-        self._gate.watch(self._on_plan, ["data"])
-        self._gate.watch(self._on_selection, ["selected_values"])
-        self._gate.watch(self._on_step, ["selected_step"])
-        self._on_plan()
+        self.gate.watch(self._redraw, ["data"])
+        self.gate.watch(self._on_selection, ["selected_values"])
+        self.gate.watch(self._on_step, ["selected_step"])
+        self._redraw()
 
     def _build_figure(self):
         fig = figure(
@@ -77,9 +77,9 @@ class LifetimesView(pn.viewable.Viewer):
 
     @param.depends("largest", watch=True)
     def _on_largest(self):
-        self._on_plan()
+        self._redraw()
 
-    def _on_plan(self, *_):
+    def _redraw(self, *_):
         data = self.state.data
         if data is None:
             return
@@ -155,7 +155,7 @@ class LifetimesView(pn.viewable.Viewer):
 
     def set_shown(self, shown: bool) -> None:
         """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
-        self._gate.set_shown(shown)
+        self.gate.set_shown(shown)
 
     def __panel__(self):
         return pn.Column(

@@ -40,6 +40,7 @@ class _FollowingPage(pn.viewable.Viewer):
         self.context, self._type, self._view_type = context, opened_type, view_type
         self._shown = None  # the opened file the view is of
         self.view = None
+        self._dark = False
         self._body = pn.Column(sizing_mode="stretch_width")
         self._layout = pn.Column(
             self._body,
@@ -63,6 +64,7 @@ class _FollowingPage(pn.viewable.Viewer):
         self.view = self._view_type(
             opened=opened, run=opener.run, in_session=opener.in_session
         )
+        self.view.set_dark(self._dark)
         self._body.objects = [self.view]
         pn.state.execute(self.view.solve)
         if isinstance(opened, OpenedPlacementProfile) and (
@@ -70,7 +72,9 @@ class _FollowingPage(pn.viewable.Viewer):
         ):
             view = self.view
 
-            async def open_estimate() -> None:  # (a coroutine function: pn.state.execute awaits only those)
+            async def open_estimate() -> (
+                None
+            ):  # (a coroutine function: pn.state.execute awaits only those)
                 await self._open_estimate(view, name)
 
             pn.state.execute(open_estimate)
@@ -101,6 +105,11 @@ class _FollowingPage(pn.viewable.Viewer):
             await opener.in_session(lambda: view.estimate_failed(message))
             return
         await opener.in_session(lambda: view.set_estimates(estimates, name))
+
+    def set_dark(self, dark: bool) -> None:
+        self._dark = bool(dark)
+        if self.view is not None:
+            self.view.set_dark(self._dark)
 
     def __panel__(self):
         return self._layout

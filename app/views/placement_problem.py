@@ -34,6 +34,7 @@ from bokeh.models import (
 )
 from bokeh.models.annotations import Span
 from bokeh.plotting import figure
+
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import error_text
@@ -54,10 +55,9 @@ from tilescope.models.format import fmt_bytes
 from tilescope.report.placement_problem_png import problem_png
 
 CSS = static_text("placement.css")
+INK = MappingProxyType({False: "#111111", True: "#E8E8E8"})  # lines in the theme's ink (light, dark)
 HOVER_JS = static_text("placement_problem_hover.js")
-CLASS_COLORS = MappingProxyType(
-    {False: "#4C78A8", True: "#F58518"}
-)  # standard, interleaved
+CLASS_COLORS = MappingProxyType({False: "#4C78A8", True: "#F58518"})  # standard, interleaved
 RECT_FIELDS = (
     "left",
     "right",
@@ -93,8 +93,7 @@ def rect_data(geometry: ProblemGeometry, picture: Picture) -> dict:
         out["top"].append(float(picture.top[i]))
         out["request"].append(int(r.index))
         out["roots"].append(
-            ", ".join(str(root) for root, _ in r.roots[:6])
-            + (" …" if len(r.roots) > 6 else "")
+            ", ".join(str(root) for root, _ in r.roots[:6]) + (" …" if len(r.roots) > 6 else "")
         )
         out["bytes"].append(float(picture.top[i] - picture.bottom[i]))
         out["first"].append(str(r.first))
@@ -153,9 +152,7 @@ class PlacementProblemView(pn.viewable.Viewer):
         )
         stem = Path(self.opened.name).stem or "placement"
         self.downloads = pn.Row(
-            self._button(
-                f"{stem}.png", "Picture (PNG)", self._png, "ts-dump-export-png"
-            ),
+            self._button(f"{stem}.png", "Picture (PNG)", self._png, "ts-dump-export-png"),
             self._button(
                 f"{stem}.tilescope-placement.csv",
                 "Solution (CSV)",
@@ -192,7 +189,7 @@ class PlacementProblemView(pn.viewable.Viewer):
                 lambda progress: solved(problem, APP_TIME_LIMIT_S, progress),
                 label=self.opened.name,
             )
-        except Exception as exc:  # noqa: BLE001 (a pool time limit, a solver failure: said, the picture stays)
+        except Exception as exc:
             message = error_text(exc)
             await self._in_session(lambda: self._failed(message))
             return
@@ -274,16 +271,15 @@ class PlacementProblemView(pn.viewable.Viewer):
             line_alpha=0.45,
             line_width=0.6,
         )
-        if not p.plain:
-            fig.add_layout(
-                Span(
-                    location=p.region_boundary,
-                    dimension="width",
-                    line_color="#111111",
-                    line_dash="dashed",
-                    line_width=1.5,
-                )
-            )
+        self.boundary = Span(
+            location=p.region_boundary,
+            dimension="width",
+            line_color=INK[False],
+            line_dash="dashed",
+            line_width=1.5,
+            visible=not p.plain,
+        )
+        fig.add_layout(self.boundary)
         rects = fig.quad(
             source=self.rects,
             left="left",
@@ -309,9 +305,7 @@ class PlacementProblemView(pn.viewable.Viewer):
         fig.add_tools(
             HoverTool(
                 renderers=[rects],
-                callback=CustomJS(
-                    args={"rects": self.rects, "partners": self.partners}, code=HOVER_JS
-                ),
+                callback=CustomJS(args={"rects": self.rects, "partners": self.partners}, code=HOVER_JS),
                 tooltips=[
                     ("request", "@request"),
                     ("roots", "@roots"),
@@ -328,9 +322,7 @@ class PlacementProblemView(pn.viewable.Viewer):
     def _picture(self) -> Picture:
         if self.which.value == COMPILER:
             return self.compiler_picture
-        return Picture.of(
-            self.geometry, self.result.spans if self.result is not None else {}
-        )
+        return Picture.of(self.geometry, self.result.spans if self.result is not None else {})
 
     def _draw(self) -> None:
         self.rects.data = rect_data(self.geometry, self._picture())
@@ -352,8 +344,12 @@ class PlacementProblemView(pn.viewable.Viewer):
         }[p.placed]
         spans = self.compiler_picture
         compiler_line = (
-            f"The compiler {compiler}; its assigned_root_spans place {n - len(spans.missing):,} of {n:,} requests"
-            + (f", up to {fmt_bytes(spans.height)}." if spans.height else ".")
+            (
+                f"The compiler {compiler}; its assigned_root_spans place {n - len(spans.missing):,} of {n:,} requests"
+                + (f", up to address {spans.height:,}." if spans.height else ".")
+            )
+            if p.assigned_root_spans
+            else f"The compiler {compiler}; the dump records no assigned_root_spans (the older form), so its placement is not drawn."
         )
         if self.error:
             verdict, proof = (
@@ -370,9 +366,7 @@ class PlacementProblemView(pn.viewable.Viewer):
             verdict = r.headline
             height = f" Its placement ends at address {r.height:,}." if r.height else ""
             proof = f"{r.proof}.{height} ({r.nodes:,} nodes, {r.seconds:.3f} s)"
-        cls = {"placed": "ok", "infeasible": "bad"}.get(
-            self.result.verdict if self.result else "", "note"
-        )
+        cls = {"placed": "ok", "infeasible": "bad"}.get(self.result.verdict if self.result else "", "note")
         return (
             f'<div class="ts-dump-head" data-testid="ts-dump-head"><h3 style="margin:4px 0">Placement problem: {esc(self.opened.name)}</h3>'
             f"<div>{esc(facts)}</div><div>{esc(compiler_line)}</div>"
@@ -382,9 +376,7 @@ class PlacementProblemView(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ exports
 
-    def _button(
-        self, filename: str, label: str, callback, css: str
-    ) -> pn.widgets.FileDownload:
+    def _button(self, filename: str, label: str, callback, css: str) -> pn.widgets.FileDownload:
         return pn.widgets.FileDownload(
             callback=callback,
             filename=filename,
@@ -420,10 +412,12 @@ class PlacementProblemView(pn.viewable.Viewer):
 
     def _json(self) -> io.BytesIO:
         return io.BytesIO(
-            solution_json(
-                self.opened.problem, self._spans(), self._verdict(), "tilescope"
-            ).encode()
+            solution_json(self.opened.problem, self._spans(), self._verdict(), "tilescope").encode()
         )
+
+    def set_dark(self, dark: bool) -> None:
+        """The boundary line in the theme's ink (the theme recolours background, axes and grid)."""
+        self.boundary.line_color = INK[bool(dark)]
 
     def __panel__(self):
         return self._layout

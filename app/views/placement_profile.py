@@ -21,6 +21,7 @@ import param
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d
 from bokeh.models.annotations import Span
 from bokeh.plotting import figure
+
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import error_text
@@ -35,6 +36,7 @@ from tilescope.derived.placement_profile_view import TileRows
 from tilescope.models.placement_profile import KINDS
 
 CSS = static_text("placement.css")
+INK = MappingProxyType({False: "#111111", True: "#E8E8E8"})  # lines in the theme's ink (light, dark)
 KIND_COLORS = MappingProxyType(
     {
         "parameter": "#54A24B",
@@ -55,6 +57,7 @@ FIELDS = (
     "first",
     "last",
     "bytes",
+    "payload",
 )
 COMPILER, TILESCOPE = "the compiler's placement", "tilescope's placement"
 
@@ -90,6 +93,9 @@ def rect_data(
         "first": [str(int(e)) for e in rows.first[keep]],
         "last": ["end" if e == 4294967295 else str(int(e)) for e in rows.last[keep]],
         "bytes": size[keep],
+        "payload": (rows.payload_end - rows.start).astype(np.float64)[
+            keep
+        ],  # the rest of the row is tail and padding
     }
 
 
@@ -136,19 +142,15 @@ class PlacementProfileView(pn.viewable.Viewer):
         )
         self.source = ColumnDataSource(_empty(), name="ts-pp-rects")
         self.spans = {
-            name: Span(
-                location=0, dimension="width", line_color=c, line_dash=d, line_width=1.5
-            )
+            name: Span(location=0, dimension="width", line_color=c, line_dash=d, line_width=1.5)
             for name, c, d in (
-                ("placed", "#111111", "solid"),
+                ("placed", INK[False], "solid"),
                 ("bound", "#2E7D32", "dashed"),
                 ("tilescope", "#C62828", "dotted"),
             )
         }
         self.figure = self._figure()
-        self.head = pn.pane.HTML(
-            "", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10)
-        )
+        self.head = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self.figures: TileFigures | None = None
         self.result: Solved | None = None
         self.error = ""
@@ -165,9 +167,7 @@ class PlacementProfileView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.estimate_pane = pn.Column(self.estimate_note, width=420)
-        self._estimates = (
-            None  # logical tile → derived.tile_estimate.TileEstimate (None: no profile)
-        )
+        self._estimates = None  # logical tile → derived.tile_estimate.TileEstimate (None: no profile)
         self._estimate_name = ""
         self.picker.param.watch(self._on_tile, "value")
         self.which.param.watch(lambda *_: self._draw(), "value")
@@ -223,6 +223,7 @@ class PlacementProfileView(pn.viewable.Viewer):
                     ("kind", "@kind"),
                     ("address", "@bottom{0,0} – @top{0,0}"),
                     ("bytes", "@bytes{0,0}"),
+                    ("payload", "@payload{0,0}"),
                     ("events", "@first – @last"),
                 ],
             )
@@ -256,8 +257,9 @@ class PlacementProfileView(pn.viewable.Viewer):
             "step",
             "total",
             source=self.estimate_source,
-            line_color="#111111",
+            line_color=INK[False],
             legend_label="total",
+            name="ts-pp-estimate-total",
         )
         fig.line(
             "step",
@@ -312,7 +314,7 @@ class PlacementProfileView(pn.viewable.Viewer):
                 "interleaved": [],
                 "total": [],
             }
-            count = getattr(self._estimates, "tile_count", "?")
+            count = self._estimates.tile_count
             self.estimate_note.object = (
                 f'<div class="note" data-testid="ts-pp-estimate">{esc(self._estimate_name)} has {count} tiles: '
                 f"tile {f.rows.logical} is not among them.</div>"
@@ -356,7 +358,7 @@ class PlacementProfileView(pn.viewable.Viewer):
                 lambda progress: solved(figures.problem, APP_TIME_LIMIT_S, progress),
                 label=self.opened.name,
             )
-        except Exception as exc:  # noqa: BLE001 (a pool time limit, a solver failure: said)
+        except Exception as exc:
             message = error_text(exc)
             await self._in_session(lambda: self._failed(figures, message))
             return
@@ -372,9 +374,7 @@ class PlacementProfileView(pn.viewable.Viewer):
             self._draw()
 
     def _show(self, figures: TileFigures, result: Solved) -> None:
-        if (
-            figures is self.figures
-        ):  # (another tile was chosen meanwhile: its own solve answers it)
+        if figures is self.figures:  # (another tile was chosen meanwhile: its own solve answers it)
             self.result = result
             self._draw()
 
@@ -398,20 +398,14 @@ class PlacementProfileView(pn.viewable.Viewer):
         )
         self.spans["placed"].location = f.placed_top
         self.spans["bound"].location = f.bound
-        height = (
-            self.result.height
-            if self.result is not None and self.result.height
-            else None
-        )
+        height = self.result.height if self.result is not None and self.result.height else None
         self.spans["tilescope"].visible = height is not None
         self.spans["tilescope"].location = height or 0
         # the addresses in use, not the whole tile memory: from the base to the highest mark, and a margin
         p = self.opened.profile
         top = max(f.placed_top, f.bound, height or 0)
         top = min(p.end, top + max((top - p.start) // 20, 1024))
-        self.figure.y_range.update(
-            start=p.start, end=top, reset_start=p.start, reset_end=top
-        )
+        self.figure.y_range.update(start=p.start, end=top, reset_start=p.start, reset_end=top)
         lines = "".join(
             f'<div data-testid="{tid}">{esc(text)}</div>'
             for tid, text in f.sentences(self.result, self.error)
@@ -422,9 +416,14 @@ class PlacementProfileView(pn.viewable.Viewer):
             f'tilescope <b data-testid="ts-pp-height">{"…" if self.result is None else (f"{height:,}" if height else self.result.verdict)}</b>'
             f"<span class=\"note\"> (lines: the compiler's top solid, the bound dashed green, tilescope's height dotted red)</span></div>"
         )
-        self.head.object = (
-            f'<div class="ts-pp-head" data-testid="ts-pp-head">{figures}{lines}</div>'
-        )
+        self.head.object = f'<div class="ts-pp-head" data-testid="ts-pp-head">{figures}{lines}</div>'
+
+    def set_dark(self, dark: bool) -> None:
+        """The compiler's top and the estimate's total in the theme's ink."""
+        ink = INK[bool(dark)]
+        self.spans["placed"].line_color = ink
+        for renderer in self.estimate_figure.select(name="ts-pp-estimate-total"):
+            renderer.glyph.line_color = ink
 
     def __panel__(self):
         return self._layout

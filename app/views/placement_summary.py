@@ -10,7 +10,7 @@ Every figure carries a ``data-testid`` whose text is only the figure: ``ts-place
 from __future__ import annotations
 
 from tilescope.app.format import esc
-from tilescope.derived.plan_data import PlanData
+from tilescope.app.state import SessionState
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, fmt_change
 from tilescope.planner.placement import REGION_NAMES, Placement, RegionPlacement
@@ -52,17 +52,48 @@ def _rows(now: Placement, before: Placement) -> str:
         rows.append(f'<tr><td class="k">{esc(label)}</td>{"".join(cells)}</tr>')
     fits = "".join(f"<td>{_fits(r, now.regions[r], before.regions[r])}</td>" for r in REGION_NAMES)
     rows.append(f'<tr><td class="k">fits</td>{fits}</tr>')
+    verdicts = "".join(f"<td>{verdict_html(r, now.regions[r])}</td>" for r in REGION_NAMES)
+    rows.append(f'<tr><td class="k">verdict</td>{verdicts}</tr>')
     return "".join(rows)
 
 
-def _placements(data: PlanData) -> tuple[Placement, Placement]:
-    return data.placement, data.base.placement
+VERDICT_CLASS = {"placed": "ok", "infeasible": "bad"}  # "unknown": plain
 
 
-def placement_summary_html(data: PlanData) -> str:
-    """The block for the summary's grid (all text escaped); a refused placement says why instead."""
+def verdict_html(region: str, figures: RegionPlacement, testid: str | None = "ts-verdict") -> str:
+    """The region's verdict against its capacity (``planner.placement_exact.region_verdict``), its
+    proof on hover; ``infeasible by N B`` when a bound proves it. ``testid``: its ``data-testid``
+    prefix (None: none)."""
+    word = figures.verdict
+    if word == "infeasible" and figures.deficit_bytes:
+        word = f"infeasible by {fmt_bytes(figures.deficit_bytes)}"
+    cls = VERDICT_CLASS.get(figures.verdict, "note")
+    tag = f' data-testid="{testid}-{region}"' if testid else ""
+    return f'<span class="{cls}"{tag} title="{esc(figures.proof)}">{esc(word)}</span>'
+
+
+def proofs_html(now: Placement) -> str:
+    """Each region's verdict and its proof, one line each."""
+    return "".join(
+        f'<div class="note ts-proof" data-testid="ts-proof-{r}"><b>{esc(r)}</b>: {verdict_html(r, now.regions[r], None)} — '
+        f"{esc(now.regions[r].proof)}</div>"
+        for r in REGION_NAMES
+    )
+
+
+PENDING = ('<div><h3>Placement (per tile)</h3><div class="note" data-testid="ts-placement-pending">placing the '
+           'allocations (in the background: the page goes on)…</div></div>')
+
+
+def placement_summary_html(state: SessionState) -> str:
+    """The block for the summary's grid (all text escaped); a refused placement says why instead.
+    A large plan's placement is computed in the background (``SessionState.result``): until it is
+    ready, the block says so."""
+    data = state.data
     try:
-        now, before = _placements(data)
+        now, before = state.result(data, "placement"), state.result(data.base, "placement")
+        if now is None or before is None:
+            return PENDING
     except TilescopeError as exc:
         return (
             '<div><h3>Placement (per tile)</h3>'
@@ -77,16 +108,12 @@ def placement_summary_html(data: PlanData) -> str:
         f'<summary>placement ▸ {esc(line)}, <span class="{"ok" if now.fits else "bad"}">{fits}</span></summary>'
         f"<table>{_rows(now, before)}"
         f'<tr><td class="k">contiguous overflow</td><td><span class="ts-fig" data-testid="ts-overflow-bytes">{esc(fmt_bytes(overflow))}</span>'
-        f' <span class="note">(from the file; not counted)</span></td><td></td></tr></table>{capacity_rule_html(data)}</details>'
+        f' <span class="note">(from the file; not counted)</span></td><td></td></tr></table>{proofs_html(now)}{capacity_rule_html(now)}</details>'
     )
 
 
-def capacity_rule_html(data: PlanData) -> str:
-    """The capacity and fits rule, under the placement figures (empty when nothing is placed)."""
-    try:
-        now, _ = _placements(data)
-    except TilescopeError:
-        return ""
+def capacity_rule_html(now: Placement) -> str:
+    """The capacity and fits rule, under the placement figures."""
     return (
         f'<div class="note ts-rule" data-testid="ts-capacity-rule">placement capacity and fits, our reading '
         f"(docs/formats.md §5): {esc(now.capacity_rule)}</div>"

@@ -1,5 +1,5 @@
 """The page of a memory profile (``derived.opening.FILE_KINDS``' view for it): the main column
-(summary, timeline, glossary, the upload box) beside the side panel's tabs (``app.layout``).
+(summary, timeline, glossary, the upload box) beside the side panel's tabs (``app.side_tabs``).
 
 Built once per session, the first time a profile is open; every later profile is drawn by the
 same views, which follow ``state.data``. The timeline exists first: a staged open draws the
@@ -11,7 +11,7 @@ import panel as pn
 
 from tilescope.app.assets import static_text
 from tilescope.app.compare_open import CompareOpener
-from tilescope.app.layout import DEFAULT_TAB, SideTabs
+from tilescope.app.side_tabs import DEFAULT_TAB, SideTabs
 from tilescope.app.page_context import PageContext
 from tilescope.app.views.glossary import glossary_html
 from tilescope.app.views.summary import SummaryView

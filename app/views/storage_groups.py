@@ -28,7 +28,7 @@ class StorageGroupsView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
+        self.gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self._members: dict[int, np.ndarray] = {}
         self._groups: GroupTable | None = None  # the open profile's (derived.groups.GroupTable)
         self._shown_single: bool | None = None  # show_single of the table's current rows
@@ -44,15 +44,15 @@ class StorageGroupsView(pn.viewable.Viewer):
         self.detail = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", min_height=200)
         self._single = pn.widgets.Checkbox.from_param(self.param.show_single, label="show groups of one value")
         self.table.param.watch(self._on_table_selection, "selection")
-        self._gate.watch(self._on_plan, ["data"])
-        self._gate.watch(self._on_values, ["selected_values"])
-        self._on_plan()
+        self.gate.watch(self._redraw, ["data"])
+        self.gate.watch(self._on_values, ["selected_values"])
+        self._redraw()
 
     @param.depends("show_single", watch=True)
     def _on_single(self):
-        self._on_plan()
+        self._redraw()
 
-    def _on_plan(self, *_):
+    def _redraw(self, *_):
         data = self.state.data
         if data is None:
             return
@@ -103,7 +103,7 @@ class StorageGroupsView(pn.viewable.Viewer):
 
     def set_shown(self, shown: bool) -> None:
         """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
-        self._gate.set_shown(shown)
+        self.gate.set_shown(shown)
 
     def __panel__(self):
         return pn.Column(

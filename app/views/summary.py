@@ -78,7 +78,7 @@ def summary_html(state: SessionState) -> str:
     return (
         f'<div class="ts-summary" data-testid="ts-summary"><div class="ts-grid">'
         f"<div><h3>Peaks (per tile)</h3><table>{peaks}</table>{edits}{_recorded_note(header, base)}</div>"
-        f"<div class='ts-profile'><h3>Profile</h3>{device} · {placement_summary_html(data)}</div>"
+        f"<div class='ts-profile'><h3>Profile</h3>{device} · {placement_summary_html(state)}</div>"
         f"</div></div>"
     )
 
@@ -114,9 +114,9 @@ class SummaryView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._pane = pn.pane.HTML(summary_html(self.state), stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
-        watch_state(self.state, self._refresh, ["data"])
+        watch_state(self.state, self._redraw, ["data", "ready"])
 
-    def _refresh(self, *_):
+    def _redraw(self, *_):
         self._pane.object = summary_html(self.state)
 
     def __panel__(self):

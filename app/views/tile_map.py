@@ -1,10 +1,10 @@
-"""Tile map: the device's tiles on a grid (``derived.tile_view``), coloured by the bytes each holds at
+"""Tile map: the device's tiles on a grid (``derived.tile_map``), coloured by the bytes each holds at
 the selected step (``PlanData.tile_map``: the partition-to-tile mapping of docs/formats.md §5), the
 worst tile outlined red against the planner's estimate (an upper bound of every tile), and what the
 worst tile — or a clicked one, outlined black — holds, most bytes first. Follows the selected
 step, the region choice and every edit.
 
-A device above ``derived.tile_view.MAX_MAP_TILES`` tiles gets no grid, and the view says so.
+A device above ``derived.tile_map.MAX_MAP_TILES`` tiles gets no grid, and the view says so.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from tilescope.app.state import SessionState
 from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
 from tilescope.derived.tile_usage import at_step
-from tilescope.derived.tile_view import TILE_REGIONS, TileMap, check_tile_count, grid_columns
+from tilescope.derived.tile_map import TILE_REGIONS, TileMap, check_tile_count, grid_columns
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten
 
@@ -42,7 +42,7 @@ class TileMapView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
+        self.gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self.source = ColumnDataSource({k: [] for k in TILE_FIELDS}, name="ts-tile-map-tiles")
         self.marked = ColumnDataSource({k: [] for k in MARK_FIELDS}, name="ts-tile-map-marked")
         self.mapper = LinearColorMapper(palette=Viridis256, low=0, high=1)
@@ -54,9 +54,9 @@ class TileMapView(pn.viewable.Viewer):
         self._head = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._holdings = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._pane = pn.pane.Bokeh(self.figure)
-        self._gate.watch(self._on_plan, ["data"])
-        self._gate.watch(self._refresh, ["selected_step"])
-        self._on_plan()
+        self.gate.watch(self._redraw, ["data"])
+        self.gate.watch(self._refresh, ["selected_step"])
+        self._redraw()
 
     def _build_figure(self):
         fig = figure(
@@ -77,7 +77,7 @@ class TileMapView(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ data
 
-    def _on_plan(self, *_):
+    def _redraw(self, *_):
         data = self.state.data
         if self.tile is not None and (data is None or self.tile >= data.arrays.device_tiles):
             self.tile = None  # a tile the new profile does not have (refreshes)
@@ -168,10 +168,11 @@ class TileMapView(pn.viewable.Viewer):
         tile = self._map.tile_at(event.x, event.y)
         if tile is not None:
             self.tile = tile
+            self.state.select_tile(tile)  # the Tiles tab shows the same tile
 
     def set_shown(self, shown: bool) -> None:
         """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
-        self._gate.set_shown(shown)
+        self.gate.set_shown(shown)
 
     def __panel__(self):
         return pn.Column(
@@ -192,7 +193,7 @@ class TileUsageMap(pn.viewable.Viewer):
     plan's per-tile figures (``derived.tile_usage``: the file's, or tilescope's estimate of a v1
     file), the shown tile outlined black and the step's peak tile red; a click selects a tile
     (``SessionState.select_tile``). Drawn by the tiles view (``app.views.tiles``), which calls
-    ``show`` when its step or tile changes; the grid is ``derived.tile_view``'s."""
+    ``show`` when its step or tile changes; the grid is ``derived.tile_map``'s."""
 
     state = param.ClassSelector(class_=SessionState)
 

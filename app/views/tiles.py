@@ -78,6 +78,14 @@ TABLE_TITLES = {
     "padding": "padding B",
     "total": "total B",
 }
+TABLE_WIDTHS = {
+    "id": 64,
+    "region": 92,
+    "copies": 66,
+    "payload": 96,
+    "padding": 96,
+    "total": 90,
+}  # the name takes the rest
 ESTIMATE_NOTE = (
     "A version 1 file records no per-tile figures: every per-tile figure here is tilescope's estimate "
     "(docs/compiler-formats.md §2, tile offsets 0), not the compiler's."
@@ -113,7 +121,7 @@ class TilesView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._gate = ShownGate(self.state)
+        self.gate = ShownGate(self.state)
         self._lines: TileLines | None = None
         self._window: tuple[float | None, float | None] = (None, None)
         self.tile_input = pn.widgets.IntInput(
@@ -166,7 +174,9 @@ class TilesView(pn.viewable.Viewer):
                 },
             },
             sizing_mode="stretch_width",
-            layout="fit_data_table",
+            layout="fit_columns",
+            hidden_columns=["root"],
+            widths=TABLE_WIDTHS,
             pagination="local",
             page_size=15,
             height=560,
@@ -178,10 +188,10 @@ class TilesView(pn.viewable.Viewer):
         self.step_peak_button.on_click(
             one_message(lambda _: self.go_to_step_peak_tile())
         )
-        self._gate.watch(self._on_plan, ["data"])
-        self._gate.watch(self._on_tile, ["selected_tile"])
-        self._gate.watch(self._on_step, ["selected_step"])
-        self._on_plan()
+        self.gate.watch(self._redraw, ["data"])
+        self.gate.watch(self._on_tile, ["selected_tile"])
+        self.gate.watch(self._on_step, ["selected_step"])
+        self._redraw()
 
     def _build_figure(self):
         fig = figure(
@@ -277,8 +287,8 @@ class TilesView(pn.viewable.Viewer):
         """The tile shown: the selected one, else the step's peak tile."""
         if self.state.selected_tile is not None:
             return int(self.state.selected_tile)
-        if self.state.data is None:
-            return None
+        if self.state.data is None or not tiles_ready(self.state.data):
+            return None  # (the step's peak tile is known once the plan's per-tile figures are)
         return step_peak(self.state.data, self.state.selected_step)[0]
 
     def go_to_peak_tile(self) -> None:
@@ -332,7 +342,7 @@ class TilesView(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ data
 
-    def _on_plan(self, *_):
+    def _redraw(self, *_):
         data = self.state.data
         if data is None:
             return
@@ -361,7 +371,7 @@ class TilesView(pn.viewable.Viewer):
 
     def _ready(self, data, _result) -> None:
         if self.state.data is data:
-            self._on_plan()
+            self._redraw()
 
     def _on_tile(self, *_):
         data = self.state.data
@@ -374,15 +384,13 @@ class TilesView(pn.viewable.Viewer):
             self.tile_input.value = tile
         self._lines = tile_lines(data, tile)
         lines = self._lines
-        top = (
-            max(
-                int(lines.coarse.max(initial=0)),
-                int(lines.total.max(initial=0)),
-                int(self.budget_span.location),
-            )
-            * 1.05
-            or 1
+        highest = max(
+            int(lines.coarse.max(initial=0)), int(lines.total.max(initial=0)), 1
         )
+        budget = int(self.budget_span.location)
+        # The budget line joins the scale only when it is near the data: far above, it would
+        # flatten the tile's lines into the bottom of the chart (the header says the figures).
+        top = (budget if budget <= 1.5 * highest else highest) * 1.05
         self.figure.y_range.update(start=0, end=top)
         self._draw_window()
         self._on_step()
@@ -458,7 +466,7 @@ class TilesView(pn.viewable.Viewer):
         self._draw_window()
 
     def set_shown(self, shown: bool) -> None:
-        self._gate.set_shown(shown)
+        self.gate.set_shown(shown)
 
     def __panel__(self):
         return pn.Column(

@@ -86,10 +86,10 @@ class TimelineView(pn.viewable.Viewer):
         # the selected step, always in view (the side panel's step tab has the full header)
         self._step_line = pn.pane.HTML("", styles={"font-size": "12.5px"}, margin=(8, 10), sizing_mode="stretch_width")
         self._pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
-        watch_state(self.state, self._on_plan, ["data"])
+        watch_state(self.state, self._redraw, ["data"])
         watch_state(self.state, self._on_step, ["selected_step"])
         self._show_mode()
-        self._on_plan()
+        self._redraw()
 
     # ------------------------------------------------------------------ figure
 
@@ -185,7 +185,7 @@ class TimelineView(pn.viewable.Viewer):
     def show_overview(self, opened) -> None:
         """Draw ``opened.overview`` (an ``OpenedProfile`` whose plan is still being built): the
         usage, near-peak runs, loop and Repeat marks, peaks and budgets the plan would draw for the
-        whole profile, from the overview's rows. Until the session adopts the plan (``_on_plan``), a
+        whole profile, from the overview's rows. Until the session adopts the plan (``_redraw``), a
         zoom keeps these points."""
         o = opened.overview
         n, ex, support, peaks = o.n_steps, o.exchange_rows, o.support_reserve_bytes, o.peaks
@@ -194,7 +194,7 @@ class TimelineView(pn.viewable.Viewer):
             self.figure.x_range.update(start=-0.5, end=max(n - 0.5, 0.5))
         self._series, self._overview_of = None, opened
         std, intl = o.standard, o.interleaved
-        top = max(peaks.total, o.budget_bytes, peaks.total - ex + support)  # (as _on_plan: the kept steps hold every maximum)
+        top = max(peaks.total, o.budget_bytes, peaks.total - ex + support)  # (as _redraw: the kept steps hold every maximum)
         stacked = self.layout_mode == "stacked"
         at = {int(step): row for row, step in enumerate(o.step)}  # each peak's step is one of the kept steps
         marks = [
@@ -237,9 +237,9 @@ class TimelineView(pn.viewable.Viewer):
     def redraw(self) -> None:
         """Draw the session's current plan again (an overview was drawn whose build then failed)."""
         self._overview_of = self._series_of = None
-        self._on_plan()
+        self._redraw()
 
-    def _on_plan(self, *_):
+    def _redraw(self, *_):
         drawn_overview, self._overview_of = self._overview_of, None
         data = self.state.data
         if data is None:
@@ -371,7 +371,7 @@ class TimelineView(pn.viewable.Viewer):
         if self._overview_of is not None:
             self.show_overview(self._overview_of)
         elif self._series is not None and self.state.data is not None:
-            self._on_plan()
+            self._redraw()
 
     def _show_mode(self):
         stacked = self.layout_mode == "stacked"

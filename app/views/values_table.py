@@ -47,7 +47,7 @@ class ValuesTableView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
+        self.gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self.table = pn.widgets.Tabulator(
             pd.DataFrame({c: [] for c in self.COLUMNS}), show_index=False, disabled=True,
             **TABLE_SELECTION, pagination="remote", page_size=25, header_filters=True,
@@ -55,12 +55,12 @@ class ValuesTableView(pn.viewable.Viewer):
             css_classes=["ts-values-table"], layout="fit_data_table",
         )
         self._note = pn.pane.HTML("", styles={"font-size": "12px", "opacity": "0.8"})
-        self._link = SelectionLink(self.state, self.table, watch=self._gate.watch)
+        self._link = SelectionLink(self.state, self.table, watch=self.gate.watch)
         self._shown_of = None  # the opened profile whose values the table holds
-        self._gate.watch(self._refresh, ["data"])
-        self._refresh()
+        self.gate.watch(self._redraw, ["data"])
+        self._redraw()
 
-    def _refresh(self, *_):
+    def _redraw(self, *_):
         data = self.state.data
         if data is None:
             return
@@ -91,7 +91,7 @@ class ValuesTableView(pn.viewable.Viewer):
 
     def set_shown(self, shown: bool) -> None:
         """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
-        self._gate.set_shown(shown)
+        self.gate.set_shown(shown)
 
     def __panel__(self):
         return pn.Column(self._note, self.table, sizing_mode="stretch_width")

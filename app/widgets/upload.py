@@ -47,7 +47,12 @@ from dataclasses import dataclass, field
 import panel as pn
 import param
 
-from tilescope.app.loading import DEFAULT_UPLOAD_TIMEOUT_S, MAX_UPLOAD_BYTES, upload_timeout, uploads_max_bytes
+from tilescope.app.loading import (
+    DEFAULT_UPLOAD_TIMEOUT_S,
+    MAX_UPLOAD_BYTES,
+    upload_timeout,
+    uploads_max_bytes,
+)
 from tilescope.models.errors import one_line
 from tilescope.models.format import fmt_bytes
 
@@ -215,11 +220,12 @@ class CappedFileDropper(pn.widgets.FileDropper):
         self._incoming = None
         self._cancel_timer(incoming)
         self._budget.give_back(incoming.received)  # no longer an unfinished upload: the load's bounds take over
-        content: bytes | str = b"".join(incoming.chunks)
+        data = b"".join(incoming.chunks)
         incoming.chunks.clear()
+        content: bytes | str = data
         if incoming.kind.startswith("text/"):
             try:
-                content = content.decode("utf-8")
+                content = data.decode("utf-8")
             except UnicodeDecodeError:
                 pass
         self.value[incoming.name] = content

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
+
 from tilescope.models.placement_problem import PlacementProblem
 
 from .arrays import Arrays, build_arrays, lowest_height
@@ -31,7 +32,16 @@ from .bounds import infeasibility, peak_live_bytes
 from .check import occupied, violations
 from .greedy import greedy
 
-__all__ = ["HEURISTICS", "SolveResult", "root_spans", "solve", "violations"]
+__all__ = [
+    "HEURISTICS",
+    "SolveResult",
+    "root_spans",
+    "search_ready",
+    "solve",
+    "violations",
+    "warm_up",
+    "warm_up_in_background",
+]
 
 Progress = Callable[[str, float], None]
 HEURISTICS = (
@@ -39,9 +49,10 @@ HEURISTICS = (
     "TAW",
     "TWA",
 )  # MiniMalloc's preorders: width, area, section total (largest first)
-MAX_SEARCH_CELLS = (
-    40_000_000  # requests × sections above which the search's undo logs are too big
-)
+OPTIONS = 3  # search.steps' option bits (UNALLOCATED_FLOOR); kept for the measurements in the README
+DECOMPOSE = True  # solve time partitions apart (when no element conflict joins two of them)
+# Requests × sections above which the search is not run (its undo logs take 32 B per cell).
+MAX_SEARCH_CELLS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -68,9 +79,7 @@ class SolveResult:
         }
 
 
-def _preorder(
-    arrays: Arrays, first: np.ndarray, last: np.ndarray, heuristic: str
-) -> np.ndarray:
+def _preorder(arrays: Arrays, first: np.ndarray, last: np.ndarray, heuristic: str) -> np.ndarray:
     width = last - first + 1
     area = width * arrays.sizes_min
     total = np.zeros(arrays.n, dtype=np.int64)
@@ -79,17 +88,11 @@ def _preorder(
         total[i] = arrays.sec_total[s0:s1].max() if s1 > s0 else 0
     keys = {"W": -width, "A": -area, "T": -total}
     # np.lexsort sorts by the last key first: the heuristic's letters in reverse, index last.
-    return np.lexsort(
-        (np.arange(arrays.n), *[keys[c] for c in reversed(heuristic)])
-    ).astype(np.int64)
+    return np.lexsort((np.arange(arrays.n), *[keys[c] for c in reversed(heuristic)])).astype(np.int64)
 
 
 def _height(problem: PlacementProblem, starts: np.ndarray) -> int:
-    tops = [
-        occupied(problem, r, int(s))[1]
-        for r, s in zip(problem.requests, starts.tolist())
-        if s >= 0
-    ]
+    tops = [occupied(problem, r, int(s))[1] for r, s in zip(problem.requests, starts.tolist()) if s >= 0]
     return max(tops, default=0)
 
 
@@ -98,9 +101,9 @@ def _positive(problem: PlacementProblem) -> tuple[PlacementProblem, np.ndarray]:
     keep = np.array([r.bytes > 0 for r in problem.requests], dtype=bool)
     if keep.all():
         return problem, np.arange(len(problem.requests))
-    return replace(
-        problem, requests=tuple(r for r, k in zip(problem.requests, keep) if k)
-    ), np.flatnonzero(keep)
+    return replace(problem, requests=tuple(r for r, k in zip(problem.requests, keep) if k)), np.flatnonzero(
+        keep
+    )
 
 
 _WARM: list[bool] = []
@@ -135,6 +138,25 @@ def warm_up() -> float:
     return time.monotonic() - began
 
 
+def search_ready() -> bool:
+    """Whether the search is compiled (or loaded) in this process: a caller that must not wait
+    for a first compilation (the app) can check this and ``warm_up_in_background()``."""
+    return bool(_WARM)
+
+
+_WARMING: list[bool] = []
+
+
+def warm_up_in_background() -> None:
+    """Start ``warm_up`` on a daemon thread (once per process)."""
+    if _WARM or _WARMING:
+        return
+    import threading
+
+    _WARMING.append(True)
+    threading.Thread(target=warm_up, name="tilescope-solver-warm-up", daemon=True).start()
+
+
 def solve(
     problem: PlacementProblem,
     time_limit: float = 60.0,
@@ -149,9 +171,7 @@ def solve(
     bound = infeasibility(problem, arrays_all)
     starts_all = np.full(n_all, -1, dtype=np.int64)
 
-    def result(
-        verdict: str, proof: str, nodes: int, deficit: int | None = None
-    ) -> SolveResult:
+    def result(verdict: str, proof: str, nodes: int, deficit: int | None = None) -> SolveResult:
         height = None if verdict == "infeasible" else _height(problem, starts_all)
         return SolveResult(
             verdict,
@@ -178,17 +198,11 @@ def solve(
     starts, _where = greedy(arrays, first, last)
     starts_all[kept] = starts
     if (starts >= 0).all() and not violations(problem, starts_all):
-        return result(
-            "placed", "a first-fit order placed every request (re-checked)", 0
-        )
+        return result("placed", "a first-fit order placed every request (re-checked)", 0)
     best = starts_all.copy()
-    if problem.plain:
-        # The best placement to report if time runs out: today's packer places everything (above
-        # the capacity when it must), where first fit within the capacity leaves some out.
-        best = _packed(problem)
     nodes_total = 0
     if arrays.n * max(arrays.sec_total.size, 1) > MAX_SEARCH_CELLS:
-        starts_all[:] = best
+        starts_all[:] = _packed(problem) if problem.plain else best
         return result(
             "unknown",
             f"too large for the exact search ({arrays.n:,} requests); a first-fit order placed "
@@ -197,26 +211,29 @@ def solve(
         )
     began += warm_up()  # a first compilation does not count against the time limit
     from .search import ABORTED, COMPLETE, FOUND, OUT, make_state, reset, search
+    from .steps import C_HEURISTIC, C_OPTIONS, COUNTERS
 
     orders = [_preorder(arrays, first, last, h) for h in HEURISTICS]
     static, state = make_state(arrays)
-    decompose = _decomposable(arrays, first, last)
+    state[COUNTERS][C_OPTIONS] = OPTIONS
+    decompose = DECOMPOSE
     limit = 2 * max(arrays.n, 1)
     rate = None  # nodes per second, once measured
     while True:
-        for heuristic, order in zip(HEURISTICS, orders):
+        for code, (heuristic, order) in enumerate(zip(HEURISTICS, orders)):
+            state[COUNTERS][C_HEURISTIC] = code
             left = time_limit - (time.monotonic() - began)
             if left <= 0:
-                starts_all[:] = best
+                # The best placement found: today's packer places everything of a plain problem
+                # (above the capacity when it must), where first fit within it leaves some out.
+                starts_all[:] = _packed(problem) if problem.plain else best
                 return result(
                     "unknown",
                     f"the time limit ({time_limit:g} s) was reached after {nodes_total:,} search "
                     "nodes without a placement or a proof",
                     nodes_total,
                 )
-            call_limit = (
-                limit if rate is None else min(limit, max(1000, int(0.8 * rate * left)))
-            )
+            call_limit = limit if rate is None else min(limit, max(1000, int(0.8 * rate * left)))
             t0 = time.monotonic()
             reset(arrays, state)
             status, nodes = search(static, state, order, call_limit, decompose)
@@ -234,9 +251,7 @@ def solve(
                 starts_all[kept] = out
                 bad = violations(problem, starts_all)
                 if bad:  # a bug in the search: never reported as placed
-                    raise AssertionError(
-                        f"the search's placement fails the check: {bad[0]}"
-                    )
+                    raise AssertionError(f"the search's placement fails the check: {bad[0]}")
                 return result(
                     "placed",
                     f"found by the exact search ({heuristic} order, re-checked)",
@@ -258,23 +273,17 @@ def _packed(problem: PlacementProblem) -> np.ndarray:
     from tilescope.planner.packing import pack
 
     reqs = problem.requests
+    first = np.array([r.first for r in reqs], dtype=np.int64)
+    last = np.array([r.last for r in reqs], dtype=np.int64)
+    events = np.unique(np.concatenate((first, last)))  # dense event numbers: the same overlaps
     packing = pack(
         np.array([r.bytes for r in reqs], dtype=np.int64),
         np.array([r.alignment for r in reqs], dtype=np.int64),
-        np.array([r.first for r in reqs], dtype=np.int64),
-        np.array([r.last for r in reqs], dtype=np.int64),
-        max_evaluations=64,
+        np.searchsorted(events, first),
+        np.searchsorted(events, last),
+        max_evaluations=64 if len(reqs) <= 1000 else 8,  # first-fit runs: each is O(n · neighbours)
     )
     return packing.offsets.astype(np.int64)
-
-
-def _decomposable(arrays: Arrays, first: np.ndarray, last: np.ndarray) -> bool:
-    """Whether time partitions are independent: no element conflict joins two requests whose
-    lifetimes do not overlap."""
-    rows = np.repeat(np.arange(arrays.n), np.diff(arrays.edge_ptr))
-    cols = arrays.edge_to
-    apart = (first[rows] > last[cols]) | (first[cols] > last[rows])
-    return not bool((apart & (arrays.edge_conflict != 0)).any())
 
 
 def root_spans(problem: PlacementProblem, result: SolveResult) -> dict[str, list[int]]:

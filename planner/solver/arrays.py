@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from tilescope.models.placement_problem import (
     INTERLEAVED,
     PROGRAM_END,
@@ -34,15 +35,15 @@ from tilescope.models.placement_problem import (
     PlacementRequest,
 )
 
+from ..packing import conflicts_of
+
 INF = 1 << 62
 
 
 @dataclass(frozen=True)
 class Arrays:
     n: int
-    sizes_min: (
-        np.ndarray
-    )  # smallest size over the request's domains (its bytes without any)
+    sizes_min: np.ndarray  # smallest size over the request's domains (its bytes without any)
     dom_ptr: np.ndarray  # request i's domains are dom_ptr[i] .. dom_ptr[i + 1]
     dom_lo: np.ndarray
     dom_hi: np.ndarray
@@ -53,15 +54,18 @@ class Arrays:
     edge_to: np.ndarray
     edge_conflict: np.ndarray  # 1: the element rule, 0: the byte rule
     has_conflict: np.ndarray
-    sec_first: (
-        np.ndarray
-    )  # request i spans sections sec_first[i] .. sec_last[i] (exclusive)
+    sec_first: np.ndarray  # request i spans sections sec_first[i] .. sec_last[i] (exclusive)
     sec_last: np.ndarray
     secbuf_ptr: np.ndarray  # CSR: the requests live in each section
     secbuf: np.ndarray
     sec_total: np.ndarray  # Σ sizes_min live in each section
     range_start: np.ndarray  # the union of all ranges, for the section bound
     range_end: np.ndarray
+    class_ptr: np.ndarray  # section-bound classes: class c's ranges are class_ptr[c] .. class_ptr[c + 1]
+    class_member: np.ndarray  # K × n flattened: 1 where the request belongs to the class
+    class_total: np.ndarray  # K × sections flattened: the class's smallest sizes live in each section
+    width: np.ndarray  # lifetime in events (last - first + 1)
+    area: np.ndarray  # width × smallest size
 
 
 def host_restricted(problem: PlacementProblem, request: PlacementRequest) -> bool:
@@ -73,9 +77,7 @@ def host_restricted(problem: PlacementProblem, request: PlacementRequest) -> boo
     )
 
 
-def _pieces(
-    problem: PlacementProblem, request: PlacementRequest
-) -> list[tuple[int, int, int]]:
+def _pieces(problem: PlacementProblem, request: PlacementRequest) -> list[tuple[int, int, int]]:
     """The usable ``(start, end, region)`` pieces of the ranges for one request, ascending."""
     if problem.plain:
         return [(s, e, 0) for s, e in problem.ranges]
@@ -83,12 +85,7 @@ def _pieces(
     if host_restricted(problem, request):
         assert problem.host_scratch_range is not None
         hs, he = problem.host_scratch_range
-        cut = [
-            piece
-            for s, e in cut
-            for piece in ((s, min(e, hs)), (max(s, he), e))
-            if piece[0] < piece[1]
-        ]
+        cut = [piece for s, e in cut for piece in ((s, min(e, hs)), (max(s, he), e)) if piece[0] < piece[1]]
     boundary = problem.region_boundary
     pieces = []
     for s, e in cut:
@@ -96,32 +93,21 @@ def _pieces(
             pieces.append((s, min(e, boundary), 0))
         low = max(
             s,
-            boundary
-            + (
-                problem.interleaved_offset
-                if request.request_class == INTERLEAVED
-                else 0
-            ),
+            boundary + (problem.interleaved_offset if request.request_class == INTERLEAVED else 0),
         )
         if low < e:
             pieces.append((low, e, 1))
     return pieces
 
 
-def domains_of(
-    problem: PlacementProblem, request: PlacementRequest
-) -> list[tuple[int, int, int, int, int]]:
+def domains_of(problem: PlacementProblem, request: PlacementRequest) -> list[tuple[int, int, int, int, int]]:
     """``(lo, hi, alignment, size, element)`` per usable piece where the request fits (module doc)."""
     out = []
     for s, e, region in _pieces(problem, request):
         if problem.plain:
             align, size, elem = request.alignment, request.bytes, 1
         else:
-            elem = (
-                problem.region0_element_bytes
-                if region == 0
-                else problem.region1_element_bytes
-            )
+            elem = problem.region0_element_bytes if region == 0 else problem.region1_element_bytes
             align, size = request.alignment, request.bytes
             if request.region1_stride is not None:
                 align = max(align, elem, problem.region0_element_bytes)
@@ -148,29 +134,39 @@ def build_arrays(problem: PlacementProblem) -> Arrays:
     dom = np.array(rows, dtype=np.int64).reshape(-1, 5)
     first = np.array([r.first for r in requests], dtype=np.int64)
     last = np.array([r.last for r in requests], dtype=np.int64)
-    # Interference: lifetimes (byte rule) and conflicts (element rule), both directions.
-    if n:
-        overlap = (first[:, None] <= last[None, :]) & (first[None, :] <= last[:, None])
-        np.fill_diagonal(overlap, False)
-    else:
-        overlap = np.zeros((0, 0), dtype=bool)
-    conflict = np.zeros((n, n), dtype=bool)
+    # Interference: lifetimes (byte rule) and conflicts (element rule), both directions, sparse
+    # (the packer's sweep: a dump or a CSV may hold many thousand requests).
+    time_pairs = conflicts_of(first, last)
+    t_rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(time_pairs.start))
+    c_rows_list: list[int] = []
+    c_cols_list: list[int] = []
     if not problem.plain:
         owner = {root: i for i, r in enumerate(requests) for root, _ in r.roots}
         for i, r in enumerate(requests):
             for root in r.conflicts:
                 j = owner.get(root)  # roots no request owns are ignored (§4.2)
                 if j is not None and j != i:
-                    conflict[i, j] = conflict[j, i] = True
-    either = overlap | conflict
-    rows_i, cols = np.nonzero(either)
-    edge_ptr = np.searchsorted(rows_i, np.arange(n + 1)).astype(np.int64)
-    # Sections: elementary intervals between lifetime boundaries (last + 1 ends a lifetime).
-    points = (
-        np.unique(np.concatenate((first, last + 1)))
-        if n
-        else np.zeros(1, dtype=np.int64)
+                    c_rows_list += [i, j]
+                    c_cols_list += [j, i]
+    all_rows = np.concatenate((t_rows, np.array(c_rows_list, dtype=np.int64)))
+    all_cols = np.concatenate((time_pairs.neighbours, np.array(c_cols_list, dtype=np.int64)))
+    flag = np.concatenate(
+        (
+            np.zeros(t_rows.size, dtype=np.int64),
+            np.ones(len(c_rows_list), dtype=np.int64),
+        )
     )
+    key = all_rows * max(n, 1) + all_cols
+    order = np.lexsort((-flag, key))  # per pair, the element rule first (it is the stronger)
+    key, flag = key[order], flag[order]
+    keep = np.concatenate(([True], key[1:] != key[:-1])) if key.size else np.zeros(0, dtype=bool)
+    key, edge_conflict = key[keep], flag[keep]
+    rows_i, cols = key // max(n, 1), key % max(n, 1)
+    edge_ptr = np.searchsorted(rows_i, np.arange(n + 1)).astype(np.int64)
+    has_conflict = np.zeros(n, dtype=np.int64)
+    has_conflict[rows_i[edge_conflict == 1]] = 1
+    # Sections: elementary intervals between lifetime boundaries (last + 1 ends a lifetime).
+    points = np.unique(np.concatenate((first, last + 1))) if n else np.zeros(1, dtype=np.int64)
     sec_first = np.searchsorted(points, first).astype(np.int64)
     sec_last = np.searchsorted(points, last + 1).astype(np.int64)
     n_sec = max(int(points.size) - 1, 0)
@@ -187,7 +183,12 @@ def build_arrays(problem: PlacementProblem) -> Arrays:
             secbuf[fill[s]] = i
             fill[s] += 1
             sec_total[s] += sizes_min[i]
-    ranges = np.array(problem.ranges, dtype=np.int64).reshape(-1, 2)
+    class_ptr, class_ranges, class_member = _classes(problem)
+    k_classes = class_ptr.size - 1
+    class_total = np.zeros(k_classes * n_sec, dtype=np.int64)
+    for c in range(k_classes):
+        for i in np.flatnonzero(class_member[c * n : (c + 1) * n]).tolist():
+            class_total[c * n_sec + int(sec_first[i]) : c * n_sec + int(sec_last[i])] += sizes_min[i]
     return Arrays(
         n=n,
         sizes_min=sizes_min,
@@ -199,15 +200,59 @@ def build_arrays(problem: PlacementProblem) -> Arrays:
         dom_elem=dom[:, 4].copy(),
         edge_ptr=edge_ptr,
         edge_to=cols.astype(np.int64),
-        edge_conflict=conflict[rows_i, cols].astype(np.int64),
-        has_conflict=np.asarray(conflict.any(axis=1), dtype=np.int64).reshape(n),
+        edge_conflict=edge_conflict,
+        has_conflict=has_conflict,
         sec_first=sec_first,
         sec_last=sec_last,
         secbuf_ptr=secbuf_ptr,
         secbuf=secbuf,
         sec_total=sec_total,
-        range_start=ranges[:, 0].copy(),
-        range_end=ranges[:, 1].copy(),
+        range_start=class_ranges[:, 0].copy(),
+        range_end=class_ranges[:, 1].copy(),
+        class_ptr=class_ptr,
+        class_member=class_member,
+        class_total=class_total,
+        width=last - first + 1,
+        area=(last - first + 1) * sizes_min,
+    )
+
+
+def _classes(problem: PlacementProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The section bound's classes: every request in all ranges; the requests kept out of the host
+    range in the ranges outside it; the interleaved ones in the ranges at or above the boundary +
+    offset (each only when it has members). Returns (pointers, ranges, membership K × n)."""
+    requests = problem.requests
+    n = len(requests)
+    classes: list[tuple[list[tuple[int, int]], np.ndarray]] = [
+        (list(problem.ranges), np.ones(n, dtype=np.int64))
+    ]
+    if not problem.plain:
+        host = problem.host_scratch_range
+        if host is not None:
+            member = np.array([host_restricted(problem, r) for r in requests], dtype=np.int64)
+            outside = [
+                p
+                for s, e in problem.ranges
+                for p in ((s, min(e, host[0])), (max(s, host[1]), e))
+                if p[0] < p[1]
+            ]
+            if member.any():
+                classes.append((outside, member))
+        member = np.array([r.request_class == INTERLEAVED for r in requests], dtype=np.int64)
+        floor = problem.region_boundary + problem.interleaved_offset
+        above = [(max(s, floor), e) for s, e in problem.ranges if e > max(s, floor)]
+        if member.any():
+            classes.append((above, member))
+    ptr = np.zeros(len(classes) + 1, dtype=np.int64)
+    rows: list[tuple[int, int]] = []
+    for c, (pieces, _member) in enumerate(classes):
+        rows.extend(pieces)
+        ptr[c + 1] = len(rows)
+    ranges = np.array(rows, dtype=np.int64).reshape(-1, 2)
+    return (
+        ptr,
+        ranges,
+        np.concatenate([m for _, m in classes]) if n else np.zeros(0, dtype=np.int64),
     )
 
 

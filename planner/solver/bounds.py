@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from tilescope.models.placement_problem import INTERLEAVED, PlacementProblem
 
 from .arrays import Arrays, host_restricted
@@ -37,9 +38,7 @@ def _peak_at_firsts(
     f, l, z = first[mask], last[mask], sizes[mask]
     events = np.unique(f)
     starts = np.searchsorted(events, f)
-    ends = np.searchsorted(
-        events, l, side="right"
-    )  # live at events[k] for starts ≤ k < ends
+    ends = np.searchsorted(events, l, side="right")  # live at events[k] for starts ≤ k < ends
     diff = np.zeros(events.size + 1, dtype=np.int64)
     np.add.at(diff, starts, z)
     np.add.at(diff, ends, -z)
@@ -55,9 +54,7 @@ def _room(ranges: list[tuple[int, int]]) -> int:
 def peak_live_bytes(problem: PlacementProblem, arrays: Arrays) -> int:
     first = np.array([r.first for r in problem.requests], dtype=np.int64)
     last = np.array([r.last for r in problem.requests], dtype=np.int64)
-    return _peak_at_firsts(
-        first, last, arrays.sizes_min, np.ones(first.size, dtype=bool)
-    )[0]
+    return _peak_at_firsts(first, last, arrays.sizes_min, np.ones(first.size, dtype=bool))[0]
 
 
 def infeasibility(problem: PlacementProblem, arrays: Arrays) -> Bound | None:
@@ -83,9 +80,7 @@ def infeasibility(problem: PlacementProblem, arrays: Arrays) -> Bound | None:
             )
     if problem.plain:
         return None
-    interleaved = np.array(
-        [r.request_class == INTERLEAVED for r in requests], dtype=bool
-    )
+    interleaved = np.array([r.request_class == INTERLEAVED for r in requests], dtype=bool)
     floor = problem.region_boundary + problem.interleaved_offset
     room = _room([(max(s, floor), e) for s, e in problem.ranges])
     peak, event = _peak_at_firsts(first, last, arrays.sizes_min, interleaved)
@@ -97,14 +92,8 @@ def infeasibility(problem: PlacementProblem, arrays: Arrays) -> Bound | None:
         )
     host = problem.host_scratch_range
     if host is not None:
-        restricted = np.array(
-            [host_restricted(problem, r) for r in requests], dtype=bool
-        )
-        outside = [
-            piece
-            for s, e in problem.ranges
-            for piece in ((s, min(e, host[0])), (max(s, host[1]), e))
-        ]
+        restricted = np.array([host_restricted(problem, r) for r in requests], dtype=bool)
+        outside = [piece for s, e in problem.ranges for piece in ((s, min(e, host[0])), (max(s, host[1]), e))]
         room = _room(outside)
         peak, event = _peak_at_firsts(first, last, arrays.sizes_min, restricted)
         if peak > room:

@@ -6,6 +6,7 @@ placement is reported as *placed*. ``violations`` lists what is wrong; empty mea
 from __future__ import annotations
 
 import numpy as np
+
 from tilescope.models.placement_problem import (
     INTERLEAVED,
     PROGRAM_END,
@@ -15,23 +16,15 @@ from tilescope.models.placement_problem import (
 )
 
 
-def occupied(
-    problem: PlacementProblem, request: PlacementRequest, start: int
-) -> tuple[int, int]:
+def occupied(problem: PlacementProblem, request: PlacementRequest, start: int) -> tuple[int, int]:
     """``[start, end)`` of a request based at ``start``: a strided group in region 1 occupies
     stride × members bytes, every other request its ``bytes``."""
-    if (
-        not problem.plain
-        and request.region1_stride is not None
-        and start >= problem.region_boundary
-    ):
+    if not problem.plain and request.region1_stride is not None and start >= problem.region_boundary:
         return start, start + request.region1_stride * len(request.roots)
     return start, start + request.bytes
 
 
-def _elements(
-    problem: PlacementProblem, start: int, end: int
-) -> list[tuple[int, int, int]]:
+def _elements(problem: PlacementProblem, start: int, end: int) -> list[tuple[int, int, int]]:
     """(region, first element, end element) of the elements a byte range touches, per region."""
     out = []
     boundary = problem.region_boundary
@@ -44,18 +37,14 @@ def _elements(
     return out
 
 
-def _single(
-    problem: PlacementProblem, i: int, request: PlacementRequest, start: int
-) -> list[str]:
+def _single(problem: PlacementProblem, i: int, request: PlacementRequest, start: int) -> list[str]:
     where = f"request {i}"
     if start < 0:
         return [f"{where} has no address"]
     bad = []
     low, high = occupied(problem, request, start)
     if start % request.alignment:
-        bad.append(
-            f"{where} at {start} is not a multiple of its alignment {request.alignment}"
-        )
+        bad.append(f"{where} at {start} is not a multiple of its alignment {request.alignment}")
     if high > low and not any(s <= low and high <= e for s, e in problem.ranges):
         bad.append(f"{where} [{low}, {high}) is not inside one range")
     if problem.plain:
@@ -63,19 +52,10 @@ def _single(
     boundary = problem.region_boundary
     if low < boundary < high:
         bad.append(f"{where} [{low}, {high}) crosses the region boundary {boundary}")
-    if (
-        request.request_class == INTERLEAVED
-        and low < boundary + problem.interleaved_offset
-    ):
-        bad.append(
-            f"{where} is interleaved but starts at {low} < {boundary + problem.interleaved_offset}"
-        )
+    if request.request_class == INTERLEAVED and low < boundary + problem.interleaved_offset:
+        bad.append(f"{where} is interleaved but starts at {low} < {boundary + problem.interleaved_offset}")
     if request.region1_stride is not None:
-        element = (
-            problem.region1_element_bytes
-            if low >= boundary
-            else problem.region0_element_bytes
-        )
+        element = problem.region1_element_bytes if low >= boundary else problem.region0_element_bytes
         if low % element or low % problem.region0_element_bytes:
             bad.append(
                 f"{where} has a stride but starts at {low}, not a multiple of its region's element {element}"
@@ -89,9 +69,7 @@ def _single(
     return bad
 
 
-def violations(
-    problem: PlacementProblem, starts: np.ndarray | list[int], limit: int = 20
-) -> list[str]:
+def violations(problem: PlacementProblem, starts: np.ndarray | list[int], limit: int = 20) -> list[str]:
     """Every broken rule (at most ``limit`` listed) of base addresses ``starts`` (one per request)."""
     requests = problem.requests
     starts = [int(s) for s in starts]
@@ -114,12 +92,7 @@ def violations(
         for b in by_low[a_pos + 1 :].tolist():
             if low[b] >= high[a]:
                 break
-            if (
-                high[b] > low[b]
-                and high[a] > low[a]
-                and first[a] <= last[b]
-                and first[b] <= last[a]
-            ):
+            if high[b] > low[b] and high[a] > low[a] and first[a] <= last[b] and first[b] <= last[a]:
                 bad.append(
                     f"requests {a} and {b} are live together and overlap in [{max(low[a], low[b])}, {min(high[a], high[b])})"
                 )
@@ -133,14 +106,8 @@ def violations(
                     continue
                 mine = _elements(problem, *spans[i])
                 theirs = _elements(problem, *spans[j])
-                if any(
-                    ra == rb and a0 < b1 and b0 < a1
-                    for ra, a0, a1 in mine
-                    for rb, b0, b1 in theirs
-                ):
-                    bad.append(
-                        f"requests {i} and {j} conflict but share a memory element"
-                    )
+                if any(ra == rb and a0 < b1 and b0 < a1 for ra, a0, a1 in mine for rb, b0, b1 in theirs):
+                    bad.append(f"requests {i} and {j} conflict but share a memory element")
                     if len(bad) >= limit:
                         return bad
     return bad

@@ -8,14 +8,13 @@ gets -1 (not placed).
 from __future__ import annotations
 
 import numpy as np
+
 from tilescope.models.placement_problem import PROGRAM_END
 
 from .arrays import Arrays
 
 
-def _forbidden(
-    arrays: Arrays, u: int, starts: np.ndarray, where: np.ndarray
-) -> list[tuple[int, int]]:
+def _forbidden(arrays: Arrays, u: int, starts: np.ndarray, where: np.ndarray) -> list[tuple[int, int]]:
     out = []
     for e in range(int(arrays.edge_ptr[u]), int(arrays.edge_ptr[u + 1])):
         v = int(arrays.edge_to[e])
@@ -60,9 +59,7 @@ def first_fit(arrays: Arrays, order: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return starts, where
 
 
-def greedy(
-    arrays: Arrays, first: np.ndarray, last: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def greedy(arrays: Arrays, first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The best of a few first-fit orders: the one that places most bytes, then the lowest top."""
     n = arrays.n
     size = arrays.sizes_min
@@ -70,12 +67,8 @@ def greedy(
     conflicts = np.diff(arrays.edge_ptr)
     persistent = (last >= PROGRAM_END).astype(np.int64)
     orders = (
-        np.lexsort(
-            (np.arange(n), -size, -persistent)
-        ),  # lives to program end first, then bytes
-        np.lexsort(
-            (np.arange(n), -width, -size)
-        ),  # bytes, then lifetime, largest first
+        np.lexsort((np.arange(n), -size, -persistent)),  # lives to program end first, then bytes
+        np.lexsort((np.arange(n), -width, -size)),  # bytes, then lifetime, largest first
         np.lexsort(
             (np.arange(n), -size, -conflicts, -width)
         ),  # long-lived first (the compiler's persistent-first)

@@ -36,8 +36,10 @@ from .steps import (
     _INF,
     ABORTED,
     C_CAND,
+    C_HEURISTIC,
     C_NODES,
     C_OFF,
+    C_OPTIONS,
     C_SEC,
     CAND,
     COMPLETE,
@@ -49,6 +51,7 @@ from .steps import (
     DOM_LO,
     DOM_PTR,
     DOM_SIZE,
+    DYNAMIC_PREORDER,
     FOUND,
     HAS_CONFLICT,
     KEY,
@@ -61,10 +64,14 @@ from .steps import (
     SEC_FLOOR,
     SEC_LAST,
     SEC_TOTAL,
+    UNALLOCATED_FLOOR,
     _cut,
     _fits,
+    _highest_start,
+    _independent,
     _lowest,
     _place,
+    _preorder,
     _top,
     _undo,
 )
@@ -73,9 +80,7 @@ __all__ = ["ABORTED", "COMPLETE", "FOUND", "OUT", "make_state", "reset", "search
 
 
 @njit(cache=True)
-def _part(
-    st, mt, members, sec_lo, sec_hi, node_limit, decompose
-):  # pragma: no cover - compiled
+def _part(st, mt, members, sec_lo, sec_hi, node_limit, decompose):  # pragma: no cover - compiled
     """Search one time partition: ``members`` (unplaced requests, spanning only sections
     ``sec_lo .. sec_hi``). Returns FOUND (every member's start is in ``mt[OUT]``; the state is
     as on entry), COMPLETE (no placement) or ABORTED (node limit)."""
@@ -99,6 +104,9 @@ def _part(
     m = members.size
     if m == 0:
         return FOUND
+    saved_rank = rank[members]
+    if cnt[C_OPTIONS] & DYNAMIC_PREORDER:
+        _preorder(st, mt, members, cnt[C_HEURISTIC])
     cand_at = np.zeros(m + 2, np.int64)
     ncand = np.zeros(m + 1, np.int64)
     pos = np.zeros(m + 1, np.int64)
@@ -129,8 +137,7 @@ def _part(
                 v = key[k]
                 j = k - 1
                 while j >= 0 and (
-                    min_off[key[j]] > min_off[v]
-                    or (min_off[key[j]] == min_off[v] and rank[key[j]] > rank[v])
+                    min_off[key[j]] > min_off[v] or (min_off[key[j]] == min_off[v] and rank[key[j]] > rank[v])
                 ):
                     key[j + 1] = key[j]
                     j -= 1
@@ -139,10 +146,12 @@ def _part(
             for k in range(mm):
                 v = key[k]
                 cand[base + k] = v
-                t = _top(
-                    min_off[v], min_dom[v], has_conflict[v] != 0, dom_size, dom_elem
-                )
+                t = _top(min_off[v], min_dom[v], has_conflict[v] != 0, dom_size, dom_elem)
                 h = min(h, t)
+            # No candidate above the highest start at which every section's unplaced bytes
+            # still fit can pass the section check (placing one only moves bytes from "need" to
+            # "floor" in its own sections): min_h then also stops the loop there.
+            h = min(h, _highest_start(st, mt, sec_lo, sec_hi) + 1)
             min_h[depth] = h
             pos[depth] = 0
             fresh = False
@@ -156,9 +165,8 @@ def _part(
             if o < x_off[depth] or (o == x_off[depth] and rank[b] < x_rank[depth]):
                 continue
             if o >= min_h[depth]:
-                pos[depth] = ncand[
-                    depth
-                ]  # sorted by start: every later one is dominated too
+                # Sorted by start: every later one is dominated too (or past the section bound).
+                pos[depth] = ncand[depth]
                 break
             off_mark[depth] = cnt[C_OFF]
             sec_mark[depth] = cnt[C_SEC]
@@ -192,27 +200,31 @@ def _part(
                         if a_cuts[sc] == 0:
                             split = True
                             break
+                    # Pieces joined by an element conflict between unplaced requests are not
+                    # independent: then no split.
+                    split = split and _independent(st, mt, cand[child : child + mm], sec_lo, sec_hi)
                 if split:
                     # The unplaced members fall into time pieces that share no request: solve each
                     # on its own (its own canonical order, from the bottom).
+                    # The pieces' own candidate stacks start where this child's list would: each
+                    # piece is at most as large, so the stack never outgrows n(n+1)/2 (module doc).
+                    kids = cand[child : child + mm].copy()
                     sub = np.empty(mm, np.int64)
                     lo = sec_lo
                     result = FOUND
-                    cnt[C_CAND] = child + mm
+                    cnt[C_CAND] = child
                     while lo < sec_hi and result == FOUND:
                         hi = lo + 1
                         while hi < sec_hi and a_cuts[hi - 1] != 0:
                             hi += 1
                         ns = 0
                         for k in range(mm):
-                            v = cand[child + k]
+                            v = kids[k]
                             if a_sec_first[v] >= lo and a_sec_first[v] < hi:
                                 sub[ns] = v
                                 ns += 1
                         if ns > 0:
-                            result = _part(
-                                st, mt, sub[:ns].copy(), lo, hi, node_limit, decompose
-                            )
+                            result = _part(st, mt, sub[:ns].copy(), lo, hi, node_limit, decompose)
                         lo = hi
                     cnt[C_CAND] = base0
                     _cut(st, mt, b, 1)
@@ -250,11 +262,13 @@ def _part(
                         _cut(st, mt, b, 1)
                     _undo(st, mt, b, off_mark[depth], sec_mark[depth])
                 depth -= 1
+            rank[members] = saved_rank
             return status
         if advanced:
             continue
         # This level is exhausted: undo the parent's trial, go on with its next candidate.
         if depth == 0:
+            rank[members] = saved_rank
             return COMPLETE
         depth -= 1
         b = trial[depth]
@@ -277,25 +291,27 @@ def search(static, state, order, node_limit, decompose):  # pragma: no cover - c
         rank[order[k]] = k
     min_off, min_dom, cnt = state[MIN_OFF], state[MIN_DOM], state[COUNTERS]
     for u in range(n):
-        s, d = _lowest(
-            u, 0, static[DOM_PTR], static[DOM_LO], static[DOM_HI], static[DOM_ALIGN]
-        )
+        s, d = _lowest(u, 0, static[DOM_PTR], static[DOM_LO], static[DOM_HI], static[DOM_ALIGN])
         if d < 0:
             return COMPLETE, 0
         min_off[u] = s
         min_dom[u] = d
-    n_sec = state[SEC_TOTAL].size
+    n_sec = state[SEC_FLOOR].size
     cuts = state[CUTS]
     cuts[:] = 0
     for u in range(n):
         for sc in range(static[SEC_FIRST][u], static[SEC_LAST][u] - 1):
             cuts[sc] += 1
+    options, heuristic = cnt[C_OPTIONS], cnt[C_HEURISTIC]
     cnt[:] = 0
+    cnt[C_OPTIONS] = options
+    cnt[C_HEURISTIC] = heuristic
     members = np.empty(n, np.int64)
+    apart = decompose and _independent(static, state, order, 0, n_sec)
     lo = 0
     while lo < n_sec:
         hi = lo + 1
-        while hi < n_sec and (cuts[hi - 1] != 0 or not decompose):
+        while hi < n_sec and (cuts[hi - 1] != 0 or not apart):
             hi += 1
         m = 0
         for k in range(n):
@@ -304,9 +320,7 @@ def search(static, state, order, node_limit, decompose):  # pragma: no cover - c
                 members[m] = v
                 m += 1
         if m > 0:
-            status = _part(
-                static, state, members[:m].copy(), lo, hi, node_limit, decompose
-            )
+            status = _part(static, state, members[:m].copy(), lo, hi, node_limit, decompose)
             if status != FOUND:
                 return status, cnt[C_NODES]
         lo = hi
@@ -335,6 +349,10 @@ def make_state(arrays) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
         arrays.range_start,
         arrays.range_end,
         np.zeros(n, np.int64),
+        arrays.width,
+        arrays.area,
+        arrays.class_ptr,
+        arrays.class_member,
     )
     sec_log = 2 * n_sec * (n + 1) + 1
     state = (
@@ -343,7 +361,7 @@ def make_state(arrays) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
         np.full(n, -1, np.int64),
         np.full(n, -1, np.int64),
         np.zeros(n_sec, np.int64),
-        np.zeros(n_sec, np.int64),
+        np.zeros(arrays.class_total.size, np.int64),
         np.zeros(max(n_sec, 1), np.int64),
         np.zeros(arrays.edge_to.size + 1, np.int64),
         np.zeros(arrays.edge_to.size + 1, np.int64),
@@ -354,7 +372,7 @@ def make_state(arrays) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
         np.zeros(n_sec, np.int64),
         np.zeros((n + 1) * (n + 2) // 2 + n + 1, np.int64),
         np.zeros(n, np.int64),
-        np.zeros(5, np.int64),
+        np.array([0, 0, 0, 0, 0, UNALLOCATED_FLOOR | DYNAMIC_PREORDER, 0], np.int64),
     )
     return static, state
 
@@ -364,4 +382,4 @@ def reset(arrays, state: tuple[np.ndarray, ...]) -> None:
     state[PLACED][:] = -1
     state[OUT][:] = -1
     state[SEC_FLOOR][:] = 0
-    state[SEC_TOTAL][:] = arrays.sec_total
+    state[SEC_TOTAL][:] = arrays.class_total

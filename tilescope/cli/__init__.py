@@ -15,6 +15,8 @@ import sys
 from tilescope.models.errors import TilescopeError, one_line
 from tilescope.models.version import __version__
 
+__all__ = ["COMMANDS", "build_parser", "main", "parse_arguments"]
+
 COMMANDS = {
     "check": "compare every recorded figure of a memory profile with the recomputation",
     "plan": "recompute the memory plan (optionally with tiling edits)",
@@ -44,29 +46,59 @@ class _Parser(argparse.ArgumentParser):
 QUIET_HELP = "no progress or confirmation lines (results and errors are still printed)"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _ascii_only(convert):
+    """Every typed option of the CLI is a number (a count, a step, a size, an edit, a port), and
+    ``int``/``float`` (and ``re``'s ``\\d``) also read ``٥`` or ``１０`` as digits: a value that
+    converts but is not ASCII is refused, so ``--top ٥`` is a usage error, not 5."""
+
+    def checked(text: str):
+        value = convert(text)
+        if not text.isascii():
+            raise argparse.ArgumentTypeError(f"expected a number in ASCII digits (0-9), found {text!r}")
+        return value
+
+    checked.__name__ = getattr(convert, "__name__", "value")  # argparse names the type in its messages
+    return checked
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; ``only``: the one command whose module is imported and whose
+    options are added (the others are listed with their help), so running a command does not
+    import every command's dependencies (pandas, panel: tens of MB resident, seconds of start-up)."""
     parser = _Parser(prog="tilescope", description="Explore tile-accelerator memory plans.")
     parser.add_argument("--version", action="version", version=f"tilescope {__version__}")
     parser.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, help_text in COMMANDS.items():
-        module = importlib.import_module(f"tilescope.cli.{name}")
         command = sub.add_parser(name, help=help_text, description=help_text)
+        if only is not None and name != only:
+            continue
+        module = importlib.import_module(f"tilescope.cli.{name}")
         # SUPPRESS: ``tilescope --quiet plan`` is not undone by the subcommand's default
         command.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS, help=QUIET_HELP)
         module.add_arguments(command)
+        for action in command._actions:
+            if action.type is not None:
+                action.type = _ascii_only(action.type)
     return parser
 
 
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     """``build_parser().parse_args``, but an unknown option is the subcommand's usage error (its
     ``--help`` is the one to read), not the top-level parser's."""
-    parser = build_parser()
+    parser = build_parser(_command_named(sys.argv[1:] if argv is None else argv))
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         subcommands.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     return args
+
+
+def _command_named(argv: list[str]) -> str | None:
+    """The command ``argv`` runs (its first word that is not an option), None when there is none
+    or it is not a command (then the whole parser is built, to list the commands)."""
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return word if word in COMMANDS else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,7 +16,15 @@ from tilescope.cli.inputs import open_profile
 from tilescope.loaders.edit_sets import load_edit_set
 from tilescope.models.edits import EDIT_SET_FORMAT
 from tilescope.models.format import count_of, fmt_bytes, fmt_signed_bytes
-from tilescope.planner.advisor import PEAK_KINDS, AdviceTally, Suggestion, advise, peak_step, peak_value, why_none
+from tilescope.planner.advisor import (
+    PEAK_KINDS,
+    AdviceTally,
+    Suggestion,
+    advise,
+    peak_step,
+    peak_value,
+    why_none,
+)
 from tilescope.planner.edits import apply_edits
 
 

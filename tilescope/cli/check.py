@@ -25,10 +25,10 @@ import sys
 from tilescope.cli.inputs import open_profile
 from tilescope.models.format import count_of, fmt_bytes
 from tilescope.planner.check import Mismatch, Violation, check_plan
-from tilescope.planner.tile_check import MoreMismatches
+from tilescope.planner.tile_check import TILES_WITH_A_SHARD, MoreMismatches
 
 # Mismatch fields that are not byte figures (everything else is: shard/aligned bytes, usage, peaks)
-_NOT_BYTES = {"standard_peak_step", "interleaved_peak_step", "total_peak_step", "fits_budget", "layout memory_class"}
+_NOT_BYTES = {"standard_peak_step", "interleaved_peak_step", "total_peak_step", "fits_budget", "layout memory_class", TILES_WITH_A_SHARD}
 
 
 def add_arguments(parser) -> None:

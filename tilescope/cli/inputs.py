@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tilescope.cli.progress import loading_progress
-from tilescope.derived.opening import Opened, OpenedProfile, open_file, opened_profile
 from tilescope.loaders.cache import load_profile_cached, open_planner_output
 from tilescope.loaders.json_input import check_input
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.models.profile import MemoryProfile
+
+if TYPE_CHECKING:  # (imported when used: ``normalise`` needs only the loaders, not pandas)
+    from tilescope.derived.opening import Opened, OpenedProfile
 
 
 def _use_cache() -> bool:
@@ -26,6 +29,8 @@ def _use_cache() -> bool:
 
 def open_any(path: str | Path, *, quiet: bool = False) -> Opened:
     """A memory profile (planned) or a search state (parsed)."""
+    from tilescope.derived.opening import open_file
+
     with loading_progress(path, quiet) as progress:
         return open_file(path, progress, use_cache=_use_cache())
 
@@ -33,6 +38,8 @@ def open_any(path: str | Path, *, quiet: bool = False) -> Opened:
 def open_profile(path: str | Path, *, quiet: bool = False) -> OpenedProfile:
     """A memory profile, planned (``derived.opening.opened_profile``). Read as a memory profile
     only, so a bad one gets the profile loader's own located error (a search state included)."""
+    from tilescope.derived.opening import opened_profile
+
     with loading_progress(path, quiet) as progress:
         profile = load_profile_cached(path, progress=progress) if _use_cache() else load_memory_profile(path, progress)
     return opened_profile(str(path), profile)

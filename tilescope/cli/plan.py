@@ -30,8 +30,7 @@ recompute the memory plan of a profile, optionally with what-if tiling edits (pl
   tile; edited values re-estimated, docs/formats.md §8); ``"estimate"`` for a version 1 profile,
   which records no per-tile figure: tilescope's own per-tile estimate (docs/formats.md §8,
   ``derived.tile_usage``) at the plan's peak steps, with edits too, ``"peak_tiles_note"`` saying
-  so and ``"peak_tiles_at"`` where a tile holds the most of each region at any step (``{step,
-  tile, bytes}``; that step need not be the v1 peak step).
+  so.
 - ``--tile T`` (``--json``): adds ``"tile_usage": {"tile": T, "standard": [...], "interleaved": [...],
   "source": "file"|"estimate"}``, tile T's usage at every step of the (edited) plan
   (``derived.tile_usage``); T must be a device tile (0 … tile_count − 1), else exit 2.
@@ -133,18 +132,22 @@ def _peak_tiles(plan: Plan) -> dict:
 
 def estimated_peak_tiles(data, plan: Plan) -> dict:
     """A version 1 plan's ``peak_tiles`` from tilescope's estimate (``derived.tile_usage``): at each
-    of the plan's peak steps, the tile the estimate loads most (ties: the last tile); and where a
-    tile holds the most at any step (``peak_tiles_at``)."""
-    from tilescope.derived.tile_usage import peak_tiles, step_peak_tile, tile_peaks
+    of the plan's peak steps, the tile the estimate loads most (ties: the last tile). Only those
+    steps' tiles are summed (``at_step``), not every step's."""
+    import numpy as np
 
-    where, most, p = peak_tiles(data), tile_peaks(data), plan.peaks
-    steps = (("standard", p.standard_step), ("interleaved", p.interleaved_step), ("total", p.total_step))
-    return {
-        "peak_tiles": {region: step_peak_tile(data, step, region)[0] for region, step in steps},
-        "peak_tiles_source": "estimate",
-        "peak_tiles_note": PEAK_TILES_V1,
-        "peak_tiles_at": {region: {"step": step, "tile": tile, "bytes": most[region]} for region, (step, tile) in where.items()},
-    }
+    from tilescope.derived.tile_usage import at_step
+
+    p = plan.peaks
+    tiles = {}
+    try:
+        for region, step in (("standard", p.standard_step), ("interleaved", p.interleaved_step), ("total", p.total_step)):
+            standard, interleaved = at_step(data, step)
+            held = {"standard": standard, "interleaved": interleaved, "total": standard + interleaved}[region]
+            tiles[region] = int(held.size - 1 - np.argmax(held[::-1]))
+    except TilescopeError as exc:  # a layout the compiler's resolution refuses: no estimate
+        return {"peak_tiles": None, "peak_tiles_source": "estimate", "peak_tiles_note": f"no per-tile estimate: {exc}"}
+    return {"peak_tiles": tiles, "peak_tiles_source": "estimate", "peak_tiles_note": PEAK_TILES_V1}
 
 
 def tile_usage_json(data, tile: int) -> dict:
@@ -159,11 +162,16 @@ def tile_usage_json(data, tile: int) -> dict:
 
 def human_summary(arrays: ProfileArrays, plan: Plan) -> str:
     p = plan.peaks
+    tiles = plan.peak_tiles or {}
+    where = {k: f", tile {t}" for k, t in tiles.items()}  # v2/v3: the device tile of each peak
+    # v3 leaves the exchange rows out of its peaks (docs/formats.md §7)
+    rows = (f"exchange rows {fmt_bytes(p.exchange_rows)} not included" if plan.tiles is not None and arrays.version >= 3
+            else f"incl. {fmt_bytes(p.exchange_rows)} exchange rows")
     lines = [
-        f"{count_of(arrays.n_values, 'value')}, {count_of(arrays.n_steps, 'step')}",
-        f"standard peak     {fmt_bytes(p.standard)} at step {p.standard_step} (incl. {fmt_bytes(p.exchange_rows)} exchange rows)",
-        f"interleaved peak  {fmt_bytes(p.interleaved)} at step {p.interleaved_step}",
-        f"total peak        {fmt_bytes(p.total)} at step {p.total_step}",
+        f"{count_of(arrays.n_values, 'value')}, {count_of(arrays.n_steps, 'step')}" + (f" (version {arrays.version}, per tile)" if plan.tiles is not None else ""),
+        f"standard peak     {fmt_bytes(p.standard)} at step {p.standard_step}{where.get('standard', '')} ({rows})",
+        f"interleaved peak  {fmt_bytes(p.interleaved)} at step {p.interleaved_step}{where.get('interleaved', '')}",
+        f"total peak        {fmt_bytes(p.total)} at step {p.total_step}{where.get('total', '')}",
         f"effective peak    {fmt_bytes(p.effective_peak_bytes)} (incl. {fmt_bytes(arrays.support_reserve_bytes)} support reserve)",
         f"budget            {fmt_bytes(arrays.budget_bytes)}; interleaved {fmt_bytes(arrays.interleaved_budget_bytes)}",
         f"fits budget       {'yes' if p.fits_budget else 'NO'}",
@@ -320,7 +328,11 @@ def run(args) -> int:
 
             data = PlanData(opened, whatif)
             if out["peak_tiles"] is None:
-                out.update(estimated_peak_tiles(data, shown))
+                try:
+                    out.update(estimated_peak_tiles(data, shown) if arrays.n_values else
+                               {"peak_tiles": None, "peak_tiles_note": "no values: no tile holds any"})
+                except TilescopeError as exc:  # a layout the estimate cannot resolve has no per-tile figure
+                    out.update({"peak_tiles": None, "peak_tiles_note": f"tilescope's per-tile estimate has none: {exc}"})
             if args.tile is not None:
                 out["tile_usage"] = tile_usage_json(data, args.tile)
         if written is not None:

@@ -20,6 +20,7 @@ from tilescope.derived.plan_data import PlanData
 from tilescope.loaders.edit_sets import load_edit_set
 from tilescope.models.edits import EDIT_SET_FORMAT
 
+
 def add_arguments(parser) -> None:
     parser.add_argument("file", help="a memory profile (*.memory_profile.json)")
     parser.add_argument("--edits", metavar="EDITS.json", help="an edit-set file to apply before reporting")
@@ -69,7 +70,9 @@ def run(args) -> int:
     if args.edits:
         edits = load_edit_set(args.edits)
         if edits:
-            from tilescope.planner.edits import apply_edits  # raises EditError (a TilescopeError) on a bad set
+            from tilescope.planner.edits import (
+                apply_edits,  # raises EditError (a TilescopeError) on a bad set
+            )
 
             whatif = apply_edits(opened.arrays, opened.plan, edits)
     data = report_input(PlanData(opened, whatif), args.step)

@@ -42,11 +42,7 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     if args.json:
-        print(
-            json.dumps(
-                {name: str(samples.sample_path(file)) for name, file in SAMPLES.items()}
-            )
-        )
+        print(json.dumps({name: str(samples.sample_path(file)) for name, file in SAMPLES.items()}))
     else:
         print(samples.sample_path(SAMPLES[args.which]))
     return 0

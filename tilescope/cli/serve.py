@@ -29,8 +29,8 @@ import socket
 import sys
 from pathlib import Path
 
-from tilescope.models.errors import TilescopeError
 from tilescope.loaders.json_input import check_input
+from tilescope.models.errors import TilescopeError
 from tilescope.models.files import FileAccessError
 
 DEFAULT_PORT = 5006
@@ -52,7 +52,7 @@ def _port(text: str) -> int:
 def _positive(text: str) -> int:
     import argparse
 
-    if not (text.isascii() and text.isdigit()) or len(text) > 6 or int(text) < 1:
+    if not text.isdigit() or len(text) > 6 or int(text) < 1:  # (non-ASCII digits: tilescope.cli refuses them)
         raise argparse.ArgumentTypeError(f"expected a positive integer, found {text!r}")
     return int(text)
 

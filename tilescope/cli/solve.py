@@ -25,12 +25,12 @@ import sys
 import time
 from pathlib import Path
 
+from tilescope.cli.inputs import size_option
 from tilescope.cli.progress import StderrProgress
 from tilescope.loaders.json_input import read_bytes
 from tilescope.loaders.minimalloc_csv import load_minimalloc_csv
 from tilescope.loaders.placement_dump import load_placement_dump
 from tilescope.models.errors import InputError
-from tilescope.cli.inputs import size_option
 from tilescope.models.files import refuse_inputs, write_atomically
 from tilescope.models.format import fmt_bytes
 from tilescope.models.placement_problem import PlacementProblem
@@ -38,9 +38,7 @@ from tilescope.planner.solver import SolveResult, root_spans, solve
 
 DEFAULT_TIME_LIMIT = 60.0
 PROGRESS_AFTER = 2.0  # seconds of search before the first progress line
-PROGRESS_EVERY = (
-    10.0  # seconds between progress lines in a log (a terminal line is rewritten)
-)
+PROGRESS_EVERY = 10.0  # seconds between progress lines in a log (a terminal line is rewritten)
 
 
 def add_arguments(parser) -> None:
@@ -63,9 +61,7 @@ def add_arguments(parser) -> None:
         default=None,
         help="write the placement: a solution CSV, or the dump with its spans",
     )
-    parser.add_argument(
-        "--overwrite", action="store_true", help="let --out replace an existing file"
-    )
+    parser.add_argument("--overwrite", action="store_true", help="let --out replace an existing file")
 
 
 def load_problem(path: str, capacity: int | None) -> tuple[PlacementProblem, bytes]:
@@ -118,11 +114,7 @@ def result_text(path: str, problem: PlacementProblem, result: SolveResult) -> st
     head = {
         "placed": f"placed: height {fmt_bytes(result.height or 0)}{above}",
         "infeasible": "INFEASIBLE"
-        + (
-            f": {fmt_bytes(result.deficit_bytes)} short"
-            if result.deficit_bytes is not None
-            else ""
-        ),
+        + (f": {fmt_bytes(result.deficit_bytes)} short" if result.deficit_bytes is not None else ""),
         "unknown": f"UNKNOWN (time limit reached; not proved infeasible): best placement's height {fmt_bytes(result.height or 0)}{above}, "
         f"{int((result.starts >= 0).sum()):,} of {len(problem.requests):,} requests placed",
     }[result.verdict]
@@ -148,9 +140,7 @@ def _out_target(args) -> Path | None:
             file=str(out),
         )
     if not out.parent.is_dir():
-        raise InputError(
-            "--out", "a path in an existing folder", "no such folder", file=str(out)
-        )
+        raise InputError("--out", "a path in an existing folder", "no such folder", file=str(out))
     return out
 
 
@@ -158,12 +148,8 @@ def output_bytes(problem: PlacementProblem, data: bytes, result: SolveResult) ->
     """The ``--out`` file's bytes (module doc)."""
     if problem.kind == "minimalloc":
         rows = ["id,lower,upper,size,offset"]
-        for ident, request, start in zip(
-            problem.csv_ids, problem.requests, result.starts.tolist()
-        ):
-            rows.append(
-                f"{ident},{request.first},{request.last + 1},{request.bytes},{start}"
-            )
+        for ident, request, start in zip(problem.csv_ids, problem.requests, result.starts.tolist()):
+            rows.append(f"{ident},{request.first},{request.last + 1},{request.bytes},{start}")
         return ("\n".join(rows) + "\n").encode()
     doc = json.loads(data)
     doc["placed"] = True
@@ -181,11 +167,7 @@ class _Throttled:
 
     def __call__(self, stage: str, fraction: float) -> None:
         now = time.monotonic() - self.started
-        wait = (
-            PROGRESS_AFTER
-            if not self.last
-            else (1.0 if self.display.terminal else PROGRESS_EVERY)
-        )
+        wait = PROGRESS_AFTER if not self.last else (1.0 if self.display.terminal else PROGRESS_EVERY)
         if now - self.last >= wait:
             self.last = now
             self.display(f"{stage}, {now:.0f} s", min(fraction, 0.99))
@@ -196,9 +178,7 @@ class _Throttled:
 
 def run(args) -> int:
     if not args.time_limit > 0:
-        raise InputError(
-            "--time-limit", "a positive number of seconds", str(args.time_limit)
-        )
+        raise InputError("--time-limit", "a positive number of seconds", str(args.time_limit))
     if args.capacity is not None and args.capacity <= 0:
         raise InputError("--capacity", "a positive number of bytes", str(args.capacity))
     out = _out_target(args)
@@ -221,7 +201,5 @@ def run(args) -> int:
             if not args.quiet:
                 print(f"wrote {path}", file=sys.stderr)
         elif not args.quiet:
-            print(
-                f"{out} not written: the verdict is {result.verdict}", file=sys.stderr
-            )
+            print(f"{out} not written: the verdict is {result.verdict}", file=sys.stderr)
     return 0 if result.verdict == "placed" else 1

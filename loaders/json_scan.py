@@ -1,4 +1,5 @@
-"""Checks of JSON text that every reader shares (memory profiles, search states, edit sets).
+"""The JSON scanner every reader shares (memory profiles, search states, edit sets, placement
+files): checks of JSON text vectorised with numpy over its bytes.
 
 - ``decode_error``: a decoder's complaint as a located ``InputError`` (byte, line, column);
   a lone UTF-16 surrogate escape (``"\\ud800"``, which no Unicode text holds) is named as such.
@@ -21,8 +22,8 @@ from dataclasses import dataclass
 import msgspec
 import numpy as np
 
-from .errors import InputError, describe
-from .limits import MAX_JSON_DEPTH
+from tilescope.models.errors import InputError, describe
+from tilescope.models.limits import MAX_JSON_DEPTH
 
 _CHUNK = 1 << 22  # bytes per scanned chunk: the temporary arrays stay a few times this
 _QUOTE, _BACKSLASH, _COLON = 34, 92, 58

@@ -29,9 +29,8 @@ from tilescope.app.views.compare import CompareView
 from tilescope.app.views.editor import EditorView
 from tilescope.app.views.export import ExportView
 from tilescope.app.views.lifetimes import LifetimesView
-from tilescope.app.views.placement import AddressView
+from tilescope.app.views.placement import PlacementTab
 from tilescope.app.views.storage_groups import StorageGroupsView
-from tilescope.app.views.tile_map import TileMapView
 from tilescope.app.views.tiles import TilesView
 from tilescope.app.views.values_table import ValuesTableView
 
@@ -41,21 +40,6 @@ class SideTab:
     key: str  # the URL's ``tab=`` value; never shown
     label: str  # the tab's title
     view: Callable[..., pn.viewable.Viewable]  # ``view(state=SessionState)``
-
-
-class PlacementTab(pn.viewable.Viewer):
-    """Every allocation at its address per region, and the tile map of the selected step."""
-
-    def __init__(self, state: SessionState):
-        super().__init__()
-        self.addresses, self.tile_map = AddressView(state=state), TileMapView(state=state)
-
-    def set_shown(self, shown: bool) -> None:
-        self.addresses.set_shown(shown)
-        self.tile_map.set_shown(shown)
-
-    def __panel__(self):
-        return pn.Column(self.addresses, self.tile_map, sizing_mode="stretch_width")
 
 
 SIDE_TABS: tuple[SideTab, ...] = (

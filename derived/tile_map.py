@@ -1,5 +1,5 @@
 """The tile map's data: the device's tiles on a grid, each with the bytes it holds at a step
-(``planner.tile_map``), the worst tile against the planner's estimate, and what a tile holds, most
+(``planner.tile_bytes``), the worst tile against the planner's estimate, and what a tile holds, most
 bytes first.
 
 - **Which tiles.** Exactly the device's ``device_tiles`` (the profile's device), nothing else from
@@ -11,7 +11,7 @@ bytes first.
 - **Regions.** ``total`` (both regions), ``standard`` (values, scratch and the exchange rows) or
   ``interleaved``; the worst tile is the one holding the most bytes of that choice (the lowest tile
   on a tie) and the estimate is the planner's figure for it at the step (an upper bound of every
-  tile: ``planner.tile_map``).
+  tile: ``planner.tile_bytes``).
 
 Pure numpy: no Panel, no Bokeh.
 """
@@ -24,7 +24,7 @@ import numpy as np
 
 from tilescope.models.errors import TilescopeError
 from tilescope.planner.model import REGION_CODES
-from tilescope.planner.tile_map import TileBytes
+from tilescope.planner.tile_bytes import TileBytes
 
 MAX_MAP_TILES = 16_384  # ≈ 11 × an IPU's 1,472 tiles; 300 live values × 16,384 tiles × 8 B ≈ 39 MB per step
 TILE_REGIONS = ("total", "standard", "interleaved")
