@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -132,7 +133,7 @@ class SessionOpener:
         try:
             check_upload_size(len(data))
         except Exception as exc:  # over the limit: said, nothing read
-            await self.in_session(lambda: self.state.fail(exc))
+            await self.in_session(partial(self.state.fail, exc))
             return False
         return await self.open(lambda staged, progress: self.shared.open(Source.of_bytes(data, name), progress), name, adopt)
 
@@ -153,7 +154,7 @@ class SessionOpener:
             opened = await self.pool.run(job, staged, progress=state.report_progress, label=name)
         except Exception as exc:  # bad input (InputError), a time limit, anything else: say it, keep what is open
             await asyncio.gather(*drawn, return_exceptions=True)
-            await self.in_session(lambda: self._failed(exc, bool(drawn)))
+            await self.in_session(partial(self._failed, exc, bool(drawn)))
             return False
         await asyncio.gather(*drawn, return_exceptions=True)
         await self.in_session(lambda: (adopt or state.adopt)(opened))

@@ -155,7 +155,7 @@ def normalise_file(
     error = None
     try:
         if kind == "memory_profile":
-            profile = parse_memory_profile(data, path)  # type: ignore[arg-type]  (an mmap is bytes-like)
+            profile = parse_memory_profile(data, path)  # type: ignore[arg-type]  # (an mmap is bytes-like)
             fields, tables = memory_profile_rows(profile, key)
         else:  # the whole file validated, as `tilescope summary` does; a row without tables
             VALIDATE[kind](bytes(data), path)
