@@ -48,6 +48,7 @@ from urllib.parse import quote, unquote
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
 from tilescope.loaders.json_input import file_kind
 from tilescope.models.errors import InputError
 from tilescope.models.files import write_atomically

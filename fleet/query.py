@@ -18,7 +18,6 @@ import uuid
 from pathlib import Path
 
 import duckdb
-
 import pyarrow as pa
 
 from .layout import Dataset
