@@ -24,6 +24,7 @@ import time
 from datetime import UTC, datetime
 
 import pyarrow as pa
+
 from tilescope.loaders.json_input import InputBuffer, open_input
 from tilescope.loaders.memory_profile import parse_memory_profile
 from tilescope.loaders.placement_dump import load_placement_dump
