@@ -421,7 +421,7 @@ class TimelineView(pn.viewable.Viewer):
 
     def _on_tap(self, event):
         if event.x is not None and self.state.data is not None:
-            self.state.select_step(int(round(event.x)))
+            self.state.select_step(round(event.x))
 
     def _on_ranges(self, event):
         self._window = (event.x0, event.x1)
