@@ -89,7 +89,7 @@ class CompareTimelineView(ComparePart):
         last = region == REGIONS[-1]
         fig = figure(
             name=f"ts-compare-{region}", height=210 if last else 180, sizing_mode="stretch_width", x_range=self.x_range,
-            y_range=Range1d(0, 1), tools="xpan,xwheel_zoom,box_zoom,reset,save", active_scroll="xwheel_zoom",
+            y_range=Range1d(0, 1), tools="xpan,xwheel_zoom,box_zoom,reset,save", active_scroll=None,
             toolbar_location="right", title=TITLES[region], x_axis_label="aligned step position" if last else None,
         )
         fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
@@ -134,7 +134,7 @@ class CompareTimelineView(ComparePart):
         shown = self._axis_of
         if shown is None or shown.a.opened is not compare.a.opened or shown.b.opened is not compare.b.opened:  # another axis
             self._window = (None, None)
-            self.x_range.update(start=-0.5, end=max(n - 0.5, 0.5))
+            self.x_range.update(start=-0.5, end=max(n - 0.5, 0.5), bounds=(-0.5, max(n - 0.5, 0.5)))
         self._axis_of = compare
         first, last = compare.one_sided_runs
         self.one_sided.data = {"left": first - 0.5, "right": last + 0.5}
