@@ -113,6 +113,7 @@ class ExplorerApp(pn.viewable.Viewer):
         if isinstance(view, ProfilePage):
             if view.tabs is None:
                 layout = view.layout(tab)
+                assert view.tabs is not None  # (built with the layout)
                 view.tabs.tabs.param.watch(self._push_query, "active")
                 return layout
             return view.layout()

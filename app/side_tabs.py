@@ -22,6 +22,7 @@ from typing import Callable
 
 import panel as pn
 
+from tilescope.app.assets import static_text
 from tilescope.app.one_message import one_message
 from tilescope.app.state import SessionState
 from tilescope.app.views.at_step import AtStepView
@@ -55,6 +56,7 @@ SIDE_TABS: tuple[SideTab, ...] = (
 )
 TAB_KEYS = tuple(tab.key for tab in SIDE_TABS)
 DEFAULT_TAB = "step"
+TABS_CSS = static_text("side_tabs.css")  # the strip wraps: every tab in sight, one click away
 
 
 class SideTabs:
@@ -68,7 +70,7 @@ class SideTabs:
         keys = [tab.key for tab in tabs]
         self.tabs = pn.Tabs(
             *[(tab.label, pn.Column(sizing_mode="stretch_width")) for tab in tabs],
-            sizing_mode="stretch_width", css_classes=["ts-side-tabs"], margin=0,
+            sizing_mode="stretch_width", css_classes=["ts-side-tabs"], margin=0, stylesheets=[TABS_CSS],
             active=keys.index(active) if active in keys else 0,
         )
         self.tabs.param.watch(one_message(lambda e: self._on_active(e.new)), "active")

@@ -101,8 +101,8 @@ class SessionState(param.Parameterized):
         """Make a finished load current (shown as ``name``, default the name it was opened under):
         clears edits and selection."""
         name = name or opened.name
-        common = dict(source=name, kind=opened.kind, opened=opened, edits=[], edit_units=[], selected_values=[], error="",
-                      loading=False, progress=1.0, compare=None, selected_tile=None)
+        common: dict[str, Any] = {"source": name, "kind": opened.kind, "opened": opened, "edits": [], "edit_units": [], "selected_values": [], "error": "",
+                      "loading": False, "progress": 1.0, "compare": None, "selected_tile": None}
         if not isinstance(opened, OpenedProfile):  # a search state, or another kind: its view reads ``opened``
             self.param.update(**common, data=None, selected_step=0, status=f"opened {name} ({kind_label(opened.kind)})")
             return

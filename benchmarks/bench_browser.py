@@ -184,7 +184,7 @@ def measure_profile(browser, server: AppServer, profile: Profile, tries: int) ->
         page.mouse.click(point[0], box["y"] + box["height"] * 0.45)
         return _wait(page, JS_STEP_DONE, [step, profile.live_counts[step]])
 
-    targets = [int(round(i * (n - 1) / (tries + 1))) for i in range(1, tries + 2)]
+    targets = [round(i * (n - 1) / (tries + 1)) for i in range(1, tries + 2)]
     for k, step in enumerate(targets):
         if step == profile.total_peak_step:
             step = (step + 1) % n

@@ -15,7 +15,10 @@ into a fresh dataset:
   (a LocalCluster of N workers that import tilescope) is measured too.
 
 Prints profiles per second and the ratio of each to the one-process figure, and the number of
-files of the dataset. The datasets are checked equal. The machine is shared: the load average is
+files of the dataset. On a machine shared with other work the wall times depend on how much of
+the two cores the run gets, so the CPU seconds each variant used (this process and its child
+processes: the workers and their nannies, ``os.times``) are printed too: profiles per CPU-second
+is what a worker costs, whatever the load. The datasets are checked equal. The machine is shared: the load average is
 printed beside the figures.
 """
 from __future__ import annotations
@@ -84,6 +87,12 @@ def on_cluster(root: Path, dataset: Path, workers: int) -> float:
     return elapsed
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and of its child processes that have ended (the cluster's)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def start_up(workers: int) -> float:
     """A LocalCluster of ``workers`` whose workers have imported the task, and its shutdown."""
     started = time.perf_counter()
@@ -114,23 +123,28 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{args.profiles} profiles, {total / 1e6:.1f} MB in all; {os.cpu_count()} cores; "
               f"load average at start {os.getloadavg()[0]:.2f}")
         runs: dict[str, list[float]] = {"one process": [], "LocalCluster, 1 worker": [], "LocalCluster, 2 workers": []}
+        cpu: dict[str, list[float]] = {name: [] for name in runs}
         startups: dict[int, list[float]] = {1: [], 2: []}
         last = {}
         for r in range(args.repeat):  # interleaved, so a burst of load elsewhere hits every variant
             for name in runs:
                 dataset = Path(tmp) / f"dataset-{list(runs).index(name)}-{r}"
                 workers = 0 if name == "one process" else int(name.split(", ")[1].split()[0])
+                before = cpu_seconds()
                 runs[name].append(serial(root, dataset) if workers == 0 else on_cluster(root, dataset, workers))
+                cpu[name].append(cpu_seconds() - before)
                 last[name] = dataset
             for workers in startups:
                 startups[workers].append(start_up(workers))
         reference = content(last["one process"])
         assert all(content(d) == reference for d in last.values()), "datasets differ"
         base = args.profiles / min(runs["one process"])
-        print(f"{'':26} {'best wall':>10} {'profiles/s':>11} {'vs one process':>15}")
+        base_cpu = args.profiles / min(cpu["one process"])
+        print(f"{'':26} {'best wall':>10} {'profiles/s':>11} {'vs one process':>15} {'CPU s':>8} {'profiles/CPU s':>15} {'vs one process':>15}")
         for name, times in runs.items():
             rate = args.profiles / min(times)
-            print(f"{name:26} {min(times):9.2f}s {rate:11.2f} {rate / base:14.2f}×")
+            per_cpu = args.profiles / min(cpu[name])
+            print(f"{name:26} {min(times):9.2f}s {rate:11.2f} {rate / base:14.2f}× {min(cpu[name]):8.1f} {per_cpu:15.2f} {per_cpu / base_cpu:14.2f}×")
         files = sum(1 for p in last["LocalCluster, 2 workers"].rglob("*.parquet"))
         print(f"dataset files (Parquet, all tables): {files} for {args.profiles} profiles")
         for workers, times in startups.items():

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from tilescope.planner.live import first_last_steps
+import itertools
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def hand_overs(arrays, cost: np.ndarray, group: int, members: np.ndarray,
     if len(live) <= ALL_PAIRS_LIMIT:
         pairs = [(a, b) for i, a in enumerate(live) for b in live[i + 1 :]]
     else:
-        pairs = list(zip(live, live[1:]))
+        pairs = list(itertools.pairwise(live))
     out = []
     for a, b in pairs:
         lo, hi = max(first[a], first[b]), min(last[a], last[b])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Callable, ClassVar, Union
+from typing import Callable, ClassVar
 
 from tilescope.models.profile import MemoryProfile
 from tilescope.models.search_state import SearchState
@@ -173,7 +173,7 @@ class OpenedSearchState:
         return SearchData.of(self.search_state)
 
 
-Opened = Union[OpenedProfile, OpenedSearchState]
+Opened = OpenedProfile | OpenedSearchState
 
 
 def opened_profile(name: str, profile: MemoryProfile) -> OpenedProfile:

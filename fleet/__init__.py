@@ -1,25 +1,25 @@
 """Many planner outputs → one Parquet dataset, on Dask; DuckDB over it (``tilescope batch``,
 ``tilescope fleet``).
 
-- ``discover``: which files under a folder are planner outputs;
-- ``task``: the per-file task a worker runs (hash, load, re-plan, commit), returning one small row;
-- ``tables``: a loaded memory profile → its ``profiles`` fields and partitions;
-- ``writer``: one file's rows committed atomically; ``layout``: where everything lives, the
-  commit protocol and the repair after a crash; ``schema``: every table's columns;
+- ``discover``: what is under a folder (the client lists; a worker sniffs each file's kind);
+- ``task``: a worker's task (some files of one folder: read once, hash, load, re-plan), returning
+  small rows and writing one fragment per table;
+- ``tables``: a loaded memory profile → its ``profiles`` fields and per-profile tables;
+- ``layout``: where everything lives, and reading it checked; ``commit``: the client's commit,
+  the fragments' collection and the repair of a damaged dataset; ``schema``: every table's columns;
 - ``driver``: the batch on a LocalCluster or an existing cluster;
-- ``query``: the DuckDB views.
+- ``query``: the DuckDB views; ``overview``: the app's rows; ``reopen``: a profile rebuilt from the
+  dataset and verified; ``regress``: two datasets or folders compared.
 
 The dataset (``layout`` has the details)::
 
-    DATASET/profiles/*.parquet          one row per input file: path, content_hash, kind, scope,
-                                        recomputed peaks and peak steps, fits_budget, n_values,
-                                        n_steps, check_mismatches, error, ...; key profile_key
-    DATASET/values/*.parquet            per loaded memory profile, one file each, every row with
-    DATASET/steps/*.parquet             its profile_key: the loader's tables (models.schemas) plus
-    DATASET/live_intervals/*.parquet    recomputed_shard_bytes / recomputed_aligned_bytes /
-    DATASET/axes/*.parquet              recomputed_bytes (values) and recomputed_usage_standard /
-    DATASET/profile_headers/*.parquet   recomputed_usage_interleaved (steps); profile_headers is
-    DATASET/mismatches/*.parquet        the file's recorded header, mismatches ``check``'s list
+    DATASET/profiles/folder=F/profiles.parquet     one row per input file under folder F: path,
+                                                   content_hash, kind, scope, recomputed peaks and
+                                                   peak steps, fits_budget, ..., fragment
+    DATASET/<table>/folder=F/<fragment>.parquet    values, steps, live_intervals, axes,
+                                                   profile_headers, mismatches, value_tiles,
+                                                   step_tiles: the rows of one task's profiles,
+                                                   each row with its profile_key
 
 The values live at a profile's peak step ``s`` are the ``live_intervals`` rows with
 ``first_step <= s <= last_step``, joined to ``values`` on ``(profile_key, value_id = id)``.

@@ -28,6 +28,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
 from tilescope.models.errors import InputError
 from tilescope.models.files import atomic_output
 

@@ -32,7 +32,7 @@ from .task import FAILED, LOADED, SKIPPED, empty_row, normalise_task
 
 CONNECT_TIMEOUT = "10s"
 WORKER_WAIT_SECONDS = 60
-MAX_FILES_PER_TASK = 256
+MAX_FILES_PER_TASK = 1024
 MAX_BYTES_PER_TASK = 64 << 20
 TASKS_PER_WORKER = (
     4  # enough tasks that a slow one does not leave the other workers idle

@@ -40,6 +40,7 @@ import json
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -47,6 +48,7 @@ from urllib.parse import quote, unquote
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
 from tilescope.loaders.json_input import file_kind
 from tilescope.models.errors import InputError
 from tilescope.models.files import write_atomically
@@ -154,9 +156,12 @@ class Dataset:
     # ----------------------------------------------------------------------------- opening
 
     @classmethod
-    def open(cls, root: str | Path, *, check: bool = True) -> Dataset:
-        """An existing dataset, its structure checked (``problems``); InputError when ``root`` is
-        not one, is of another layout version, or is damaged."""
+    def open(cls, root: str | Path, *, check: bool = True, tables: Iterable[str] = TABLES) -> Dataset:
+        """An existing dataset, its structure checked (``problems``: every entry a regular file
+        or directory where one belongs) and every file of ``tables`` read to its footer (a Parquet
+        file of the table's columns); InputError when ``root`` is not one, is of another layout
+        version, or is damaged. A reader names the tables it reads: the others' files are read
+        (and checked) only when a row of them is (``profile_rows``)."""
         dataset = cls(root)
         dataset.read_manifest(str(root))
         if check:
@@ -174,9 +179,7 @@ class Dataset:
                     why,
                     file=str(path),
                 )
-            for (
-                table
-            ) in TABLES:  # every file's footer: a Parquet file of its table's columns
+            for table in tables:  # every file's footer: a Parquet file of its table's columns
                 for _, path in dataset.table_files(table):
                     open_parquet(path, table).close(force=True)
         return dataset

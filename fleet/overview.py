@@ -21,6 +21,6 @@ _TYPES = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
 def profiles_frame(dataset_root: str | Path, name: str | None = None) -> pd.DataFrame:
     """Every ``profiles`` row (``COLUMNS``), by path. A dataset that cannot be read is one
     ``InputError`` line naming the damaged file."""
-    table = Dataset.open(dataset_root).rows().select(list(COLUMNS))
+    table = Dataset.open(dataset_root, tables=["profiles"]).rows().select(list(COLUMNS))
     table = table.take(pa.compute.sort_indices(table, [("path", "ascending")]))
     return table.to_pandas(types_mapper=_TYPES.get)

@@ -13,22 +13,32 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import re
 import uuid
 from pathlib import Path
 
 import duckdb
-
 import pyarrow as pa
 
 from .layout import Dataset
-from .schema import FOLDER, PROFILE_TABLES, PROFILES
+from .schema import FOLDER, PROFILE_TABLES, PROFILES, TABLE_NAMES
 
 
-def connect(dataset_root: str | Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with the dataset's tables as views."""
-    dataset = Dataset.open(dataset_root)
+def tables_named(sql: str) -> set[str]:
+    """The dataset's tables a query names (as words, any case), and ``profiles``, which every
+    other view joins on."""
+    return {"profiles"} | {t for t in PROFILE_TABLES if re.search(rf"\b{t}\b", sql, re.IGNORECASE)}
+
+
+def connect(dataset_root: str | Path, tables: set[str] | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with the dataset's tables (default: all) as views; only
+    their files are checked and bound, so a query of ``profiles`` does not open every fragment."""
+    wanted = set(TABLE_NAMES) if tables is None else tables | {"profiles"}
+    dataset = Dataset.open(dataset_root, tables=sorted(wanted))
     con = duckdb.connect()
     for name, schema in {"profiles": PROFILES, **PROFILE_TABLES}.items():
+        if name not in wanted:
+            continue
         files = [str(p) for _, p in dataset.table_files(name)]
         source = f"_{name}_files"
         if files:
@@ -51,7 +61,7 @@ def connect(dataset_root: str | Path) -> duckdb.DuckDBPyConnection:
 
 def run_query(dataset_root: str | Path, sql: str) -> tuple[list[str], list[tuple]]:
     """Column names and rows of ``sql`` over the dataset (``duckdb.Error`` when it does not run)."""
-    con = connect(dataset_root)
+    con = connect(dataset_root, tables_named(sql))
     try:
         relation = con.sql(sql)
         if relation is None:  # a statement without a result (CREATE, SET, ...)

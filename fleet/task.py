@@ -24,6 +24,7 @@ import time
 from datetime import UTC, datetime
 
 import pyarrow as pa
+
 from tilescope.loaders.json_input import InputBuffer, open_input
 from tilescope.loaders.memory_profile import parse_memory_profile
 from tilescope.loaders.placement_dump import load_placement_dump
@@ -155,7 +156,7 @@ def normalise_file(
     error = None
     try:
         if kind == "memory_profile":
-            profile = parse_memory_profile(data, path)  # type: ignore[arg-type]  (an mmap is bytes-like)
+            profile = parse_memory_profile(data, path)  # type: ignore[arg-type]  # (an mmap is bytes-like)
             fields, tables = memory_profile_rows(profile, key)
         else:  # the whole file validated, as `tilescope summary` does; a row without tables
             VALIDATE[kind](bytes(data), path)

@@ -16,7 +16,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Union
+from typing import Any
 
 from lark import Lark, Transformer, v_args
 from lark.exceptions import UnexpectedInput
@@ -91,7 +91,7 @@ class Set:
     items: list[Any] = field(default_factory=list)
 
 
-DebugValue = Union[Unit, Struct, Tuple, Map, Set, list, str, int, float, bool]
+DebugValue = Unit | Struct | Tuple | Map | Set | list | str | int | float | bool
 
 
 class DebugSyntaxError(ValueError):

@@ -68,7 +68,7 @@ def check_alias_layouts(ids: np.ndarray, roots: np.ndarray, root_rows: np.ndarra
     pairs = kind[differ] * len(kind_layouts) + kind[root_rows[differ]]
     distinct, first = np.unique(pairs, return_index=True)
     bad = []
-    for pair, at in zip(distinct.tolist(), first.tolist()):
+    for pair, _at in zip(distinct.tolist(), first.tolist()):
         difference = layout_difference(kind_layouts[pair % len(kind_layouts)], kind_layouts[pair // len(kind_layouts)])
         if difference is not None:
             bad.append((int(differ[np.flatnonzero(pairs == pair)[0]]), difference))

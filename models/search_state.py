@@ -8,13 +8,13 @@ The Arrow tables are built from these records by ``loaders.search_tables.search_
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Union
+from typing import Mapping
 
 from .tiling import TensorFormat
 
 # A planner option as read from the ``PipelineConfig`` Debug text: ``None`` → None, ``Some(x)`` → x,
 # a unit variant → its name, a list of those → a list; anything structured keeps its Debug text.
-OptionValue = Union[None, bool, int, float, str, list]
+OptionValue = None | bool | int | float | str | list
 
 # The versions read (docs/compiler-formats.md §3): 1 (the sample), 3 (adds nothing at the top but
 # keeps ``mapping`` and ``mapping_checked``) and 8 (``recipe.options``; no ``mapping``). Versions

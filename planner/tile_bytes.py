@@ -153,7 +153,7 @@ def shard_bytes_per_tile(shape: Sequence[int], element_bytes: int, tiling: Tenso
     out = np.zeros(device_tiles, dtype=np.int64)
     tiles = np.zeros(shard.size, dtype=np.int64)
     replica_stride = None
-    for position, count, stride in zip(mapping.positions, mapping.counts, mapping.strides):
+    for position, _count, stride in zip(mapping.positions, mapping.counts, mapping.strides):
         if position == REPLICAS:
             replica_stride = stride
         else:

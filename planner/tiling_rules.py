@@ -168,7 +168,7 @@ def _spread(low: int, high: int, most: int, keep: Iterable[int]) -> list[int]:
     ratio = (high / low) ** (1 / max(most - len(picked) - 1, 1))
     value = float(low)
     while len(picked) < most and value < high:
-        picked.add(int(round(value)))
+        picked.add(round(value))
         value = max(value * ratio, value + 1)
     return sorted(picked)
 

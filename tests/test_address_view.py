@@ -10,6 +10,7 @@ from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.planner.model import plan_profile
 from tilescope.planner.placement import place
 from tilescope.synth import SAMPLE_PATH, write_synthetic_profile
+import itertools
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +59,7 @@ def check_rects(p, rects, code: int) -> None:
             grid.setdefault(step, []).append((int(rects.offset[k]), int(rects.offset[k] + rects.bytes[k])))
     for spans in grid.values():
         spans.sort()
-        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
     # Every aggregated allocation touches an aggregate, and the area is conserved.
     for a in aggregated.tolist():
         touches = ((rects.first[cells] <= min(p.last_step[a], s1)) & (rects.last[cells] >= max(p.first_step[a], s0))

@@ -190,7 +190,7 @@ def test_blocked_loads_give_up_their_workers_and_never_starve_another(sample_pat
                   f"asked for after 10 loads blocked in read ({during / usual:.1f}×); {stats['threads_started']} threads started")
         assert during < 8  # it did not wait for the blocked loads' time limit
     finally:
-        for r, w in pipes:
+        for _r, w in pipes:
             os.write(w, b"x")  # the reads return: the written-off threads exit
         wait_until_none_stuck(pool)
         for r, w in pipes:
@@ -266,7 +266,7 @@ def test_past_max_stuck_the_pool_shrinks_and_says_why():
         assert "waited 0.3 s for one of the server's 1 load workers" in str(waited) and "2 loads are blocked on I/O" in str(waited)
         assert pool.stats()["workers"] == 0  # 1 replacement started, then no more
     finally:
-        for r, w in pipes:
+        for _r, w in pipes:
             os.write(w, b"x")
         wait_until_none_stuck(pool)
     assert pool.stats()["workers"] == 1  # one came back and rejoined; the other exited

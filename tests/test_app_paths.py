@@ -274,7 +274,7 @@ def test_an_interrupted_replace_leaves_the_old_file_whole(tmp_path, monkeypatch)
         raise OSError("disk went away")
 
     monkeypatch.setattr(os, "replace", failing_replace)
-    with pytest.raises(FileAccessError, match="edits.json: cannot write it: disk went away"):
+    with pytest.raises(FileAccessError, match=r"edits.json: cannot write it: disk went away"):
         write_atomically(path, b'{"new": true}', overwrite=True)
     assert json.loads(path.read_text()) == {"old": True}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["edits.json"]

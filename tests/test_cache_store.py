@@ -39,7 +39,7 @@ def key_of(path: Path) -> str:
 def test_default_folder_follows_xdg_and_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv(cache_store.CACHE_ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    if os.name == "posix" and not os.uname().sysname == "Darwin":
+    if os.name == "posix" and os.uname().sysname != "Darwin":
         assert cache_store.default_cache_dir() == tmp_path / "xdg" / "tilescope"
     monkeypatch.setenv(cache_store.CACHE_ENV, str(tmp_path / "mine"))
     assert cache_store.default_cache_dir() == tmp_path / "mine"
@@ -75,7 +75,7 @@ def test_the_cap_evicts_the_least_recently_used(tmp_path, monkeypatch):
     one_entry = cache_store.entries(cache)[0].size_bytes
     # room for three entries of this size (the variants differ by a byte or two), not four
     monkeypatch.setenv(cache_store.MAX_BYTES_ENV, str(int(one_entry * 3.5)))
-    for n, path in enumerate(files[1:3], 1):
+    for _n, path in enumerate(files[1:3], 1):
         time.sleep(0.02)  # distinct modification times
         load_profile_cached(path, cache)
     assert entry_keys(cache) == {key_of(p) for p in files[:3]}
@@ -85,7 +85,7 @@ def test_the_cap_evicts_the_least_recently_used(tmp_path, monkeypatch):
     load_profile_cached(files[3], cache)  # over the cap: entry 1, now the least recently used, goes
     assert entry_keys(cache) == {key_of(files[0]), key_of(files[2]), key_of(files[3])}
     assert sum(e.size_bytes for e in cache_store.entries(cache)) <= one_entry * 3.5
-    assert [e.key for e in cache_store.entries(cache)][0] == key_of(files[3])  # most recent first
+    assert next(e.key for e in cache_store.entries(cache)) == key_of(files[3])  # most recent first
 
 
 def test_an_entry_larger_than_the_cap_is_not_kept_and_a_zero_cap_keeps_nothing(tmp_path, monkeypatch):

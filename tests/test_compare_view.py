@@ -259,7 +259,7 @@ def test_profiles_of_different_programs_say_how_steps_were_aligned(root):
     assert shaded == only_a + only_b
     points = view.timeline.points["standard"].data
     a_usage = [s["usage"]["standard"] + raw_a["peak"]["exchange_rows"] for s in raw_a["timeline"]["steps"]]
-    for x, a, a_step in zip(points["x"].tolist(), points["a"].tolist(), points["a_step"].tolist()):
+    for _x, a, a_step in zip(points["x"].tolist(), points["a"].tolist(), points["a_step"].tolist()):
         assert (np.isnan(a) and a_step < 0) or a == a_usage[a_step]
 
 

@@ -82,7 +82,7 @@ def test_shard_changing_counts_skip_redundant_counts():
     counts = shard_changing_counts(784404)
     shards = [-(-784404 // n) for n in counts]
     assert shards == sorted(set(shards), reverse=True)  # every stop changes the shard
-    assert len(set(-(-784404 // n) for n in range(1, 5000))) == sum(1 for n in counts if n < 5000)
+    assert len({-(-784404 // n) for n in range(1, 5000)}) == sum(1 for n in counts if n < 5000)
 
 
 def test_committed_drag_replans(editor, raw):

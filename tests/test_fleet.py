@@ -141,7 +141,7 @@ def test_every_table_reads_in_duckdb_polars_and_pyarrow(local_batch):
             [("profile_key", "count")]).to_pylist()
         counts = dict(by_duckdb)
         assert counts == dict(by_polars) == {r["profile_key"]: r["profile_key_count"] for r in by_pyarrow}, table
-        expected_keys = set(r["profile_key"] for r in rows.values()) if table == "profiles" else set(loaded)
+        expected_keys = {r["profile_key"] for r in rows.values()} if table == "profiles" else set(loaded)
         if table == "mismatches":
             expected_keys = {rows[EDITED]["profile_key"]}
         if table in ("value_tiles", "step_tiles"):  # per-tile runs of v2/v3 profiles; the tree's are v1

@@ -27,16 +27,18 @@ from fleet_support import (
     PROFILE_SAMPLE,
     SEARCH_SAMPLE,
     dataset_content,
+    local_batch,
     run_cli,
     tilescope,
 )
 from regress_support import BASE, HEAD, VIT
+
 from tilescope.fleet.task import normalise_file
 from tilescope.models.schemas import SCHEMA_VERSION
-
 from tilescope.synth import write_synthetic_profile
 
 REPO = Path(__file__).resolve().parent.parent
+__all__ = ["local_batch"]  # the session fixture, used by name
 
 
 def content_hash(data: bytes) -> str:
@@ -231,6 +233,7 @@ def test_the_app_refuses_a_dataset_holding_a_fifo_in_a_bounded_worker(reference,
     """The fleet view's read (in a load worker) returns the one line at once; no load worker is
     left blocked on the FIFO."""
     from async_support import run_on_own_loop
+
     from tilescope.app.fleet_open import DatasetRequest
     from tilescope.app.loading import AppOptions
     from tilescope.app.open_flow import SessionOpener
@@ -585,3 +588,35 @@ def test_regress_verifies_per_tile_profiles_from_the_dataset(tmp_path):
     assert (code, result["compared"], result["failed"]) == (0, 3, []), err
     totals = {p["key"]: p["figures"]["total"]["base"] for p in result["profiles"]}
     assert totals == {f"p_v{v}.memory_profile.json": gen.expected_figures(program, v)["doc"]["peak"]["total"] for v in (1, 2, 3)}
+
+
+# ----------------------------------------------------------------------------- #25.10
+
+
+def test_the_dataset_reads_as_one_table_per_kind_with_folder_ints_and_units(local_batch):
+    """pandas gives whole numbers as Int64 (NA where the file did not load), every reader sees the
+    Hive column ``folder``, each figure's field names its unit, and a table is a few files."""
+    import duckdb
+    import pandas as pd
+    import polars as pl
+    import pyarrow.dataset as pads
+
+    from fleet_support import BROKEN
+
+    dataset = local_batch.dataset
+    frame = pd.read_parquet(dataset / "profiles").set_index("path")
+    assert str(frame["standard_peak"].dtype) == "Int64" and str(frame["n_values"].dtype) == "Int64"
+    assert pd.isna(frame.loc[BROKEN, "standard_peak"]) and str(frame["fits_budget"].dtype) == "boolean"
+    expected = {path: path.split("/")[0] for path in local_batch.kinds}
+    assert {p: str(f) for p, f in frame["folder"].items()} == expected
+    by_polars = pl.read_parquet(str(dataset / "profiles" / "**" / "*.parquet"), hive_partitioning=True)
+    assert dict(zip(by_polars["path"], by_polars["folder"])) == expected
+    by_duckdb = duckdb.sql(f"SELECT path, folder FROM read_parquet('{dataset}/profiles/**/*.parquet', hive_partitioning = true)")
+    assert dict(by_duckdb.fetchall()) == expected
+    values = pads.dataset(dataset / "values", format="parquet", partitioning="hive").to_table()
+    assert set(values.column("folder").to_pylist()) == {"nightly", "samples"}
+    assert values.schema.field("recomputed_bytes").metadata[b"unit"] == b"bytes per tile"
+    assert pq.read_schema(next((dataset / "profiles").rglob("*.parquet"))).field("total_peak_step").metadata[b"unit"] == b"step index"
+    files = list((dataset / "values").rglob("*.parquet"))
+    loaded = sum(kind == "memory_profile" for kind in local_batch.kinds.values())
+    assert len(files) < loaded  # fragments of several profiles, not one file per profile

@@ -114,7 +114,7 @@ def debug_text(rng: random.Random) -> bytes:
 def repeated_key(rng: random.Random) -> bytes:
     """A key of some object given a second time (any value), at the text level."""
     text = BASE_BYTES.decode()
-    keys = [m for m in re.finditer(r'\n( *)"([a-z_]+)": ', text)]
+    keys = list(re.finditer(r'\n( *)"([a-z_]+)": ', text))
     m = rng.choice(keys)
     value = rng.choice(["1", "null", '"x"', "[]", "{}", str(2**53 + 1)])
     return (text[: m.start()] + f'\n{m.group(1)}"{m.group(2)}": {value},' + text[m.start() :]).encode()

@@ -206,7 +206,7 @@ def test_bad_files_are_located(raw, change, where, what):
 def test_not_json_and_not_an_object():
     with pytest.raises(
         InputError,
-        match="placement-1.json: at byte 32 .line 1, column 33.: expected more JSON",
+        match=r"placement-1.json: at byte 32 .line 1, column 33.: expected more JSON",
     ):
         parse_placement_profile(b'{"schema_version": 1, "tiles": [', "placement-1.json")
     with pytest.raises(InputError, match="a JSON object"):

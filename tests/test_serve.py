@@ -54,7 +54,7 @@ class Served:
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
                 if time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError(f"tilescope serve did not answer at {self.url}:\n{self.output()}")
+                    raise RuntimeError(f"tilescope serve did not answer at {self.url}:\n{self.output()}") from None
                 time.sleep(0.3)
 
     def output(self) -> str:

@@ -81,7 +81,7 @@ def test_structure_follows_blocks_and_layers(synthetic, blocks, layers):
         assert {by_id[v]["name"].split(".")[0] for v in s["live"]} <= {f"block{i // len(SAMPLE_STEPS)}"}
 
     for b in range(blocks):
-        for group, members in families().items():
+        for _group, members in families().items():
             head, _, tail = LAYER_NAME.match(members[0]["name"]).groups()
             layer_values = [v for v in values if re.fullmatch(rf"block{b}\.{re.escape(head)}\.layer\d+\.{re.escape(tail)}", v["name"])]
             assert sorted(int(LAYER_NAME.match(v["name"]).group(2)) for v in layer_values) == list(range(layers))

@@ -71,9 +71,8 @@ def test_the_wheel_holds_only_tilescope_and_every_tracked_file(installed):
     missing = []
     for name in tracked_files():
         folder, _, rest = name.partition("/")
-        if folder in MAPPED and rest and not name.endswith(".pyc"):
-            if f"{MAPPED[folder]}/{rest}" not in names:
-                missing.append(name)
+        if folder in MAPPED and rest and not name.endswith(".pyc") and f"{MAPPED[folder]}/{rest}" not in names:
+            missing.append(name)
     assert missing == [], f"tracked files of packaged folders missing from the wheel: {missing}"
 
 

@@ -16,6 +16,8 @@ from test_tile_whatif import edited_program
 from tilescope.loaders.debug_text import parse_debug
 from tilescope.loaders.layouts import layout_from_debug
 from tilescope.models.edits import TilingEdit
+import functools
+import operator
 
 TILESCOPE = [sys.executable, "-m", "tilescope"]
 
@@ -70,7 +72,7 @@ def test_write_profile_is_the_generators_edited_program(tmp_path, name, version)
     arguments = [f"{e.value}:{e.axis}={e.partitions}" for e in edits]
     done = plan(
         str(source),
-        *sum((["--edit", a] for a in arguments), []),
+        *functools.reduce(operator.iadd, (["--edit", a] for a in arguments), []),
         "--write-profile",
         str(out),
     )

@@ -12,6 +12,7 @@ from bokeh.palettes import Category20_20
 from bokeh.plotting import figure
 
 from tilescope.app.format import esc
+from tilescope.app.glyphs import draw
 from tilescope.models.format import fmt_bytes, shorten
 from tilescope.app.state import SessionState
 from tilescope.app.views.values_table import TITLES, table_formatters
@@ -70,7 +71,7 @@ class AtStepView(pn.viewable.Viewer):
             # after every step (one more round trip per click).
             x_range=Range1d(0, 1), y_range=Range1d(-0.6, 1.6), x_axis_label="bytes at this step (per tile)",
         )
-        fig.quad(left="left", right="right", bottom="bottom", top="top", source=self.segments, fill_color="color", line_color="white", line_width=0.5, name="segments")
+        draw(fig, "quad", left="left", right="right", bottom="bottom", top="top", source=self.segments, fill_color="color", line_color="white", line_width=0.5, name="segments")
         fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
         fig.yaxis.ticker = [0, 1]
         fig.yaxis.major_label_overrides = {0: "interleaved", 1: "standard"}

@@ -84,7 +84,10 @@ class ComparePicker(pn.viewable.Viewer):
         await self.opener.open_upload(data.encode("utf-8") if isinstance(data, str) else data, Path(name).name)
 
     def __panel__(self):
-        return pn.Row(self.file, self.open_button, self.upload, self.whatif_button, self.stop_button, sizing_mode="stretch_width")
+        # wraps: the controls' fixed widths add up to more than the side panel at 1024 px, and a Row
+        # would widen the whole page past the window
+        return pn.FlexBox(self.file, self.open_button, self.upload, self.whatif_button, self.stop_button,
+                          flex_wrap="wrap", align_items="flex-start", sizing_mode="stretch_width")
 
 
 class CompareView(pn.viewable.Viewer):

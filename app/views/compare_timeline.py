@@ -204,7 +204,7 @@ class CompareTimelineView(ComparePart):
         compare = self.state.compare
         if compare is None or event.x is None:
             return
-        position = int(round(event.x))
+        position = round(event.x)
         a_step = compare.comparison.steps.a_step
         if 0 <= position < a_step.size and a_step[position] >= 0:
             self.state.select_step(int(a_step[position]))

@@ -100,7 +100,7 @@ class CompareWaterfallView(ComparePart):
         self.bars.data = rows
         n = len(rows["label"])
         self._ticks.ticks = list(range(n))
-        self.figure.yaxis.major_label_overrides = {k: label for k, label in enumerate(rows["label"])}
+        self.figure.yaxis.major_label_overrides = dict(enumerate(rows["label"]))
         low = min(min(rows["running"]), min(attribution.a_peak, attribution.b_peak))
         high = max(rows["right"])
         pad = max((high - low) * 0.15, high * 0.01, 1)
@@ -111,7 +111,7 @@ class CompareWaterfallView(ComparePart):
     def _on_tap(self, event):
         if event.y is None:
             return
-        k = int(round(event.y))
+        k = round(event.y)
         entries = self.bars.data["entry"]
         if 0 <= k < len(entries) and entries[k] >= 0:
             self.selection.select(int(entries[k]))

@@ -48,7 +48,7 @@ class FileBar(pn.viewable.Viewer):
                   if s.source else "no file open")
         self.source.object = f'{source}<br><span class="ts-status" data-testid="ts-status">{esc(s.status)}</span>'
         self.progress.visible = s.loading
-        self.progress.value = int(round(s.progress * 100))
+        self.progress.value = round(s.progress * 100)
         self.error.visible = bool(s.error)
         self.error.object = f'<div class="ts-error" data-testid="ts-error">{esc(s.error)}</div>' if s.error else ""
 

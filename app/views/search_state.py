@@ -99,7 +99,7 @@ class SearchStateView(pn.viewable.Viewer):
     def _build(self) -> None:
         s = self.search_state
         self.tile_limit = s.tile_count
-        html = dict(stylesheets=[CSS], sizing_mode="stretch_width")
+        html = {"stylesheets": [CSS], "sizing_mode": "stretch_width"}
         n_ops = len(s.graph.operations)
         self.header = pn.pane.HTML(
             f"<div class='ts-sv' data-testid='ts-search-header'><h3>Search state: {esc(s.source)}</h3>"

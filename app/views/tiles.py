@@ -298,7 +298,7 @@ class TilesView(pn.viewable.Viewer):
         if (
             self.opener is not None and _loop_running()
         ):  # a sweep of every step and tile: in a worker
-            asyncio.ensure_future(
+            self._work = asyncio.ensure_future(  # (held: a task nobody holds may be collected)
                 self._in_worker(
                     data,
                     lambda progress: tu.peak_tiles(data)["total"],
@@ -362,7 +362,7 @@ class TilesView(pn.viewable.Viewer):
                     "<div class='ts-tile-header' data-testid='ts-tile-computing'>computing this plan's "
                     "per-tile figures…</div>"
                 )
-                asyncio.ensure_future(
+                self._work = asyncio.ensure_future(
                     self._in_worker(data, partial(prepare_tiles, data), self._ready)
                 )
                 return

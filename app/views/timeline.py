@@ -27,6 +27,7 @@ from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
+from tilescope.app.glyphs import draw as _draw
 from tilescope.app.state import SessionState
 from tilescope.app.one_message import one_message
 from tilescope.app.ranges_update import settle_quickly
@@ -102,24 +103,21 @@ class TimelineView(pn.viewable.Viewer):
         fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
         fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
         src = self.usage_source
-        self.near_peak = fig.quad(left="left", right="right", bottom=0, top=1e15, source=self.near_peak_source,
+        self.near_peak = _draw(fig, "quad", left="left", right="right", bottom=0, top=1e15, source=self.near_peak_source,
                                   fill_color="#FFC107", fill_alpha=0.30, line_alpha=0)
-        fig.quad(left="left", right="right", bottom=0, top=1e15, source=self.loop_source, fill_color="#7b61ff", fill_alpha=0.07, line_alpha=0, name="loops")
-        self.repeat_glyph = fig.segment(x0="x", x1="x", y0=0, y1=1e15, source=self.repeat_source, line_color="#7b61ff", line_dash="dotted", line_width=1)
+        _draw(fig, "quad", left="left", right="right", bottom=0, top=1e15, source=self.loop_source, fill_color="#7b61ff", fill_alpha=0.07, line_alpha=0, name="loops")
+        self.repeat_glyph = _draw(fig, "segment", x0="x", x1="x", y0=0, y1=1e15, source=self.repeat_source, line_color="#7b61ff", line_dash="dotted", line_width=1)
         self.stacked = [
-            fig.varea(x="step", y1=0, y2="std", source=src, fill_color=COLORS["standard"], fill_alpha=0.75),
-            fig.varea(x="step", y1="std", y2="si", source=src, fill_color=COLORS["interleaved"], fill_alpha=0.75),
-            fig.varea(x="step", y1="si", y2="total", source=src, fill_color=COLORS["exchange"], fill_alpha=0.35, hatch_pattern="/", hatch_alpha=0.3),
+            _draw(fig, "varea", x="step", y1=0, y2="std", source=src, fill_color=COLORS["standard"], fill_alpha=0.75),
+            _draw(fig, "varea", x="step", y1="std", y2="si", source=src, fill_color=COLORS["interleaved"], fill_alpha=0.75),
+            _draw(fig, "varea", x="step", y1="si", y2="total", source=src, fill_color=COLORS["exchange"], fill_alpha=0.35, hatch_pattern="/", hatch_alpha=0.3),
         ]
-        self.separate = [
-            fig.line(x="step", y="std_line", source=src, line_color=COLORS["standard"], line_width=1.6),
-            fig.line(x="step", y="intl", source=src, line_color=COLORS["interleaved"], line_width=1.6),
-            fig.line(x="step", y="total", source=src, line_color="#777777", line_width=1.0, line_alpha=0.8),
-            fig.line(x="step", y="eff", source=src, line_color=COLORS["effective"], line_width=1.2, line_dash="dashdot"),
-        ]
-        self.ghost = fig.line(x="step", y="ghost", source=src, line_color=INK[False], line_dash="dashed", line_width=1.2, line_alpha=0.7, visible=False)
+        # The separate mode's lines are drawn the first time that mode is chosen (``_separate_lines``):
+        # most sessions never switch, and each line is four Bokeh models to build and send.
+        self.separate: list = []
+        self.ghost = _draw(fig, "line", x="step", y="ghost", source=src, line_color=INK[False], line_dash="dashed", line_width=1.2, line_alpha=0.7, visible=False)
         # Invisible carrier of the hover, at mid-height: the tooltip opens beside it, inside the plot.
-        self.hover_line = fig.line(x="step", y="mid", source=src, line_alpha=0, line_width=6)
+        self.hover_line = _draw(fig, "line", x="step", y="mid", source=src, line_alpha=0, line_width=6)
         fig.add_tools(
             HoverTool(
                 renderers=[self.hover_line], mode="vline", attachment="horizontal",
@@ -141,19 +139,17 @@ class TimelineView(pn.viewable.Viewer):
                            self.support_label, self.ibudget_label):
             fig.add_layout(annotation)
         ps = self.peak_source
-        self.leaders = fig.segment(x0="x", x1="x", y0="y", y1="label_y", source=ps, line_color=INK[False], line_alpha=0.45, line_dash="dotted")
-        self.peak_marks = fig.scatter(x="x", y="y", source=ps, marker="inverted_triangle", size=11, fill_color=INK[False], line_color="white")
+        self.leaders = _draw(fig, "segment", x0="x", x1="x", y0="y", y1="label_y", source=ps, line_color=INK[False], line_alpha=0.45, line_dash="dotted")
+        self.peak_marks = _draw(fig, "scatter", x="x", y="y", source=ps, marker="inverted_triangle", size=11, fill_color=INK[False], line_color="white")
         self.peak_labels = LabelSet(x="x", y="label_y", text="label", source=ps, text_font_size="11px", x_offset="offset",
                                     text_align="align", text_baseline="bottom", text_color=INK[False])
         fig.add_layout(self.peak_labels)
         fig.add_tools(HoverTool(renderers=[self.peak_marks], tooltips=[("", "@label"), ("", "@definition")]))
         legend = Legend(
             items=[
-                LegendItem(label="standard", renderers=[self.stacked[0], self.separate[0]]),
-                LegendItem(label="interleaved", renderers=[self.stacked[1], self.separate[1]]),
+                LegendItem(label="standard", renderers=[self.stacked[0]]),
+                LegendItem(label="interleaved", renderers=[self.stacked[1]]),
                 LegendItem(label="exchange rows (not in fits)", renderers=[self.stacked[2]], name="stacked"),
-                LegendItem(label="total", renderers=[self.separate[2]], name="separate"),
-                LegendItem(label="std + intl + support reserve (fits)", renderers=[self.separate[3]], name="separate"),
                 LegendItem(label="≥ 95% of the total peak", renderers=[self.near_peak]),
             ],
             orientation="horizontal", ncols=3, label_text_font_size="11px", location="center", click_policy="none",
@@ -373,8 +369,32 @@ class TimelineView(pn.viewable.Viewer):
         elif self._series is not None and self.state.data is not None:
             self._redraw()
 
+    def _separate_lines(self) -> None:
+        """Draw the separate mode's four lines (once), under the marks drawn after them, and name
+        them in the legend: standard and interleaved beside their areas, total and fits after
+        the exchange rows' item."""
+        fig, src = self.figure, self.usage_source
+        before = list(fig.renderers)
+        self.separate = [
+            _draw(fig, "line", x="step", y="std_line", source=src, line_color=COLORS["standard"], line_width=1.6),
+            _draw(fig, "line", x="step", y="intl", source=src, line_color=COLORS["interleaved"], line_width=1.6),
+            _draw(fig, "line", x="step", y="total", source=src, line_color="#777777", line_width=1.0, line_alpha=0.8),
+            _draw(fig, "line", x="step", y="eff", source=src, line_color=COLORS["effective"], line_width=1.2, line_dash="dashdot"),
+        ]
+        at = before.index(self.stacked[-1]) + 1  # where they were drawn when built with the areas
+        fig.renderers = before[:at] + self.separate + before[at:]
+        items = self.legend.items
+        items[0].renderers = [*items[0].renderers, self.separate[0]]
+        items[1].renderers = [*items[1].renderers, self.separate[1]]
+        self.legend.items = items[:3] + [
+            LegendItem(label="total", renderers=[self.separate[2]], name="separate"),
+            LegendItem(label="std + intl + support reserve (fits)", renderers=[self.separate[3]], name="separate"),
+        ] + items[3:]
+
     def _show_mode(self):
         stacked = self.layout_mode == "stacked"
+        if not stacked and not self.separate:
+            self._separate_lines()
         for r in self.stacked:
             r.visible = stacked
         for r in self.separate:
@@ -401,7 +421,7 @@ class TimelineView(pn.viewable.Viewer):
 
     def _on_tap(self, event):
         if event.x is not None and self.state.data is not None:
-            self.state.select_step(int(round(event.x)))
+            self.state.select_step(round(event.x))
 
     def _on_ranges(self, event):
         self._window = (event.x0, event.x1)

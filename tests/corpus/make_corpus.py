@@ -341,7 +341,7 @@ def write_corpus(out: Path = HERE) -> dict[str, dict]:
         (out / name).write_bytes(data)
         expected[name] = {"path": path, "words": words, "what": what}
     (out / EXPECTED_NAME).write_text(json.dumps(expected, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    for stale in set(p.name for p in out.glob("*.json")) - {*expected, BASE_NAME, EXPECTED_NAME}:
+    for stale in {p.name for p in out.glob("*.json")} - {*expected, BASE_NAME, EXPECTED_NAME}:
         (out / stale).unlink()  # a case since renamed or removed
     return expected
 

@@ -120,7 +120,7 @@ def huge_profile(values: list[dict], live: list[list[int]], scratch: int = 0, re
 
 # A value whose whole tensor is 2^53 bytes (2^52 F16 elements), tiled over 1472 tiles: its largest
 # cost under any edit (one partition) is exactly 2^53.
-WHOLE_2_53 = dict(shape=[2**52], precision="F16", axes=[{"axis": "FromEnd(1)", "partitions": 1472, "block": 1, "multiple": 1}])
+WHOLE_2_53 = {"shape": [2**52], "precision": "F16", "axes": [{"axis": "FromEnd(1)", "partitions": 1472, "block": 1, "multiple": 1}]}
 
 # ----------------------------------------------------------------------------- cases
 
@@ -302,7 +302,7 @@ def write_corpus(out: Path = OUT) -> dict[str, dict]:
         (out / name).write_bytes(entry["build"]())
         expected[name] = {k: v for k, v in entry.items() if k != "build"}
     (out / "expected.json").write_text(json.dumps(expected, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    for stale in set(p.name for p in out.glob("*.json")) - {*expected, "expected.json"}:
+    for stale in {p.name for p in out.glob("*.json")} - {*expected, "expected.json"}:
         (out / stale).unlink()
     return expected
 

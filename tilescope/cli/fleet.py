@@ -14,8 +14,10 @@ TEXT_CELL_LIMIT = 80
 HELP_EPILOG = """\
 Views: profiles (one row per input file: path, kind, scope, recomputed peaks and peak steps,
 fits_budget, n_values, n_steps, check_mismatches, error, ...) and, for loaded memory profiles,
-values, axes, steps, live_intervals, profile_headers and mismatches, every row carrying its
-profile_key. Example, the values live at each profile's standard peak:
+values, axes, steps, live_intervals, profile_headers, mismatches, value_tiles and step_tiles,
+every row carrying its profile_key. Every view has the column folder (the first folder of the
+file's path below the batch's DIR): WHERE folder = '2024-05-02' reads that folder's files only.
+Example, the values live at each profile's standard peak:
 
   SELECT p.path, v.name, v.recomputed_bytes
   FROM profiles p JOIN live_intervals l USING (profile_key) JOIN values v

@@ -1,0 +1,23 @@
+"""Glyph renderers without the copies of their glyph that nothing shows.
+
+``bokeh.plotting``'s ``figure.line(...)`` (``quad``, ``varea``…) makes three glyph models per
+renderer: the glyph, a nonselection copy (drawn faded while some rows are selected) and a muted
+copy (drawn when a legend click mutes it). A chart with no selection tool, whose legend mutes
+nothing, never shows either copy, yet each is one more Bokeh model that every session builds,
+serialises and sends (issue #26: the timeline's 14 renderers made 28 of its 151 models).
+``draw`` adds the glyph alone; the renderer's ``nonselection_glyph`` and ``muted_glyph`` stay
+"auto", so BokehJS would derive them itself were a selection ever made.
+"""
+from __future__ import annotations
+
+from bokeh.models import GlyphRenderer, Line, Quad, Scatter, Segment, VArea
+from bokeh.plotting import figure
+
+GLYPHS = {"quad": Quad, "segment": Segment, "varea": VArea, "line": Line, "scatter": Scatter}
+RENDERER_KEYS = ("name", "visible")  # what ``figure.<glyph>`` gives the renderer, not the glyph
+
+
+def draw(fig: figure, kind: str, **spec) -> GlyphRenderer:
+    """``fig.<kind>(**spec)`` (``spec`` holds ``source``), the glyph without its two copies."""
+    renderer = {key: spec.pop(key) for key in RENDERER_KEYS if key in spec}
+    return fig.add_glyph(spec.pop("source"), GLYPHS[kind](**spec), **renderer)

@@ -1,0 +1,169 @@
+"""The side panel in a real Chromium: every view one mouse click away at 1440 and 1024 px wide, the
+active tab in sight after a URL names it.
+
+A tab counts as reachable only if it is inside the strip's visible box and the window before the
+click, and the click is a plain mouse click at its centre (``page.mouse.click``): Playwright's own
+``locator.click`` scrolls a clipped element into view first, which a user's mouse does not.
+"""
+
+from __future__ import annotations
+
+import pytest
+from browser_support import wait_for_app, watch_console
+
+from tilescope.app.side_tabs import DEFAULT_TAB, SIDE_TABS
+
+pytestmark = pytest.mark.browser
+
+# The side tabs' host (found through the shadow roots), its strip, each tab's box, and the shown view.
+JS_SIDE_TABS = """() => {
+  function host(root) {
+    for (const e of root.querySelectorAll('*')) if (e.shadowRoot) {
+      if (e.classList.contains('ts-side-tabs')) return e;
+      const found = host(e.shadowRoot); if (found) return found;
+    }
+    return null;
+  }
+  function text(node) {  // the text a reader sees, through shadow roots (no style or script)
+    if (node.nodeType === 3) return node.textContent;
+    if (node.nodeType !== 1 && node.nodeType !== 11) return '';
+    if (node.nodeType === 1 && ['STYLE', 'SCRIPT', 'LINK'].includes(node.tagName)) return '';
+    let out = node.shadowRoot ? text(node.shadowRoot) : '';
+    for (const child of node.childNodes) out += text(child);
+    return out;
+  }
+  const h = host(document); if (!h) return null;
+  const root = h.shadowRoot, box = (el) => { const b = el.getBoundingClientRect(); return {x: b.x, y: b.y, width: b.width, height: b.height}; };
+  const tabs = [...root.querySelectorAll('.bk-tab')];
+  const panels = [...root.children].filter((c) => c.tagName === 'DIV' && !c.classList.contains('bk-header'));
+  const shown = panels.map((p, i) => [i, p]).filter(([, p]) => p.checkVisibility({visibilityProperty: true, contentVisibilityAuto: true}) && p.offsetHeight > 0);
+  return {
+    strip: box(root.querySelector('.bk-header')),
+    tabs: tabs.map((t) => ({label: t.textContent.trim(), active: t.classList.contains('bk-active'), box: box(t)})),
+    shown: shown.map(([i, p]) => ({index: i, height: p.offsetHeight, text: text(p).replace(/\\s+/g, ' ').trim().slice(0, 400)})),
+  };
+}"""
+
+
+def within(inner: dict, outer: dict) -> bool:
+    return (
+        inner["x"] >= outer["x"] - 0.5
+        and inner["y"] >= outer["y"] - 0.5
+        and inner["width"] > 0
+        and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + 0.5
+        and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + 0.5
+    )
+
+
+@pytest.fixture
+def sized_page(browser):
+    contexts = []
+
+    def make(width: int, height: int):
+        context = browser.new_context(viewport={"width": width, "height": height})
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        watch_console(page)
+        return page
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+@pytest.mark.parametrize("width, height", [(1440, 900), (1024, 768)])
+def test_every_side_view_is_one_mouse_click_away_and_the_active_tab_is_in_sight(
+    sized_page, app_server, width, height
+):
+    page = sized_page(width, height)
+    window = {"x": 0, "y": 0, "width": width, "height": height}
+    page.goto(app_server + "?tab=export")
+    wait_for_app(page)
+    page.wait_for_function(f"({JS_SIDE_TABS})() && ({JS_SIDE_TABS})().shown.length === 1")
+    state = page.evaluate(JS_SIDE_TABS)
+    labels = [tab.label for tab in SIDE_TABS]
+    assert [tab["label"] for tab in state["tabs"]] == labels
+    export = state["tabs"][labels.index("Export")]
+    assert export["active"] and within(export["box"], state["strip"]) and within(export["box"], window), (
+        export,
+        state["strip"],
+    )
+
+    texts: dict[str, str] = {}
+    for index, entry in enumerate(SIDE_TABS):
+        before = page.evaluate(JS_SIDE_TABS)
+        box = before["tabs"][index]["box"]
+        # in sight, where a mouse can reach it, without scrolling anything first
+        assert within(box, before["strip"]) and within(box, window), (entry.label, box, before["strip"])
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.wait_for_function(
+            f"""() => {{ const s = ({JS_SIDE_TABS})();
+                return s.tabs[{index}].active && s.shown.length === 1 && s.shown[0].index === {index}
+                       && s.shown[0].height > 40 && s.shown[0].text.length > 0; }}"""
+        )
+        if entry.key != DEFAULT_TAB:
+            page.wait_for_function(f"() => new URLSearchParams(location.search).get('tab') === {entry.key!r}")
+        texts[entry.key] = page.evaluate(JS_SIDE_TABS)["shown"][0]["text"]
+    # each tab shows its own view, not the previous one's
+    assert len(set(texts.values())) == len(SIDE_TABS), texts
+    assert page.console_errors == []
+
+
+def test_one_fit_verdict_with_the_estimate_and_the_placed_figures(page, app_server):
+    """``84:1=6, 84:0=2`` fits by the compiler's estimate but is proved not to place: the summary and
+    the editor say "no", once, with both figures (from ``tilescope plan/place --json``)."""
+    import json
+    import subprocess
+    import sys
+
+    from browser_support import SAMPLE
+    from playwright.sync_api import expect
+
+    def cli(*args: str) -> dict:
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tilescope",
+                *args,
+                str(SAMPLE),
+                "--edit",
+                "84:1=6",
+                "--edit",
+                "84:0=2",
+                "--json",
+                "-q",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return json.loads(run.stdout)
+
+    plan, place = cli("plan"), cli("place", "--exact-seconds", "0")
+    assert plan["fits_budget"] is True and place["regions"]["standard"]["verdict"] == "infeasible"
+    standard = place["regions"]["standard"]
+    page.goto(app_server + "?tab=editor&value=84&edits=84:1=6,84:0=2")
+    wait_for_app(page)
+    verdict = page.locator("[data-testid=ts-fits-budget]")
+    expect(verdict).to_have_text("no (was yes)")
+    figures = page.locator("[data-testid=ts-fit-figures]")
+    budget = json.loads(SAMPLE.read_text())["budget_bytes"]
+    expect(figures).to_contain_text(f"estimate {plan['effective_peak_bytes']:,} ≤ {budget:,} B")
+    expect(figures).to_contain_text(
+        f"placed standard {standard['placed']:,} > {standard['capacity']:,} B (infeasible)"
+    )
+    for line in (
+        f"estimate: effective peak {plan['effective_peak_bytes']:,} B",
+        "placed: standard placed",
+        "cannot place it and fails the build",
+    ):  # the rule and full figures on hover
+        assert line in (figures.get_attribute("title") or ""), line
+    expect(page.locator("[data-testid=ts-placement-summary] summary")).not_to_contain_text(
+        "fit"
+    )  # no second verdict
+    expect(page.locator("[data-testid=ts-editor-figures] caption")).to_contain_text("fits: no")
+    body = page.locator("body").inner_text()
+    assert "does NOT fit" not in body and "fits budget: yes" not in body
+    assert page.console_errors == []
