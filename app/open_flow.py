@@ -11,13 +11,15 @@ file-sized work (a comparison, a dataset's rows): ``run``; ``background`` is the
 2. In a load worker: ``app.shared.SharedProfiles.open`` → ``derived.opening.open_file(source,
    staged=…, prepare=True)``: the kind recognised, opened by its opener, and what its view reads
    first computed (``FileKind.prepare``). A staged open of a cached profile hands its overview to
-   the loop (``show_overview``, without waiting for it) and builds the plan in the same worker.
+   the loop (``show_overview``), lets it draw (at most ``OVERVIEW_WAIT_S``: the build would take the
+   CPU and the GIL from the drawing), then builds the plan in the same worker.
 3. On the loop: ``adopt(opened)`` (default ``state.adopt``) — or, on failure, ``state.fail``
    and the page as it was before any overview was drawn (``undo_overview``).
 """
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -35,6 +37,7 @@ __all__ = ["OpenJob", "SessionOpener", "StageHooks"]
 
 Progress = Callable[[str, float], None]
 OpenJob = Callable[..., Opened]  # job(staged, progress) in a load worker
+OVERVIEW_WAIT_S = 5.0  # a staged open waits this long at most for the loop to draw the overview before building
 
 
 @dataclass
@@ -145,13 +148,26 @@ class SessionOpener:
         loop = asyncio.get_running_loop()
         drawn: list[asyncio.Task] = []  # the overview's drawing, when a staged open had one
 
-        def staged(opened: OpenedProfile) -> None:  # (in the worker) hand the overview to the loop; do not wait
-            if self.stage is not None:
-                loop.call_soon_threadsafe(lambda: drawn.append(loop.create_task(
-                    self.in_session(lambda: self.stage.show_overview(opened, name)))))
+        def staged(opened: OpenedProfile, progress: Progress) -> None:  # (in the worker)
+            """Hand the overview to the loop, and let it draw before the build goes on: the build
+            would take the CPU (and the GIL) from the drawing and delay the first chart."""
+            if self.stage is None:
+                return
+            shown = threading.Event()
+
+            async def draw() -> None:
+                try:
+                    await self.in_session(lambda: self.stage.show_overview(opened, name))
+                finally:
+                    shown.set()
+
+            progress("drawing the overview", 0.95)  # (before the post: the page's own status then stays)
+            loop.call_soon_threadsafe(lambda: drawn.append(loop.create_task(draw())))
+            shown.wait(OVERVIEW_WAIT_S)
 
         try:
-            opened = await self.pool.run(job, staged, progress=state.report_progress, label=name)
+            opened = await self.pool.run(lambda progress: job(partial(staged, progress=progress), progress),
+                                         progress=state.report_progress, label=name)
         except Exception as exc:  # bad input (InputError), a time limit, anything else: say it, keep what is open
             await asyncio.gather(*drawn, return_exceptions=True)
             await self.in_session(partial(self._failed, exc, bool(drawn)))

@@ -49,7 +49,7 @@ def _title(name: str, placement: Placement) -> str:
     share = f" ({100 * r.fragmentation / r.lower_bound:.2f} %)" if r.lower_bound else ""
     return (
         f"{name.capitalize()} region: placed {fmt_bytes(r.placed)}, fragmentation {r.fragmentation:,} B{share}\n"
-        f"lower bound {fmt_bytes(r.lower_bound)}; capacity {fmt_bytes(r.capacity)}: {'fits' if r.fits else 'does NOT fit'}"
+        f"lower bound {fmt_bytes(r.lower_bound)}; capacity {fmt_bytes(r.capacity)}: {r.verdict}"  # the region's solver verdict; the fit verdict is the summary's
     )
 
 

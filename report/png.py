@@ -17,8 +17,10 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from tilescope.derived.fit_verdict import FitVerdict, fit_verdict
 from tilescope.derived.peak_labels import PeakMark, place_labels, y_end_for
 from tilescope.derived.plan_data import PlanData
+from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes
 from tilescope.planner.model import Peaks, Plan, ProfileArrays
 
@@ -48,8 +50,15 @@ def _peak_lines(p: Peaks) -> list[tuple[str, str]]:
         ("interleaved peak", f"{fmt_bytes(p.interleaved)} at step {p.interleaved_step}"),
         ("total peak", f"{fmt_bytes(p.total)} at step {p.total_step}"),
         ("effective peak", fmt_bytes(p.effective_peak_bytes)),
-        ("fits budget", "yes" if p.fits_budget else "NO"),
     ]
+
+
+def report_verdict(data: PlanData) -> FitVerdict:
+    """The plan's one fit verdict (``derived.fit_verdict``): the estimate and the placement."""
+    try:
+        return fit_verdict(data.plan.peaks, data.arrays, data.placement)
+    except TilescopeError as exc:
+        return fit_verdict(data.plan.peaks, data.arrays, None, refused=str(exc))
 
 
 def summary_text(data: ReportInput) -> str:
@@ -63,7 +72,12 @@ def summary_text(data: ReportInput) -> str:
             lines.append(f"{label:<17}{old}" + ("" if old == new else f"  →  {new}"))
     else:
         lines += [f"{label:<17}{text}" for label, text in before]
+    verdict, was = report_verdict(data.data), report_verdict(data.data.base).word if data.edited else None
     lines += [
+        f"{'fits budget':<17}{verdict.word}" + ("" if was in (None, verdict.word) else f"  (was {was})"),
+        f"{'':<17}{verdict.reason}",
+        f"{'':<17}estimate (the compiler's fits_budget): {verdict.estimate_text}",
+        f"{'':<17}placed: {verdict.placed_text}",
         f"{'budget':<17}{fmt_bytes(arrays.budget_bytes)}; interleaved {fmt_bytes(arrays.interleaved_budget_bytes)}",
         f"{'reserved':<17}exchange rows {fmt_bytes(arrays.exchange_rows)} (standard peaks include them); "
         f"support {fmt_bytes(arrays.support_reserve_bytes)} (the effective peak includes it)",

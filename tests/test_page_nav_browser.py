@@ -5,11 +5,12 @@ A tab counts as reachable only if it is inside the strip's visible box and the w
 click, and the click is a plain mouse click at its centre (``page.mouse.click``): Playwright's own
 ``locator.click`` scrolls a clipped element into view first, which a user's mouse does not.
 """
+
 from __future__ import annotations
 
 import pytest
-
 from browser_support import wait_for_app, watch_console
+
 from tilescope.app.side_tabs import DEFAULT_TAB, SIDE_TABS
 
 pytestmark = pytest.mark.browser
@@ -45,9 +46,13 @@ JS_SIDE_TABS = """() => {
 
 
 def within(inner: dict, outer: dict) -> bool:
-    return (inner["x"] >= outer["x"] - 0.5 and inner["y"] >= outer["y"] - 0.5 and inner["width"] > 0
-            and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + 0.5
-            and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + 0.5)
+    return (
+        inner["x"] >= outer["x"] - 0.5
+        and inner["y"] >= outer["y"] - 0.5
+        and inner["width"] > 0
+        and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + 0.5
+        and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + 0.5
+    )
 
 
 @pytest.fixture
@@ -68,7 +73,9 @@ def sized_page(browser):
 
 
 @pytest.mark.parametrize("width, height", [(1440, 900), (1024, 768)])
-def test_every_side_view_is_one_mouse_click_away_and_the_active_tab_is_in_sight(sized_page, app_server, width, height):
+def test_every_side_view_is_one_mouse_click_away_and_the_active_tab_is_in_sight(
+    sized_page, app_server, width, height
+):
     page = sized_page(width, height)
     window = {"x": 0, "y": 0, "width": width, "height": height}
     page.goto(app_server + "?tab=export")
@@ -78,7 +85,10 @@ def test_every_side_view_is_one_mouse_click_away_and_the_active_tab_is_in_sight(
     labels = [tab.label for tab in SIDE_TABS]
     assert [tab["label"] for tab in state["tabs"]] == labels
     export = state["tabs"][labels.index("Export")]
-    assert export["active"] and within(export["box"], state["strip"]) and within(export["box"], window), (export, state["strip"])
+    assert export["active"] and within(export["box"], state["strip"]) and within(export["box"], window), (
+        export,
+        state["strip"],
+    )
 
     texts: dict[str, str] = {}
     for index, entry in enumerate(SIDE_TABS):
@@ -97,4 +107,63 @@ def test_every_side_view_is_one_mouse_click_away_and_the_active_tab_is_in_sight(
         texts[entry.key] = page.evaluate(JS_SIDE_TABS)["shown"][0]["text"]
     # each tab shows its own view, not the previous one's
     assert len(set(texts.values())) == len(SIDE_TABS), texts
+    assert page.console_errors == []
+
+
+def test_one_fit_verdict_with_the_estimate_and_the_placed_figures(page, app_server):
+    """``84:1=6, 84:0=2`` fits by the compiler's estimate but is proved not to place: the summary and
+    the editor say "no", once, with both figures (from ``tilescope plan/place --json``)."""
+    import json
+    import subprocess
+    import sys
+
+    from browser_support import SAMPLE
+    from playwright.sync_api import expect
+
+    def cli(*args: str) -> dict:
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tilescope",
+                *args,
+                str(SAMPLE),
+                "--edit",
+                "84:1=6",
+                "--edit",
+                "84:0=2",
+                "--json",
+                "-q",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return json.loads(run.stdout)
+
+    plan, place = cli("plan"), cli("place", "--exact-seconds", "0")
+    assert plan["fits_budget"] is True and place["regions"]["standard"]["verdict"] == "infeasible"
+    standard = place["regions"]["standard"]
+    page.goto(app_server + "?tab=editor&value=84&edits=84:1=6,84:0=2")
+    wait_for_app(page)
+    verdict = page.locator("[data-testid=ts-fits-budget]")
+    expect(verdict).to_have_text("no (was yes)")
+    figures = page.locator("[data-testid=ts-fit-figures]")
+    budget = json.loads(SAMPLE.read_text())["budget_bytes"]
+    expect(figures).to_contain_text(f"estimate {plan['effective_peak_bytes']:,} ≤ {budget:,} B")
+    expect(figures).to_contain_text(
+        f"placed standard {standard['placed']:,} > {standard['capacity']:,} B (infeasible)"
+    )
+    for line in (
+        f"estimate: effective peak {plan['effective_peak_bytes']:,} B",
+        "placed: standard placed",
+        "cannot place it and fails the build",
+    ):  # the rule and full figures on hover
+        assert line in (figures.get_attribute("title") or ""), line
+    expect(page.locator("[data-testid=ts-placement-summary] summary")).not_to_contain_text(
+        "fit"
+    )  # no second verdict
+    expect(page.locator("[data-testid=ts-editor-figures] caption")).to_contain_text("fits: no")
+    body = page.locator("body").inner_text()
+    assert "does NOT fit" not in body and "fits budget: yes" not in body
     assert page.console_errors == []

@@ -39,3 +39,26 @@ def test_each_glyph_of_the_first_screen_exists_once():
         timeline.stacked[0].data_source is timeline.usage_source
         and len(timeline.usage_source.data["step"]) > 0
     )
+
+
+def test_the_separate_lines_are_drawn_when_that_mode_is_first_chosen():
+    doc, app = _first_page()
+    timeline = app.profile_page.timeline
+    first = len(doc.models)
+
+    def labels() -> list[str]:
+        return [item.label.value for item in timeline.legend.items if item.visible]
+
+    assert timeline.separate == [] and "total" not in labels()
+    timeline.layout_mode = "separate"
+    lines = timeline.separate
+    assert [r.glyph.y for r in lines] == ["std_line", "intl", "total", "eff"]  # (the usage source's columns)
+    assert all(r.visible and r.data_source is timeline.usage_source for r in lines)
+    assert not any(r.visible for r in timeline.stacked)
+    order = timeline.figure.renderers
+    assert order.index(lines[-1]) < order.index(timeline.peak_marks)  # under the peak marks, as before
+    assert labels()[:4] == ["standard", "interleaved", "total", "std + intl + support reserve (fits)"]
+    assert len(doc.models) > first  # the new models joined the session's document (sent to the browser)
+    timeline.layout_mode = "stacked"
+    timeline.layout_mode = "separate"
+    assert timeline.separate == lines  # drawn once

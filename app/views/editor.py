@@ -38,6 +38,8 @@ from tilescope.planner.shards import ShapeMismatch
 from tilescope.models.glossary import GLOSSARY
 from tilescope.planner import tiling_rules
 from tilescope.planner.tiling_rules import REPLICAS
+from tilescope.app.views.placement_summary import placements
+from tilescope.derived.fit_verdict import fit_verdict
 
 CSS = static_text("editor.css")
 _LABEL_ID = re.compile(r"#(-?\d+) ")  # a picker label starts with the value's id (derived.values.ValueText)
@@ -188,7 +190,9 @@ class EditorView(pn.viewable.Viewer):
             f"<tr data-figure='{esc(name)}'><th title='{esc(GLOSSARY.get(name, ''))}'>{esc(name)}</th><td>{esc(fmt_change(b, a))}</td></tr>"
             for name, b, a in figure_changes(data, row)
         )
-        fits = "fits the budget" if data.plan.peaks.fits_budget else "does NOT fit the budget"
+        placed, _, refused = placements(self.state)
+        verdict = fit_verdict(data.plan.peaks, data.arrays, placed, refused)
+        fits = f"fits: {verdict.word} — {verdict.short}"
         granule = int(data.arrays.granule[row])
         return (
             "<table class='ts-figures' data-testid='ts-editor-figures'>"

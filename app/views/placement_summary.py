@@ -51,7 +51,7 @@ def _rows(now: Placement, before: Placement) -> str:
             cells.append(f"<td>{cell}</td>")
         rows.append(f'<tr><td class="k">{esc(label)}</td>{"".join(cells)}</tr>')
     fits = "".join(f"<td>{_fits(r, now.regions[r], before.regions[r])}</td>" for r in REGION_NAMES)
-    rows.append(f'<tr><td class="k">fits</td>{fits}</tr>')
+    rows.append(f'<tr><td class="k">within capacity</td>{fits}</tr>')
     verdicts = "".join(f"<td>{verdict_html(r, now.regions[r])}</td>" for r in REGION_NAMES)
     rows.append(f'<tr><td class="k">verdict</td>{verdicts}</tr>')
     return "".join(rows)
@@ -85,27 +85,35 @@ PENDING = ('<div><h3>Placement (per tile)</h3><div class="note" data-testid="ts-
            'allocations (in the background: the page goes on)…</div></div>')
 
 
+def placements(state: SessionState) -> tuple[Placement | None, Placement | None, str]:
+    """(now, before, refused): the current plan's placement and the file plan's, None while they are
+    computed in the background (``SessionState.result``); ``refused`` says why there is none."""
+    data = state.data
+    try:
+        return state.result(data, "placement"), state.result(data.base, "placement"), ""
+    except TilescopeError as exc:
+        return None, None, str(exc)
+
+
 def placement_summary_html(state: SessionState) -> str:
     """The block for the summary's grid (all text escaped); a refused placement says why instead.
     A large plan's placement is computed in the background (``SessionState.result``): until it is
-    ready, the block says so."""
-    data = state.data
-    try:
-        now, before = state.result(data, "placement"), state.result(data.base, "placement")
-        if now is None or before is None:
-            return PENDING
-    except TilescopeError as exc:
+    ready, the block says so. Its line gives no second fit verdict: the summary's one "fits"
+    (``derived.fit_verdict``) names the placement's solver state beside the estimate."""
+    now, before, refused = placements(state)
+    if refused:
         return (
             '<div><h3>Placement (per tile)</h3>'
-            f'<div class="bad" data-testid="ts-placement-error">placement refused: {esc(exc)}</div></div>'
+            f'<div class="bad" data-testid="ts-placement-error">placement refused: {esc(refused)}</div></div>'
         )
+    if now is None or before is None:
+        return PENDING
     overflow = now.standard_contiguous_overflow_bytes
     # One line in the summary (it must leave the timeline in view), the figures one click away.
-    fits = "fits" if now.fits else "does NOT fit"
     line = "fragmentation " + " / ".join(f"{now.regions[r].fragmentation:,} B {r}" for r in REGION_NAMES)
     return (
         '<details class="ts-placement" data-testid="ts-placement-summary">'
-        f'<summary>placement ▸ {esc(line)}, <span class="{"ok" if now.fits else "bad"}">{fits}</span></summary>'
+        f"<summary>placement ▸ {esc(line)}</summary>"
         f"<table>{_rows(now, before)}"
         f'<tr><td class="k">contiguous overflow</td><td><span class="ts-fig" data-testid="ts-overflow-bytes">{esc(fmt_bytes(overflow))}</span>'
         f' <span class="note">(from the file; not counted)</span></td><td></td></tr></table>{proofs_html(now)}{capacity_rule_html(now)}</details>'

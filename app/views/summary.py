@@ -14,7 +14,8 @@ from tilescope.app.format import esc
 from tilescope.models.format import fmt_bytes, fmt_change
 from tilescope.app.state import SessionState
 from tilescope.app.assets import static_text
-from tilescope.app.views.placement_summary import placement_summary_html
+from tilescope.app.views.placement_summary import placement_summary_html, placements
+from tilescope.derived.fit_verdict import FitVerdict, fit_verdict
 from tilescope.models.glossary import GLOSSARY
 from tilescope.app.view_guard import watch_state
 
@@ -52,6 +53,9 @@ def summary_html(state: SessionState) -> str:
         return '<div class="ts-summary" data-testid="ts-summary-empty">No memory profile open.</div>'
     arrays, header = data.arrays, data.profile.header
     base, now = data.base.plan.peaks, data.plan.peaks
+    placed_now, placed_before, refused = placements(state)
+    verdict = fit_verdict(now, arrays, placed_now, refused)
+    was = fit_verdict(base, arrays, placed_before, refused).word
     device = " · ".join(
         [
             _item("scope", f'<span data-testid="ts-scope">{esc(header["scope"])}</span>'),
@@ -69,7 +73,7 @@ def summary_html(state: SessionState) -> str:
             _row("total peak", _figure("ts-peak-total", base.total, now.total) + " at " + _step("ts-peak-total-step", base.total_step, now.total_step)),
             _row("effective peak", _figure("ts-effective-peak", base.effective_peak_bytes, now.effective_peak_bytes)),
             _row("largest standard allocation", _figure("ts-max-standard-allocation", base.maximum_standard_allocation, now.maximum_standard_allocation)),
-            _row("fits budget", _verdict(now.fits_budget, base.fits_budget, now, arrays), term="fits"),
+            _row("fits budget", _verdict(verdict, was), term="fits"),
         ]
     )
     edits = ""
@@ -83,15 +87,15 @@ def summary_html(state: SessionState) -> str:
     )
 
 
-def _verdict(fits: bool, fitted_before: bool, peaks, arrays) -> str:
-    word = "yes" if fits else "no"
-    cls = "ok" if fits else "bad"
-    change = "" if fits == fitted_before else f" (was {'yes' if fitted_before else 'no'})"
-    rule = (
-        f"effective peak {peaks.effective_peak_bytes:,} ≤ budget {arrays.budget_bytes:,} and "
-        f"interleaved peak {peaks.interleaved:,} ≤ {arrays.interleaved_budget_bytes:,}"
+def _verdict(verdict: FitVerdict, was: str) -> str:
+    """The one fit verdict (``derived.fit_verdict``) and, in the same row (the timeline must stay in
+    view at 1024×768), the estimate's and the placement's figures; the rule and the full figures on hover."""
+    change = "" if verdict.word == was else f" (was {was})"
+    full = "\n".join(verdict.lines())
+    return (
+        f'<span class="{verdict.css}" data-testid="ts-fits-budget" title="{esc(full)}">{esc(verdict.word)}{esc(change)}</span>'
+        f' <span class="note ts-fit" data-testid="ts-fit-figures" title="{esc(full)}">· {esc(verdict.short)}</span>'
     )
-    return f'<span class="{cls}" data-testid="ts-fits-budget" title="{esc(rule)}">{word}{esc(change)}</span>'
 
 
 def _recorded_note(header: dict, base) -> str:

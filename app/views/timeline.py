@@ -112,12 +112,9 @@ class TimelineView(pn.viewable.Viewer):
             _draw(fig, "varea", x="step", y1="std", y2="si", source=src, fill_color=COLORS["interleaved"], fill_alpha=0.75),
             _draw(fig, "varea", x="step", y1="si", y2="total", source=src, fill_color=COLORS["exchange"], fill_alpha=0.35, hatch_pattern="/", hatch_alpha=0.3),
         ]
-        self.separate = [
-            _draw(fig, "line", x="step", y="std_line", source=src, line_color=COLORS["standard"], line_width=1.6),
-            _draw(fig, "line", x="step", y="intl", source=src, line_color=COLORS["interleaved"], line_width=1.6),
-            _draw(fig, "line", x="step", y="total", source=src, line_color="#777777", line_width=1.0, line_alpha=0.8),
-            _draw(fig, "line", x="step", y="eff", source=src, line_color=COLORS["effective"], line_width=1.2, line_dash="dashdot"),
-        ]
+        # The separate mode's lines are drawn the first time that mode is chosen (``_separate_lines``):
+        # most sessions never switch, and each line is four Bokeh models to build and send.
+        self.separate: list = []
         self.ghost = _draw(fig, "line", x="step", y="ghost", source=src, line_color=INK[False], line_dash="dashed", line_width=1.2, line_alpha=0.7, visible=False)
         # Invisible carrier of the hover, at mid-height: the tooltip opens beside it, inside the plot.
         self.hover_line = _draw(fig, "line", x="step", y="mid", source=src, line_alpha=0, line_width=6)
@@ -150,11 +147,9 @@ class TimelineView(pn.viewable.Viewer):
         fig.add_tools(HoverTool(renderers=[self.peak_marks], tooltips=[("", "@label"), ("", "@definition")]))
         legend = Legend(
             items=[
-                LegendItem(label="standard", renderers=[self.stacked[0], self.separate[0]]),
-                LegendItem(label="interleaved", renderers=[self.stacked[1], self.separate[1]]),
+                LegendItem(label="standard", renderers=[self.stacked[0]]),
+                LegendItem(label="interleaved", renderers=[self.stacked[1]]),
                 LegendItem(label="exchange rows (not in fits)", renderers=[self.stacked[2]], name="stacked"),
-                LegendItem(label="total", renderers=[self.separate[2]], name="separate"),
-                LegendItem(label="std + intl + support reserve (fits)", renderers=[self.separate[3]], name="separate"),
                 LegendItem(label="≥ 95% of the total peak", renderers=[self.near_peak]),
             ],
             orientation="horizontal", ncols=3, label_text_font_size="11px", location="center", click_policy="none",
@@ -374,8 +369,32 @@ class TimelineView(pn.viewable.Viewer):
         elif self._series is not None and self.state.data is not None:
             self._redraw()
 
+    def _separate_lines(self) -> None:
+        """Draw the separate mode's four lines (once), under the marks drawn after them, and name
+        them in the legend: standard and interleaved beside their areas, total and fits after
+        the exchange rows' item."""
+        fig, src = self.figure, self.usage_source
+        before = list(fig.renderers)
+        self.separate = [
+            _draw(fig, "line", x="step", y="std_line", source=src, line_color=COLORS["standard"], line_width=1.6),
+            _draw(fig, "line", x="step", y="intl", source=src, line_color=COLORS["interleaved"], line_width=1.6),
+            _draw(fig, "line", x="step", y="total", source=src, line_color="#777777", line_width=1.0, line_alpha=0.8),
+            _draw(fig, "line", x="step", y="eff", source=src, line_color=COLORS["effective"], line_width=1.2, line_dash="dashdot"),
+        ]
+        at = before.index(self.stacked[-1]) + 1  # where they were drawn when built with the areas
+        fig.renderers = before[:at] + self.separate + before[at:]
+        items = self.legend.items
+        items[0].renderers = [*items[0].renderers, self.separate[0]]
+        items[1].renderers = [*items[1].renderers, self.separate[1]]
+        self.legend.items = items[:3] + [
+            LegendItem(label="total", renderers=[self.separate[2]], name="separate"),
+            LegendItem(label="std + intl + support reserve (fits)", renderers=[self.separate[3]], name="separate"),
+        ] + items[3:]
+
     def _show_mode(self):
         stacked = self.layout_mode == "stacked"
+        if not stacked and not self.separate:
+            self._separate_lines()
         for r in self.stacked:
             r.visible = stacked
         for r in self.separate:
