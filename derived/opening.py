@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from tilescope.loaders.cache import CachedProfile, cached_profile, open_cached
+from tilescope.loaders.cache import CachedProfile, Located, find_cached, open_cached
 from tilescope.loaders.detect import top_fields
 from tilescope.loaders.json_input import InputBuffer
 from tilescope.loaders.memory_profile import load_memory_profile, parse_memory_profile
@@ -83,6 +83,7 @@ class Found:
     fields: dict[str, bytes] = field(default_factory=dict)  # top-level key → the start of its JSON text
     buffer: InputBuffer | None = None  # the bytes, once read
     cached: CachedProfile | None = None  # a content normalised before (a memory profile)
+    located: Located | None = None  # its cache entry, once hashed (the opener does not hash it again)
     use_cache: bool = True
     staged: Staged | None = None
 
@@ -143,7 +144,7 @@ def open_memory_profile(found: Found, progress: Progress) -> OpenedProfile:
     if found.cached is not None:
         return _from_cache(source.name, found.cached, found.staged)
     if source.path is not None and found.use_cache:
-        return _from_cache(source.name, open_cached(source.path, progress=progress, buffer=found.buffer), found.staged)
+        return _from_cache(source.name, open_cached(source.path, progress=progress, buffer=found.buffer, located=found.located), found.staged)
     if source.path is not None:
         return opened_profile(source.name, load_memory_profile(source.path, progress, found.buffer))
     return opened_profile(source.name, parse_memory_profile(found.bytes(), source.name, progress))
@@ -198,7 +199,7 @@ def recognise(source: Source, progress: Progress | None = None, *, use_cache: bo
     note = progress or (lambda stage, fraction: None)
     found = Found(source, use_cache=use_cache, staged=staged)
     if source.path is not None and use_cache:
-        found.cached = cached_profile(source.path, progress=note)
+        found.cached, found.located = find_cached(source.path, progress=note)
         if found.cached is not None:
             return kind_named("memory_profile"), found
     note("reading", 0.1)

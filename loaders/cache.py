@@ -187,7 +187,10 @@ class CachedProfile:
         return _load_and_store(self.path, self.entry, None, progress or (lambda stage, fraction: None), 0.0)
 
 
-def locate(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None) -> tuple[CacheEntry, dict | None]:
+Located = tuple[CacheEntry, dict | None]  # ``locate``'s answer
+
+
+def locate(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None) -> Located:
     """The cache entry of the file's content, and the file's state when the key was found (None
     when the key was remembered: the file was not read). Hashes the file unless its key is
     remembered (``loaders.cache_files``)."""
@@ -221,31 +224,37 @@ def _load_and_store(path: str | Path, entry: CacheEntry, before: dict | None, no
 
 
 def open_cached(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None,
-                buffer: InputBuffer | None = None) -> CachedProfile:
+                buffer: InputBuffer | None = None, located: Located | None = None) -> CachedProfile:
     """The file as a memory profile through the cache: a content normalised before comes back
     without its tables read yet (``CachedProfile.read``), else loaded (from ``buffer``, the file's
-    bytes, when they were read already) and written to the cache. Bad input is the loader's
-    InputError, naming the file."""
+    bytes, when they were read already) and written to the cache. ``located``: ``locate``'s answer
+    when the caller has it already (``find_cached``), so the file is not hashed again (its key is not
+    remembered while the file is too recent). Bad input is the loader's InputError, naming the file."""
     note = progress or (lambda stage, fraction: None)
     cache_store.max_cache_bytes()  # a bad setting is said before a long load, not after
-    entry, before = locate(path, cache_dir, note)
+    entry, before = located if located is not None else locate(path, cache_dir, note)
     if entry.complete():
         note("reading cache", 0.9)
         return CachedProfile(entry, str(path))
     return CachedProfile(entry, str(path), _load_and_store(path, entry, before, note, _HASH_SHARE, buffer))
 
 
+def find_cached(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None) -> tuple[CachedProfile | None, Located]:
+    """``cached_profile``'s answer, and ``locate``'s (for ``open_cached`` when it is None)."""
+    note = progress or (lambda stage, fraction: None)
+    cache_store.max_cache_bytes()  # a bad setting is said before a long load, not after
+    located = locate(path, cache_dir, note)
+    if not located[0].complete():
+        return None, located
+    note("reading cache", 0.9)
+    return CachedProfile(located[0], str(path)), located
+
+
 def cached_profile(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None) -> CachedProfile | None:
     """The file's entry when its content was normalised before (only memory profiles are: the
     file is one), its tables not read yet; else None. Hashes the file unless its key is
     remembered; never parses it."""
-    note = progress or (lambda stage, fraction: None)
-    cache_store.max_cache_bytes()  # a bad setting is said before a long load, not after
-    entry, _ = locate(path, cache_dir, note)
-    if not entry.complete():
-        return None
-    note("reading cache", 0.9)
-    return CachedProfile(entry, str(path))
+    return find_cached(path, cache_dir, progress)[0]
 
 
 def load_profile_cached(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None) -> MemoryProfile:

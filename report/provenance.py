@@ -8,7 +8,9 @@ rather than hashing a file that may have changed since."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,9 +44,20 @@ class Provenance:
         return f"tilescope {self.version} · {self.created} · source sha256 {shas}"
 
 
+def _created() -> datetime.datetime:
+    """Now, unless ``SOURCE_DATE_EPOCH`` (the reproducible-builds convention: whole seconds since
+    the epoch) names the time: then the same input gives the same PNG bytes, e.g. the app's export
+    and ``tilescope report`` made seconds apart. A malformed value is ignored (now)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch.isdigit():
+        with contextlib.suppress(OverflowError, OSError, ValueError):
+            return datetime.datetime.fromtimestamp(int(epoch), datetime.UTC)
+    return datetime.datetime.now(datetime.UTC)
+
+
 def provenance_of(*sources: tuple[str | Path, str | None]) -> Provenance:
     """``sources``: (the file as loaded, its SHA-256 or None), in the order the picture names them."""
-    created = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    created = _created().strftime("%Y-%m-%dT%H:%M:%SZ")
     return Provenance(
         created,
         __version__,

@@ -315,6 +315,8 @@ def test_export_is_what_report_compare_writes(root, raw, tmp_path, capsys, monke
     state, opener, view, _ = session(root)
     assert run(opener.open_name("vit_edited.json"))
     monkeypatch.chdir(root)  # so the CLI is given the same names the page shows
+    # the PNG's provenance carries its creation time: one fixed time for both, so the bytes compare
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764633600")
     out = tmp_path / "report"
     assert cli_main(["report", "vit.json", "--compare", "vit_edited.json", "--out", str(out)]) == 0
     capsys.readouterr()

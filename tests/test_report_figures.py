@@ -227,3 +227,16 @@ def test_each_png_carries_its_date_version_and_sources(tmp_path, sample_path):
         png_text(io.BytesIO((tmp_path / "r" / "report.png").read_bytes()))["Source"]
         == f"{sample_path.name} sha256:{sha_a}"
     )
+
+
+def test_source_date_epoch_fixes_the_creation_time_so_two_reports_are_the_same_bytes(tmp_path, sample_path, monkeypatch):
+    # 1764633600 s = 20,424 days (2025-12-02, 00:00 UTC) after 1970-01-01, worked by hand
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764633600")
+    for out in ("a", "b"):
+        assert main(["report", str(sample_path), "--out", str(tmp_path / out), "-q"]) == 0
+    text = png_text(tmp_path / "a" / "report.png")
+    assert text["Creation Time"] == text["tilescope.created"] == "2025-12-02T00:00:00Z"
+    assert (tmp_path / "a" / "report.png").read_bytes() == (tmp_path / "b" / "report.png").read_bytes()
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "next tuesday")  # malformed: ignored, the time is now's
+    assert main(["report", str(sample_path), "--out", str(tmp_path / "c"), "-q"]) == 0
+    assert png_text(tmp_path / "c" / "report.png")["Creation Time"] != "2025-12-02T00:00:00Z"
