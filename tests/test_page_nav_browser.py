@@ -237,3 +237,46 @@ def test_side_panel_plots_leave_the_wheel_to_the_panel_and_stop_zooming_out_at_t
     out = page.evaluate(JS_X_RANGE, name)
     assert out["start"] >= -0.5 and out["end"] <= n - 0.5, out  # never past the data (it was -5,000…5,000)
     assert page.console_errors == []
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio of two CSS colours given as #rrggbb or rgb()/rgba() (alpha ignored)."""
+
+    def rgb(colour: str) -> tuple[float, ...]:
+        colour = colour.strip().lower()
+        if colour.startswith("#"):
+            return tuple(int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
+        parts = colour[colour.index("(") + 1 : colour.index(")")].replace(",", " ").split()
+        return tuple(float(p) / 255 for p in parts[:3])
+
+    def luminance(colour: str) -> float:
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb(colour))
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_contrast_helper_on_known_pairs():
+    assert round(contrast("#000000", "#ffffff"), 1) == 21.0
+    assert round(contrast("#767676", "#ffffff"), 2) == 4.54  # the WCAG "just passes" grey
+
+
+def test_the_timeline_budget_and_reserve_labels_are_readable_in_dark_mode(page, app_server):
+    page.goto(app_server)
+    wait_for_app(page)
+    page.locator("[aria-label*='theme' i]").first.click()
+    js = """() => { const out = {};
+      for (const m of Bokeh.documents[0]._all_models.values()) {
+        if (m.name === 'ts-timeline') out.background = m.background_fill_color;
+        if (m.type === 'Label' && m.text && m.text.startsWith('budget ')) out.budget = m.text_color;
+        if (m.type === 'Label' && m.text && m.text.startsWith('support reserve')) out.support = m.text_color;
+      } return out; }"""
+    page.wait_for_function(
+        f"() => {{ const c = ({js})(); return c.budget && c.budget.toLowerCase() !== '#c62828'; }}"
+    )
+    colours = page.evaluate(js)
+    assert colours["background"] and colours["budget"] and colours["support"], colours
+    for key in ("budget", "support"):
+        assert contrast(colours[key], colours["background"]) >= 4.5, (key, colours)
+    assert page.console_errors == []

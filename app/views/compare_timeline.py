@@ -108,7 +108,9 @@ class CompareTimelineView(ComparePart):
             tooltips.insert(3, ("operation", "@operation"))
         fig.add_tools(HoverTool(renderers=[hover_line], mode="vline", tooltips=tooltips))  # @field tooltips render text, never HTML
         fig.scatter(x="x", y="y", source=self.peaks[region], marker="inverted_triangle", size=11, fill_color="color", line_color="white")
-        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.peaks[region], text_font_size="10px", y_offset=8, x_offset=6))
+        # dark ink on a light chip: readable on the light and the dark theme alike
+        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.peaks[region], text_font_size="10px", y_offset=8, x_offset=6,
+                                text_color="#1f2933", background_fill_color="#ffffff", background_fill_alpha=0.85))
         span = self.step_spans[region] = Span(location=0, dimension="height", line_color="#111", line_width=1.2, line_alpha=0.7)
         fig.add_layout(span)
         if last:
