@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from browser_support import wait_for_app, watch_console
+from test_compare_browser import served  # noqa: F401 - the data root with the sample and an edited copy
 from test_page_browser import JS_FIGURE_BOX
 
 from tilescope.app.side_tabs import DEFAULT_TAB, SIDE_TABS
@@ -279,4 +280,26 @@ def test_the_timeline_budget_and_reserve_labels_are_readable_in_dark_mode(page, 
     assert colours["background"] and colours["budget"] and colours["support"], colours
     for key in ("budget", "support"):
         assert contrast(colours[key], colours["background"]) >= 4.5, (key, colours)
+    assert page.console_errors == []
+
+
+def test_the_compare_overlays_y_axis_follows_the_steps_in_view(page, served):
+    """Zoomed into the low tail of the sample, each overlay's top drops to the highest point in view
+    (1.12 × the largest A or B there, computed here from the points the browser holds)."""
+    from test_compare_browser import open_compare
+
+    server = served[0]
+    y_of = """(name) => { for (const m of Bokeh.documents[0]._all_models.values()) if (m.name === name) return m.y_range.end; return null; }"""
+    points = """(name) => { for (const m of Bokeh.documents[0]._all_models.values()) if (m.name === name)
+                  return {x: Array.from(m.data.x), hi: Array.from(m.data.hi)}; return null; }"""
+    open_compare(page, server.url + "?file=vit.json&compare=vit_edited.json")
+    page.wait_for_function(f"() => ({y_of})('ts-compare-standard') > 1")
+    full = page.evaluate(y_of, "ts-compare-standard")
+    page.evaluate("""() => { for (const m of Bokeh.documents[0]._all_models.values())
+                     if (m.name === 'ts-compare-standard') { m.x_range.setv({start: 70, end: 110}); return; } }""")
+    page.wait_for_function(f"() => ({y_of})('ts-compare-standard') < {full}")
+    page.wait_for_timeout(500)  # the server's refined points for the window arrive (the top follows them too)
+    data = page.evaluate(points, "ts-compare-points-standard")
+    top = max(h for x, h in zip(data["x"], data["hi"]) if 70 <= x <= 110)
+    assert page.evaluate(y_of, "ts-compare-standard") == pytest.approx(top * 1.12)
     assert page.console_errors == []

@@ -16,10 +16,11 @@ import numpy as np
 import panel as pn
 import param
 from bokeh.events import RangesUpdate, Tap
-from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Legend, LegendItem, NumeralTickFormatter, Range1d, Span
+from bokeh.models import ColumnDataSource, CustomJS, HoverTool, LabelSet, Legend, LegendItem, NumeralTickFormatter, Range1d, Span
 from bokeh.plotting import figure
 
 from tilescope.app.views.compare_selection import CompareSelection
+from tilescope.app.assets import static_text
 from tilescope.app.one_message import one_message
 from tilescope.app.ranges_update import settle_quickly
 from tilescope.app.views.compare_part import ComparePart
@@ -62,6 +63,9 @@ def overlay_points(compare, region: str, keep: np.ndarray, with_operation: bool 
     }
 
 
+Y_FOLLOW_JS = static_text("compare_y_follow.js")
+
+
 class CompareTimelineView(ComparePart):
     selection = param.ClassSelector(class_=CompareSelection)
 
@@ -77,6 +81,13 @@ class CompareTimelineView(ComparePart):
         self.lives = ColumnDataSource({"left": [], "right": [], "color": []}, name="ts-compare-selected-lives")
         self.step_spans: dict[str, Span] = {}
         self.figures = {r: self._build_figure(r) for r in REGIONS}
+        # zoomed in, each y axis follows the steps in view (in the browser: no round trip)
+        follow = CustomJS(args={"range": self.x_range, "sources": [self.points[r] for r in REGIONS],
+                                "y_ranges": [self.figures[r].y_range for r in REGIONS]}, code=Y_FOLLOW_JS)
+        self.x_range.js_on_change("start", follow)
+        self.x_range.js_on_change("end", follow)
+        for r in REGIONS:
+            self.points[r].js_on_change("data", follow)
         self._info = pn.pane.HTML("", css_classes=["ts-compare-note"], styles={"font-size": "12px", "color": "#555"})
         self.gate.watch(self._redraw, ["compare"])
         self.gate.watch(self._on_step, ["selected_step"])
