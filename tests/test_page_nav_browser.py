@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from browser_support import wait_for_app, watch_console
+from test_page_browser import JS_FIGURE_BOX
 
 from tilescope.app.side_tabs import DEFAULT_TAB, SIDE_TABS
 
@@ -166,4 +167,116 @@ def test_one_fit_verdict_with_the_estimate_and_the_placed_figures(page, app_serv
     expect(page.locator("[data-testid=ts-editor-figures] caption")).to_contain_text("fits: no")
     body = page.locator("body").inner_text()
     assert "does NOT fit" not in body and "fits budget: yes" not in body
+    assert page.console_errors == []
+
+
+# The side column's scrollTop (found through the shadow roots), and the x range of figure `name`.
+JS_SIDE_SCROLL = """() => {
+  function find(root) {
+    for (const e of root.querySelectorAll('*')) {
+      if (e.classList.contains('ts-side-column')) return e;
+      if (e.shadowRoot) { const f = find(e.shadowRoot); if (f) return f; }
+    }
+    return null;
+  }
+  const host = find(document);
+  return host ? host.scrollTop : null;
+}"""
+JS_X_RANGE = """(name) => {
+  for (const m of Bokeh.documents[0]._all_models.values()) if (m.name === name) {
+    const r = m.x_range;
+    return {start: r.start, end: r.end, bounds: r.bounds, active_scroll: m.toolbar.active_scroll ? m.toolbar.active_scroll.type : null};
+  }
+  return null;
+}"""
+# Turn on the figure's x wheel zoom, as a click on its toolbar button does.
+JS_ACTIVATE_WHEEL = """(name) => {
+  for (const m of Bokeh.documents[0]._all_models.values()) if (m.name === name) {
+    const tool = m.toolbar.tools.find((t) => t.type === 'WheelZoomTool' && t.dimensions === 'width');
+    tool.active = true; return true;
+  }
+  return false;
+}"""
+
+
+def test_side_panel_plots_leave_the_wheel_to_the_panel_and_stop_zooming_out_at_the_data(
+    page, app_server, raw
+):
+    n = len(raw["timeline"]["steps"])
+    name = "ts-address-interleaved-plot"
+    page.goto(app_server + "?tab=placement")
+    wait_for_app(page)
+    page.wait_for_function(f"() => {{ const r = ({JS_X_RANGE})({name!r}); return r && r.end > 1; }}")
+    before = page.evaluate(JS_X_RANGE, name)
+    # the range is bounded to the data: steps -0.5 … n-0.5; no wheel zoom until the user turns it on
+    assert before["bounds"] == [-0.5, n - 0.5] and before["active_scroll"] is None, before
+    box = page.evaluate(JS_FIGURE_BOX, name)
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, max(box["y"], 0) + 40)
+    top = page.evaluate(JS_SIDE_SCROLL)
+    page.mouse.wheel(0, 240)
+    page.wait_for_function(f"() => ({JS_SIDE_SCROLL})() > {top}")  # the panel scrolled
+    after = page.evaluate(JS_X_RANGE, name)
+    assert (after["start"], after["end"]) == (before["start"], before["end"])  # the plot did not zoom
+
+    # turned on, the wheel zooms, and zooming out stops at the data's extent
+    assert page.evaluate(JS_ACTIVATE_WHEEL, name)
+    box = page.evaluate(JS_FIGURE_BOX, name)
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.wheel(0, -200)  # in, twice
+    page.mouse.wheel(0, -200)
+    page.wait_for_function(f"() => ({JS_X_RANGE})({name!r}).end - ({JS_X_RANGE})({name!r}).start < {n / 2}")
+    zoomed = page.evaluate(JS_X_RANGE, name)
+    for _ in range(4):
+        page.mouse.wheel(0, 600)  # out, far past the data
+    width = zoomed["end"] - zoomed["start"]
+    page.wait_for_function(
+        f"() => {{ const r = ({JS_X_RANGE})({name!r}); return r.end - r.start > {width} + 1; }}"
+    )
+    page.wait_for_timeout(300)  # the last wheel events land (Bokeh refuses a zoom step past the bounds)
+    out = page.evaluate(JS_X_RANGE, name)
+    assert out["start"] >= -0.5 and out["end"] <= n - 0.5, out  # never past the data (it was -5,000…5,000)
+    assert page.console_errors == []
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio of two CSS colours given as #rrggbb or rgb()/rgba() (alpha ignored)."""
+
+    def rgb(colour: str) -> tuple[float, ...]:
+        colour = colour.strip().lower()
+        if colour.startswith("#"):
+            return tuple(int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
+        parts = colour[colour.index("(") + 1 : colour.index(")")].replace(",", " ").split()
+        return tuple(float(p) / 255 for p in parts[:3])
+
+    def luminance(colour: str) -> float:
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb(colour))
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_contrast_helper_on_known_pairs():
+    assert round(contrast("#000000", "#ffffff"), 1) == 21.0
+    assert round(contrast("#767676", "#ffffff"), 2) == 4.54  # the WCAG "just passes" grey
+
+
+def test_the_timeline_budget_and_reserve_labels_are_readable_in_dark_mode(page, app_server):
+    page.goto(app_server)
+    wait_for_app(page)
+    page.locator("[aria-label*='theme' i]").first.click()
+    js = """() => { const out = {};
+      for (const m of Bokeh.documents[0]._all_models.values()) {
+        if (m.name === 'ts-timeline') out.background = m.background_fill_color;
+        if (m.type === 'Label' && m.text && m.text.startsWith('budget ')) out.budget = m.text_color;
+        if (m.type === 'Label' && m.text && m.text.startsWith('support reserve')) out.support = m.text_color;
+      } return out; }"""
+    page.wait_for_function(
+        f"() => {{ const c = ({js})(); return c.budget && c.budget.toLowerCase() !== '#c62828'; }}"
+    )
+    colours = page.evaluate(js)
+    assert colours["background"] and colours["budget"] and colours["support"], colours
+    for key in ("budget", "support"):
+        assert contrast(colours[key], colours["background"]) >= 4.5, (key, colours)
     assert page.console_errors == []

@@ -88,7 +88,7 @@ class AddressesView(pn.viewable.Viewer):
     def _build_figure(self, region: str):
         fig = figure(
             name=f"ts-address-{region}-plot", height=HEIGHT_PX + 60, sizing_mode="stretch_width",
-            tools="xpan,xwheel_zoom,ywheel_zoom,box_zoom,reset,save", active_scroll="xwheel_zoom", toolbar_location="above",
+            tools="xpan,xwheel_zoom,ywheel_zoom,box_zoom,reset,save", active_scroll=None, toolbar_location="above",
             x_axis_label="step", y_axis_label=f"{region} offset (bytes)", output_backend="webgl",
             x_range=self.x_range, y_range=Range1d(0, 1),
         )
@@ -152,7 +152,7 @@ class AddressesView(pn.viewable.Viewer):
             self._shown_profile = data.opened
             self._steps = None
             self._addresses = {r: None for r in REGION_NAMES}
-            self.x_range.update(start=-0.5, end=max(n - 0.5, 0.5), reset_start=-0.5, reset_end=max(n - 0.5, 0.5))
+            self.x_range.update(start=-0.5, end=max(n - 0.5, 0.5), reset_start=-0.5, reset_end=max(n - 0.5, 0.5), bounds=(-0.5, max(n - 0.5, 0.5)))
         for region in REGION_NAMES:
             self._show_marks(region)
         self._header.object = self._header_html()

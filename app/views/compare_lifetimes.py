@@ -89,7 +89,7 @@ class CompareLifetimesView(ComparePart):
         self._redraw()
 
     def _build_figure(self):
-        fig = figure(name="ts-compare-lifetimes", height=140, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,reset",
+        fig = figure(name="ts-compare-lifetimes", height=140, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,reset", active_scroll=None,
                      toolbar_location="right", x_range=self.x_range if self.x_range is not None else Range1d(-0.5, 0.5),
                      y_range=Range1d(-0.6, 1.6), x_axis_label="aligned step position")
         glyphs = fig.quad(left="left", right="right", bottom="bottom", top="top", source=self.bars, fill_color="color", line_color="color")
@@ -105,7 +105,7 @@ class CompareLifetimesView(ComparePart):
         self.bars.data = life_bars(view)
         self._text.object = entry_html(view, compare) if compare is not None else ""
         if self.x_range is None and compare is not None:
-            self.figure.x_range.update(start=-0.5, end=max(compare.n_positions - 0.5, 0.5))
+            self.figure.x_range.update(start=-0.5, end=max(compare.n_positions - 0.5, 0.5), bounds=(-0.5, max(compare.n_positions - 0.5, 0.5)))
 
     def __panel__(self):
         return pn.Column(pn.pane.HTML("<b>The selected value in A and B</b>", margin=(8, 10)), self._text,

@@ -89,7 +89,7 @@ class CompareTimelineView(ComparePart):
         last = region == REGIONS[-1]
         fig = figure(
             name=f"ts-compare-{region}", height=210 if last else 180, sizing_mode="stretch_width", x_range=self.x_range,
-            y_range=Range1d(0, 1), tools="xpan,xwheel_zoom,box_zoom,reset,save", active_scroll="xwheel_zoom",
+            y_range=Range1d(0, 1), tools="xpan,xwheel_zoom,box_zoom,reset,save", active_scroll=None,
             toolbar_location="right", title=TITLES[region], x_axis_label="aligned step position" if last else None,
         )
         fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
@@ -108,7 +108,9 @@ class CompareTimelineView(ComparePart):
             tooltips.insert(3, ("operation", "@operation"))
         fig.add_tools(HoverTool(renderers=[hover_line], mode="vline", tooltips=tooltips))  # @field tooltips render text, never HTML
         fig.scatter(x="x", y="y", source=self.peaks[region], marker="inverted_triangle", size=11, fill_color="color", line_color="white")
-        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.peaks[region], text_font_size="10px", y_offset=8, x_offset=6))
+        # dark ink on a light chip: readable on the light and the dark theme alike
+        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.peaks[region], text_font_size="10px", y_offset=8, x_offset=6,
+                                text_color="#1f2933", background_fill_color="#ffffff", background_fill_alpha=0.85))
         span = self.step_spans[region] = Span(location=0, dimension="height", line_color="#111", line_width=1.2, line_alpha=0.7)
         fig.add_layout(span)
         if last:
@@ -134,7 +136,7 @@ class CompareTimelineView(ComparePart):
         shown = self._axis_of
         if shown is None or shown.a.opened is not compare.a.opened or shown.b.opened is not compare.b.opened:  # another axis
             self._window = (None, None)
-            self.x_range.update(start=-0.5, end=max(n - 0.5, 0.5))
+            self.x_range.update(start=-0.5, end=max(n - 0.5, 0.5), bounds=(-0.5, max(n - 0.5, 0.5)))
         self._axis_of = compare
         first, last = compare.one_sided_runs
         self.one_sided.data = {"left": first - 0.5, "right": last + 0.5}

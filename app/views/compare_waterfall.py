@@ -76,7 +76,7 @@ class CompareWaterfallView(ComparePart):
         self._redraw()
 
     def _build_figure(self):
-        fig = figure(name="ts-compare-waterfall", height=330, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,reset,save",
+        fig = figure(name="ts-compare-waterfall", height=330, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,reset,save", active_scroll=None,
                      toolbar_location="right", y_range=Range1d(1, 0), x_range=Range1d(0, 1), x_axis_label="bytes per tile")
         glyphs = fig.quad(left="left", right="right", bottom="bottom", top="top", source=self.bars, fill_color="color", line_color="white")
         fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
@@ -104,7 +104,7 @@ class CompareWaterfallView(ComparePart):
         low = min(min(rows["running"]), min(attribution.a_peak, attribution.b_peak))
         high = max(rows["right"])
         pad = max((high - low) * 0.15, high * 0.01, 1)
-        self.figure.x_range.update(start=max(low - pad, 0), end=high + pad)
+        self.figure.x_range.update(start=max(low - pad, 0), end=high + pad, bounds=(max(low - pad, 0), high + pad))
         self.figure.y_range.update(start=n - 0.5, end=-0.5)
         self._figures.object = waterfall_html(attribution, bars, self.figure_name)
 

@@ -51,7 +51,7 @@ class LifetimesView(pn.viewable.Viewer):
     def _build_figure(self):
         fig = figure(
             name="ts-lifetimes", height=460, sizing_mode="stretch_width", tools="xpan,ypan,xwheel_zoom,box_zoom,reset,save",
-            active_scroll="xwheel_zoom", x_axis_label="step", y_axis_label="values (largest; by first live step)",
+            active_scroll=None, x_axis_label="step", y_axis_label="values (largest; by first live step)",
             output_backend="webgl", x_range=Range1d(-0.5, 0.5), y_range=Range1d(-2.5, 1),
         )
         fig.xaxis.formatter = NumeralTickFormatter(format="0")
@@ -113,7 +113,7 @@ class LifetimesView(pn.viewable.Viewer):
         }
         if self.figure.x_range.end <= 0.5 or self._profile_shown is not data.opened:
             self._profile_shown = data.opened
-            self.figure.x_range.update(start=-0.5, end=max(arrays.n_steps - 0.5, 0.5))
+            self.figure.x_range.update(start=-0.5, end=max(arrays.n_steps - 0.5, 0.5), bounds=(-0.5, max(arrays.n_steps - 0.5, 0.5)))
         self.figure.y_range.update(start=self._band_bottom + 0.3, end=-1)
         self._note.object = (
             f"{g.rows.size:,} largest values drawn one lane each (thickness ∝ √bytes, blue standard, orange interleaved); "

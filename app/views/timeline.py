@@ -47,6 +47,7 @@ OPERATION_JS = static_text("timeline_operation.js")
 MOST_OPERATION_NAMES = 4096
 COLORS = {"standard": "#4C78A8", "interleaved": "#F58518", "exchange": "#9D9D9D", "budget": "#C62828", "effective": "#8E24AA"}
 INK = {False: "#111111", True: "#E8E8E8"}  # marks and the selected-step line, per theme (dark?)
+BUDGET_INK = {False: COLORS["budget"], True: "#FF8A80"}  # the budget and reserve labels: 4.5:1 or more on either background
 USAGE_FIELDS = ("step", "std", "intl", "exch", "si", "total", "std_line", "eff", "mid", "op", "source", "count", "ghost")
 PEAK_FIELDS = ("x", "y", "label", "label_y", "align", "offset", "definition")
 
@@ -175,6 +176,7 @@ class TimelineView(pn.viewable.Viewer):
         self.leaders.glyph.line_color = ink
         self.peak_marks.glyph.fill_color = ink
         self.peak_labels.text_color = ink
+        self.budget_label.text_color = self.support_label.text_color = BUDGET_INK[self._dark]
 
     # ------------------------------------------------------------------ data
 
