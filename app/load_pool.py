@@ -92,6 +92,11 @@ class _Load:
         if (stage, fraction) != self.last_report:  # the same report again (a wait) is no sign of life
             self.last_report = (stage, fraction)
             self.active_at = time.monotonic()
+        elif self.cpu_clock is not None:  # nor is the CPU the wait's own polling used: on a loaded
+            try:  # machine one wake-up can take more than idle_for's 0.1 ms, and the wait looked alive
+                self.cpu_seen = time.clock_gettime(self.cpu_clock)
+            except OSError:
+                pass
         if self.user_progress is not None:
             self.user_progress(stage, fraction)
 
