@@ -283,7 +283,7 @@ def test_the_timeline_budget_and_reserve_labels_are_readable_in_dark_mode(page, 
     assert page.console_errors == []
 
 
-def test_the_compare_overlays_y_axis_follows_the_steps_in_view(page, served):
+def test_the_compare_overlays_y_axis_follows_the_steps_in_view(page, served):  # noqa: F811 - the fixture imported above
     """Zoomed into the low tail of the sample, each overlay's top drops to the highest point in view
     (1.12 × the largest A or B there, computed here from the points the browser holds)."""
     from test_compare_browser import open_compare
