@@ -2,6 +2,7 @@
 
 The public names below are imported on first use (``__getattr__``), so importing one module of the
 package does not import the rest."""
+
 from __future__ import annotations
 
 from importlib import import_module
@@ -9,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .explorer import ExplorerApp, build_app
-    from .side_tabs import SIDE_TABS, SideTab
     from .notebook import explore
     from .open_flow import SessionOpener
     from .page_context import PageContext
+    from .side_tabs import SIDE_TABS, SideTab
     from .state import SessionState
 
 _FROM = {
@@ -25,7 +26,16 @@ _FROM = {
     "PageContext": "page_context",
     "SessionState": "state",
 }
-__all__ = ["ExplorerApp", "PageContext", "SIDE_TABS", "SessionOpener", "SessionState", "SideTab", "build_app", "explore"]
+__all__ = [
+    "SIDE_TABS",
+    "ExplorerApp",
+    "PageContext",
+    "SessionOpener",
+    "SessionState",
+    "SideTab",
+    "build_app",
+    "explore",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,4 +1,5 @@
 """The app's stylesheets and scripts, which live as files in ``app/static/`` (not in Python strings)."""
+
 from __future__ import annotations
 
 from pathlib import Path

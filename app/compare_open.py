@@ -6,12 +6,13 @@ by ``app.shared.SharedProfiles.open`` and the comparison computed (``CompareData
 worker (``app.open_flow.SessionOpener.run``), never on the session's event loop; the result is adopted on the loop under the document lock. A failed load shows its one-line
 error and keeps everything that was open (the first file, its edits, any comparison).
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
 from tilescope.app.loading import PathRefused, check_upload_size, resolve_in_root
 from tilescope.app.open_flow import SessionOpener
@@ -67,8 +68,13 @@ class CompareOpener:
         except PathRefused as exc:
             await self._fail(f"compare: {exc}")
             return False
-        return await self._run(lambda current, progress: CompareData.against_file(
-            current, _profile_only(self.shared.open(Source.of_path(path, name), progress, prepare=False), name).base, other_name=name).warm())
+        return await self._run(
+            lambda current, progress: CompareData.against_file(
+                current,
+                _profile_only(self.shared.open(Source.of_path(path, name), progress, prepare=False), name).base,
+                other_name=name,
+            ).warm()
+        )
 
     async def open_upload(self, data: bytes, name: str) -> bool:
         name = Path(name).name
@@ -77,15 +83,22 @@ class CompareOpener:
         except TilescopeError as exc:
             await self._fail(f"compare: {exc}")
             return False
-        return await self._run(lambda current, progress: CompareData.against_file(
-            current, _profile_only(self.shared.open(Source.of_bytes(data, name), progress, prepare=False), name).base, other_name=name).warm())
+        return await self._run(
+            lambda current, progress: CompareData.against_file(
+                current,
+                _profile_only(self.shared.open(Source.of_bytes(data, name), progress, prepare=False), name).base,
+                other_name=name,
+            ).warm()
+        )
 
     async def compare_whatif(self) -> bool:
         """Compare the file's plan (A) with the session's what-if plan (B)."""
         if not self.state.edits:
             await self._fail("compare: no what-if edits to compare with the file")
             return False
-        return await self._run(lambda current, progress: CompareData.whatif_against_file(current, self.state.source).warm())
+        return await self._run(
+            lambda current, progress: CompareData.whatif_against_file(current, self.state.source).warm()
+        )
 
     async def _fail(self, message: str) -> None:
         await self.opener.in_session(partial(self.state.fail, message))

@@ -8,6 +8,7 @@ the fleet view) is its ``opener``'s (``app.open_flow.SessionOpener``), which cal
 on the session's loop. ``app/main.py`` (served by ``panel serve app``) and ``app.notebook.explore``
 both build this.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,13 +22,13 @@ from panel.util import edit_readonly
 
 from tilescope.app.assets import static_text
 from tilescope.app.fleet_open import requested_dataset
-from tilescope.app.side_tabs import DEFAULT_TAB, TAB_KEYS
 from tilescope.app.load_pool import load_pool
 from tilescope.app.loading import AppOptions, display_name, initial_file, parse_app_args
 from tilescope.app.one_message import one_message
 from tilescope.app.open_flow import SessionOpener, StageHooks
 from tilescope.app.page_context import PageContext, kind_view
 from tilescope.app.shared import SharedProfiles, shared_profiles
+from tilescope.app.side_tabs import DEFAULT_TAB, TAB_KEYS
 from tilescope.app.state import SessionState
 from tilescope.app.url_state import UrlState, parse_query
 from tilescope.app.view_guard import watch_state
@@ -59,12 +60,23 @@ class ExplorerApp(pn.viewable.Viewer):
         self._doc = pn.state.curdoc  # this session's document (None outside a server)
         self._requested_file: str | None = None  # the ?file= name that is open (None: the default or an upload)
         self._restoring = False  # applying a URL: do not push it back
-        self.opener = SessionOpener(self.state, self.shared, options, lambda: self._doc or pn.state.curdoc,
-                                    StageHooks(self._show_overview, self._undo_overview))
+        self.opener = SessionOpener(
+            self.state,
+            self.shared,
+            options,
+            lambda: self._doc or pn.state.curdoc,
+            StageHooks(self._show_overview, self._undo_overview),
+        )
         self.file_bar = FileBar(state=self.state)
         self.search = ValuePicker(
-            placeholder="search values: #id or name…", case_sensitive=False, search_strategy="includes",
-            min_characters=1, restrict=True, width=300, css_classes=["ts-value-search"], margin=(8, 10),
+            placeholder="search values: #id or name…",
+            case_sensitive=False,
+            search_strategy="includes",
+            min_characters=1,
+            restrict=True,
+            width=300,
+            css_classes=["ts-value-search"],
+            margin=(8, 10),
         )
         self.search.param.watch(one_message(self._on_search), "value")
         self.controls = PageControls(on_key=self.on_key, on_restore=self.restore_query)
@@ -74,11 +86,20 @@ class ExplorerApp(pn.viewable.Viewer):
         self.fleet: FleetView | None = None  # the fleet view, when the session opened a dataset
         self._before_overview: list | None = None  # the body before a staged open drew an overview
         self.file_bar.upload.param.watch(self._on_upload, "value")
-        watch_state(self.state, self._push_query, ["selected_step", "selected_values", "selected_tile", "edits", "source"],
-                    name="the address bar")
+        watch_state(
+            self.state,
+            self._push_query,
+            ["selected_step", "selected_values", "selected_tile", "edits", "source"],
+            name="the address bar",
+        )
         self.page = pmui.Page(
-            title="tilescope", header=[self.file_bar.header, self.search], main=[self.controls, self.file_bar.error, self.body],
-            theme_toggle=True, sidebar_width=0, busy_indicator=None, stylesheets=[CSS],
+            title="tilescope",
+            header=[self.file_bar.header, self.search],
+            main=[self.controls, self.file_bar.error, self.body],
+            theme_toggle=True,
+            sidebar_width=0,
+            busy_indicator=None,
+            stylesheets=[CSS],
         )
         self.page.param.watch(self._on_theme, "dark_theme")
         # The page shows no busy indicator (busy_indicator=None), so it need not follow ``pn.state.busy``:
@@ -165,8 +186,13 @@ class ExplorerApp(pn.viewable.Viewer):
         if s.data is None:
             return
         last = s.data.arrays.n_steps - 1
-        target = {"ArrowLeft": s.selected_step - 1, "ArrowRight": s.selected_step + 1, "Home": 0, "End": last,
-                  "p": s.data.plan.peaks.total_step}.get(key)
+        target = {
+            "ArrowLeft": s.selected_step - 1,
+            "ArrowRight": s.selected_step + 1,
+            "Home": 0,
+            "End": last,
+            "p": s.data.plan.peaks.total_step,
+        }.get(key)
         if target is not None:
             s.select_step(target)
 
@@ -183,10 +209,19 @@ class ExplorerApp(pn.viewable.Viewer):
         s = self.state
         if s.data is None:
             return UrlState(file=self._requested_file)
-        tab = self.profile_page.tabs.key if self.profile_page is not None and self.profile_page.tabs is not None else None
+        tab = (
+            self.profile_page.tabs.key if self.profile_page is not None and self.profile_page.tabs is not None else None
+        )
         compare = s.compare.b_name if s.compare is not None and s.compare.mode == "file" else None
-        return UrlState(self._requested_file, s.selected_step, s.focus_value, None if tab == DEFAULT_TAB else tab, tuple(s.edits),
-                        compare=compare, tile=s.selected_tile)
+        return UrlState(
+            self._requested_file,
+            s.selected_step,
+            s.focus_value,
+            None if tab == DEFAULT_TAB else tab,
+            tuple(s.edits),
+            compare=compare,
+            tile=s.selected_tile,
+        )
 
     def _push_query(self, *_):
         if not self._restoring and self.state.data is not None:
@@ -258,7 +293,11 @@ class ExplorerApp(pn.viewable.Viewer):
                 return
             problem = self.state.error
         path = initial_file(self.options)
-        rest = None if problem else UrlState(None, wanted.step, wanted.value, wanted.tab, wanted.edits, wanted.problems, tile=wanted.tile)
+        rest = (
+            None
+            if problem
+            else UrlState(None, wanted.step, wanted.value, wanted.tab, wanted.edits, wanted.problems, tile=wanted.tile)
+        )
         await self.opener.open_path(path, display_name(path), partial(self.adopt, name=display_name(path), wanted=rest))
         if problem:
             await self.opener.in_session(partial(self.state.fail, problem))
@@ -289,7 +328,9 @@ class ExplorerApp(pn.viewable.Viewer):
             await self.opener.in_session(self._show_body)
         return problem
 
-    def adopt(self, opened: Opened, name: str | None = None, requested: str | None = None, wanted: UrlState | None = None) -> None:
+    def adopt(
+        self, opened: Opened, name: str | None = None, requested: str | None = None, wanted: UrlState | None = None
+    ) -> None:
         """Show an opened file (on the session's loop), named ``name`` (default: as it opened),
         with what the URL ``wanted`` (edits, step, value, tab) applied in the same tick."""
         self._requested_file = requested
@@ -323,7 +364,9 @@ class ExplorerApp(pn.viewable.Viewer):
 
 def build_app(argv: list[str]) -> ExplorerApp:
     options = parse_app_args(argv)
-    load_pool(options.load_workers, options.load_timeout)  # the process's load workers, made from the first session's --args
+    load_pool(
+        options.load_workers, options.load_timeout
+    )  # the process's load workers, made from the first session's --args
     app = ExplorerApp(options, state=SessionState(), shared=shared_profiles(options.data_root, options.max_file_bytes))
     app.state.runner = app.opener.background  # a large plan's heavy results: in the load workers, never on the loop
     return app

@@ -10,6 +10,7 @@
   it). Otherwise (file gone, changed, or outside the data root) a memory profile opens from the
   dataset's partitions (``fleet.reopen``), named ``DATASET:PATH``: what the row describes, exactly.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

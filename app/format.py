@@ -1,4 +1,5 @@
 """Untrusted text on its way into HTML (numbers are written by ``tilescope.models.format``)."""
+
 from __future__ import annotations
 
 import html

@@ -8,6 +8,7 @@ serialises and sends (issue #26: the timeline's 14 renderers made 28 of its 151 
 ``draw`` adds the glyph alone; the renderer's ``nonselection_glyph`` and ``muted_glyph`` stay
 "auto", so BokehJS would derive them itself were a selection ever made.
 """
+
 from __future__ import annotations
 
 from bokeh.models import GlyphRenderer, Line, Quad, Scatter, Segment, VArea

@@ -35,13 +35,15 @@ How it works (``LoadPool``):
 One ``LoadPool`` per server process (``load_pool()``, kept in Panel's process-wide
 ``pn.state.cache`` beside ``app.shared.SharedProfiles``); none at module level.
 """
+
 from __future__ import annotations
 
 import asyncio
 import queue
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tilescope.models.errors import TilescopeError
 
@@ -131,13 +133,25 @@ class _Load:
 class LoadPool:
     """N worker threads taking loads from one queue; see the module doc."""
 
-    def __init__(self, workers: int = DEFAULT_WORKERS, time_limit: float = DEFAULT_TIME_LIMIT_S, *,
-                 stall: float = DEFAULT_STALL_S, max_stuck: int = MAX_STUCK, name: str = "tilescope-load"):
+    def __init__(
+        self,
+        workers: int = DEFAULT_WORKERS,
+        time_limit: float = DEFAULT_TIME_LIMIT_S,
+        *,
+        stall: float = DEFAULT_STALL_S,
+        max_stuck: int = MAX_STUCK,
+        name: str = "tilescope-load",
+    ):
         if workers < 1:
             raise ValueError("a load pool needs at least one worker")
         if not time_limit > 0 or not stall > 0:
             raise ValueError("a load's time limit and stall time must be positive")
-        self.size, self.time_limit, self.stall, self.max_stuck = int(workers), float(time_limit), float(stall), int(max_stuck)
+        self.size, self.time_limit, self.stall, self.max_stuck = (
+            int(workers),
+            float(time_limit),
+            float(stall),
+            int(max_stuck),
+        )
         self._name = name
         self._queue: queue.SimpleQueue[_Load | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
@@ -153,8 +167,14 @@ class LoadPool:
 
     # ------------------------------------------------------------------ running a load
 
-    async def run(self, job: Callable[..., Any], *args: Any, progress: Progress | None = None, time_limit: float | None = None,
-                  label: str = "") -> Any:
+    async def run(
+        self,
+        job: Callable[..., Any],
+        *args: Any,
+        progress: Progress | None = None,
+        time_limit: float | None = None,
+        label: str = "",
+    ) -> Any:
         """``job(*args, progress)`` in a worker; its result, or its exception. Past the time limit:
         ``LoadTimedOut`` naming ``label`` (the job is told to stop)."""
         limit = self.time_limit if time_limit is None else float(time_limit)
@@ -164,13 +184,13 @@ class LoadPool:
             while True:
                 remaining = load.deadline - time.monotonic()
                 if remaining <= 0:
-                    raise asyncio.TimeoutError
+                    raise TimeoutError
                 try:
                     return await asyncio.wait_for(asyncio.shield(load.future), min(remaining, CHECK_S))
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     if load.deadline - time.monotonic() > 0:
                         self._check_blocked(load)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             started = self._expire(load)
             self.timed_out += 1
             message = self._timeout_message(limit, started)
@@ -186,8 +206,10 @@ class LoadPool:
         with self._lock:
             stuck = len(self._stuck)
         cause = f"; {stuck} load{'s are' if stuck != 1 else ' is'} blocked on I/O" if stuck else ""
-        return (f"the load waited {limit:g} s for one of the server's {self.size} load workers and was given up"
-                f"{cause} (the limit is {setting})")
+        return (
+            f"the load waited {limit:g} s for one of the server's {self.size} load workers and was given up"
+            f"{cause} (the limit is {setting})"
+        )
 
     def _check_blocked(self, load: _Load) -> None:
         """Write off the worker of a running load that shows no sign of life for ``stall`` s."""
@@ -261,8 +283,14 @@ class LoadPool:
 
     def stats(self) -> dict[str, int]:
         with self._lock:
-            return {"workers": len(self._workers), "busy": self._busy, "stuck": len(self._stuck),
-                    "threads_started": self._started, "timed_out": self.timed_out, "written_off": self.written_off}
+            return {
+                "workers": len(self._workers),
+                "busy": self._busy,
+                "stuck": len(self._stuck),
+                "threads_started": self._started,
+                "timed_out": self.timed_out,
+                "written_off": self.written_off,
+            }
 
     def close(self) -> None:
         """Let the workers exit once the queue is drained (a written-off one when it comes back)."""

@@ -19,6 +19,7 @@ on unchanged), else its default:
 
 Sizes are written as ``tilescope cache`` takes them (``500M``, ``2G``, ``1GiB``, or bytes).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,10 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tilescope import samples
-from tilescope.models.format import SIZE_EXAMPLES, parse_size
 from tilescope.loaders.json_input import open_input
 from tilescope.models.errors import TilescopeError
 from tilescope.models.files import FileAccessError
+from tilescope.models.format import SIZE_EXAMPLES, parse_size
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA_ROOT = samples.sample_dir()
@@ -91,10 +92,18 @@ def parse_app_args(argv: list[str], environ: dict[str, str] | None = None) -> Ap
     root = Path(ns.data_root).expanduser() if ns.data_root else DEFAULT_DATA_ROOT
     dataset = Path(ns.dataset).expanduser() if ns.dataset else None
     return AppOptions(
-        Path(ns.file).expanduser() if ns.file else None, root, dataset,
-        max_file_bytes=_limit(ns.max_file_bytes, "--max-file-bytes", environ, MAX_FILE_BYTES_ENV, DEFAULT_MAX_FILE_BYTES, _size),
-        load_timeout=_limit(ns.load_timeout, "--load-timeout", environ, LOAD_TIMEOUT_ENV, DEFAULT_LOAD_TIMEOUT_S, parse_seconds),
-        load_workers=_limit(ns.load_workers, "--load-workers", environ, LOAD_WORKERS_ENV, DEFAULT_LOAD_WORKERS, _workers),
+        Path(ns.file).expanduser() if ns.file else None,
+        root,
+        dataset,
+        max_file_bytes=_limit(
+            ns.max_file_bytes, "--max-file-bytes", environ, MAX_FILE_BYTES_ENV, DEFAULT_MAX_FILE_BYTES, _size
+        ),
+        load_timeout=_limit(
+            ns.load_timeout, "--load-timeout", environ, LOAD_TIMEOUT_ENV, DEFAULT_LOAD_TIMEOUT_S, parse_seconds
+        ),
+        load_workers=_limit(
+            ns.load_workers, "--load-workers", environ, LOAD_WORKERS_ENV, DEFAULT_LOAD_WORKERS, _workers
+        ),
     )
 
 
@@ -135,13 +144,22 @@ def upload_timeout(environ: dict[str, str] | None = None) -> float:
     """Seconds an unfinished upload may stay silent before it is dropped (``app.widgets.upload``):
     ``TILESCOPE_UPLOAD_TIMEOUT``, else 60. (An environment variable only: the upload box exists
     before the session's options are read.)"""
-    return _limit(None, "", os.environ if environ is None else environ, UPLOAD_TIMEOUT_ENV, DEFAULT_UPLOAD_TIMEOUT_S, parse_seconds)
+    return _limit(
+        None,
+        "",
+        os.environ if environ is None else environ,
+        UPLOAD_TIMEOUT_ENV,
+        DEFAULT_UPLOAD_TIMEOUT_S,
+        parse_seconds,
+    )
 
 
 def uploads_max_bytes(environ: dict[str, str] | None = None) -> int:
     """The bytes all sessions' unfinished uploads may hold together: ``TILESCOPE_UPLOADS_MAX_BYTES``,
     else 400 MiB. (An environment variable only, as the upload timeout.)"""
-    return _limit(None, "", os.environ if environ is None else environ, UPLOADS_MAX_BYTES_ENV, DEFAULT_UPLOADS_MAX_BYTES, _size)
+    return _limit(
+        None, "", os.environ if environ is None else environ, UPLOADS_MAX_BYTES_ENV, DEFAULT_UPLOADS_MAX_BYTES, _size
+    )
 
 
 def _workers(text: str) -> int:
@@ -154,7 +172,11 @@ def initial_file(options: AppOptions) -> Path:
     """The file a session opens when its URL names none."""
     if options.file is not None:
         return options.file
-    return options.data_root / DEFAULT_FILE if (options.data_root / DEFAULT_FILE).exists() else DEFAULT_DATA_ROOT / DEFAULT_FILE
+    return (
+        options.data_root / DEFAULT_FILE
+        if (options.data_root / DEFAULT_FILE).exists()
+        else DEFAULT_DATA_ROOT / DEFAULT_FILE
+    )
 
 
 def display_name(path: Path) -> str:
@@ -171,7 +193,9 @@ def resolve_in_root(root: str | Path, name: str) -> Path:
         raise PathRefused("refused file name: empty or not text")
     candidate = Path(name)
     if candidate.is_absolute() or name.startswith(("/", "\\")) or candidate.drive:
-        raise PathRefused(f"refused file name {name!r}: absolute paths are not allowed; name a file under the data root")
+        raise PathRefused(
+            f"refused file name {name!r}: absolute paths are not allowed; name a file under the data root"
+        )
     parts = name.replace("\\", "/").split("/")
     if ".." in candidate.parts or ".." in parts:
         raise PathRefused(f"refused file name {name!r}: '..' is not allowed; name a file under the data root")
@@ -199,7 +223,8 @@ def check_file(path: str | Path, name: str, max_bytes: int | None) -> None:
         raise exc.naming(name) from None
     if max_bytes is not None and size > max_bytes:
         raise FileAccessError(
-            name, "refused",
+            name,
+            "refused",
             f"{size:,} bytes is over the {max_bytes:,}-byte limit for a file under the data root "
             "(--args --max-file-bytes N, or TILESCOPE_MAX_FILE_BYTES, raises it)",
         )

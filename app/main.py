@@ -12,6 +12,7 @@ The rest of the URL restores a shared state (``app.url_state``: ``step``, ``valu
 200 MB, sent in chunks). Loads run in the load workers (``app.open_flow``) so other sessions keep working; a bad file
 shows its one-line located error and the open profile stays.
 """
+
 from __future__ import annotations
 
 import sys

@@ -6,6 +6,7 @@ returned, so the cell shows the views at once; a bad file raises its ``InputErro
 where in it, what was expected) instead of showing a page. Panel's resources are inlined in the
 notebook's output, so nothing is fetched from the network.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

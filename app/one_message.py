@@ -10,11 +10,13 @@ watchers of widget values set in the browser (a drag's release, a tab shown, a t
 all reach their handlers without a hold, so each of those handlers is wrapped here (a drag's
 release was 14 messages over 200 ms before).
 """
+
 from __future__ import annotations
 
 import functools
 import inspect
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 import panel as pn
 

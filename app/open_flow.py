@@ -16,14 +16,16 @@ file-sized work (a comparison, a dataset's rows): ``run``; ``background`` is the
 3. On the loop: ``adopt(opened)`` (default ``state.adopt``) — or, on failure, ``state.fail``
    and the page as it was before any overview was drawn (``undo_overview``).
 """
+
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import panel as pn
 
@@ -53,8 +55,14 @@ class SessionOpener:
     """One session's opens (module doc). ``doc()``: the session's Bokeh document (None outside a
     server: changes are then made directly)."""
 
-    def __init__(self, state: SessionState, shared: SharedProfiles, options: AppOptions, doc: Callable[[], Any],
-                 stage: StageHooks | None = None):
+    def __init__(
+        self,
+        state: SessionState,
+        shared: SharedProfiles,
+        options: AppOptions,
+        doc: Callable[[], Any],
+        stage: StageHooks | None = None,
+    ):
         self.state, self.shared, self.options = state, shared, options
         self._doc, self.stage = doc, stage
         self._tasks: set[asyncio.Task] = set()
@@ -124,12 +132,18 @@ class SessionOpener:
         """A file under the data root (``?file=NAME``). The name is resolved in the worker too:
         resolving touches the file system (symlinks), never on the loop."""
         root = self.data_root
-        return await self.open(lambda staged, progress: self.shared.open(
-            Source.of_path(resolve_in_root(root, name), name), progress, staged=staged), name, adopt)
+        return await self.open(
+            lambda staged, progress: self.shared.open(
+                Source.of_path(resolve_in_root(root, name), name), progress, staged=staged
+            ),
+            name,
+            adopt,
+        )
 
     async def open_path(self, path: Path, name: str, adopt: Callable[[Opened], None] | None = None) -> bool:
-        return await self.open(lambda staged, progress: self.shared.open(Source.of_path(path, name), progress, staged=staged),
-                               name, adopt)
+        return await self.open(
+            lambda staged, progress: self.shared.open(Source.of_path(path, name), progress, staged=staged), name, adopt
+        )
 
     async def open_upload(self, data: bytes, name: str, adopt: Callable[[Opened], None] | None = None) -> bool:
         name = Path(name).name
@@ -138,7 +152,9 @@ class SessionOpener:
         except Exception as exc:  # over the limit: said, nothing read
             await self.in_session(partial(self.state.fail, exc))
             return False
-        return await self.open(lambda staged, progress: self.shared.open(Source.of_bytes(data, name), progress), name, adopt)
+        return await self.open(
+            lambda staged, progress: self.shared.open(Source.of_bytes(data, name), progress), name, adopt
+        )
 
     async def open(self, job: OpenJob, name: str, adopt: Callable[[Opened], None] | None = None) -> bool:
         """Run ``job(staged, progress)`` in a load worker and adopt its result (module doc).
@@ -166,8 +182,11 @@ class SessionOpener:
             shown.wait(OVERVIEW_WAIT_S)
 
         try:
-            opened = await self.pool.run(lambda progress: job(partial(staged, progress=progress), progress),
-                                         progress=state.report_progress, label=name)
+            opened = await self.pool.run(
+                lambda progress: job(partial(staged, progress=progress), progress),
+                progress=state.report_progress,
+                label=name,
+            )
         except Exception as exc:  # bad input (InputError), a time limit, anything else: say it, keep what is open
             await asyncio.gather(*drawn, return_exceptions=True)
             await self.in_session(partial(self._failed, exc, bool(drawn)))

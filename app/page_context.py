@@ -2,11 +2,13 @@
 ``view(context: PageContext) -> Viewable`` builds it once per session, the first time a file of
 its kind is open; afterwards it follows ``context.state`` (Lumen's views following ``Pipeline``).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any, Callable
+from typing import Any
 
 from tilescope.app.open_flow import SessionOpener
 from tilescope.app.state import SessionState

@@ -7,6 +7,7 @@ it this wait). ``settle_quickly`` shortens that wait to ``SETTLE_MS``: a quick r
 still sends one event once the wheel rests, and the server's re-sampling (a few milliseconds)
 starts at once.
 """
+
 from __future__ import annotations
 
 from bokeh.models import Plot

@@ -6,6 +6,7 @@ is set for the server process by the Makefile and the test server alike, and aga
 the app is served by hand, so every script and stylesheet comes from the server's ``/static``.
 In a notebook, ``inline=True`` puts them into the output itself.
 """
+
 from __future__ import annotations
 
 import os

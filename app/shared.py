@@ -22,13 +22,14 @@ session then loads the file itself. Loads run in worker threads, so the look-ups
 Every file is checked before it is read (``app.loading.check_file``): only a regular file is
 opened, and one under the data root larger than the cap (``--args --max-file-bytes``) is refused.
 """
+
 from __future__ import annotations
 
 import os
 import threading
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import panel as pn
 
@@ -68,7 +69,9 @@ class SharedProfiles:
             return self.max_file_bytes
         return None
 
-    def open(self, source: Source, progress: Progress | None = None, *, staged: Staged | None = None, prepare: bool = True) -> Opened:
+    def open(
+        self, source: Source, progress: Progress | None = None, *, staged: Staged | None = None, prepare: bool = True
+    ) -> Opened:
         """``derived.opening.open_file(source, prepare=...)``, served from a session's earlier
         load of the same unchanged file. (A shared profile keeps the name it was first opened
         under; a session shows its own.) An upload's bytes are opened, never shared. A file that
@@ -141,7 +144,9 @@ class SharedProfiles:
             return len(self._entries)
 
 
-def shared_profiles(data_root: str | Path | None = None, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> SharedProfiles:
+def shared_profiles(
+    data_root: str | Path | None = None, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+) -> SharedProfiles:
     """This server process's ``SharedProfiles`` (created, with this data root and cap, by the first
     session that asks: every session of a process has the same ``--args``)."""
     shared = pn.state.cache.get(CACHE_KEY)

@@ -9,9 +9,10 @@ only noted; when the tab is shown again, the noted watchers run once each, in th
 registered (a plan's watcher before a step's, as the view declared them), with the last events
 they were given. Views read the state itself, not the events, so catching up once is enough.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from tilescope.app.state import SessionState
 from tilescope.app.view_guard import guarded

@@ -15,10 +15,11 @@ so a view costs nothing until then, and a view that watches the state through an
 ``app.shown_gate.ShownGate`` (with a ``set_shown``) stops following it while its tab is hidden.
 Nothing else needs to change.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import panel as pn
 
@@ -62,15 +63,23 @@ TABS_CSS = static_text("side_tabs.css")  # the strip wraps: every tab in sight, 
 class SideTabs:
     """The side panel's tabs: each view is built the first time its tab is shown, and kept."""
 
-    def __init__(self, state: SessionState, tabs: tuple[SideTab, ...] = SIDE_TABS, active: str = DEFAULT_TAB,
-                 view_args: dict[str, dict] | None = None):
+    def __init__(
+        self,
+        state: SessionState,
+        tabs: tuple[SideTab, ...] = SIDE_TABS,
+        active: str = DEFAULT_TAB,
+        view_args: dict[str, dict] | None = None,
+    ):
         self.state, self.entries = state, tabs
         self.view_args = view_args or {}  # tab key → more arguments of its view (e.g. the compare view's opener)
         self.views: dict[str, pn.viewable.Viewable] = {}
         keys = [tab.key for tab in tabs]
         self.tabs = pn.Tabs(
             *[(tab.label, pn.Column(sizing_mode="stretch_width")) for tab in tabs],
-            sizing_mode="stretch_width", css_classes=["ts-side-tabs"], margin=0, stylesheets=[TABS_CSS],
+            sizing_mode="stretch_width",
+            css_classes=["ts-side-tabs"],
+            margin=0,
+            stylesheets=[TABS_CSS],
             active=keys.index(active) if active in keys else 0,
         )
         self.tabs.param.watch(one_message(lambda e: self._on_active(e.new)), "active")

@@ -7,9 +7,11 @@ everything a view shows comes from ``data`` (a ``tilescope.derived.plan_data.Pla
 replaced, never changed, once per plan: the file's plan on open, a what-if plan after each edit.
 Views watch ``data`` (and the selection), as Lumen's views watch ``Pipeline.data``.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import param
 
@@ -37,26 +39,43 @@ class SessionState(param.Parameterized):
     """Everything one session knows."""
 
     source = param.String(default="", doc="name of the open file, as the user gave it")
-    kind = param.String(default="", doc='the open file\'s kind (derived.opening.FILE_KINDS): "memory_profile", "search_state"…')
+    kind = param.String(
+        default="", doc='the open file\'s kind (derived.opening.FILE_KINDS): "memory_profile", "search_state"…'
+    )
     opened = param.Parameter(default=None, doc="the open file: what its kind's opener made (derived.opening.open_file)")
-    data = param.Parameter(default=None, doc="PlanData of the current plan (the what-if plan when edited); None for a search state")
-    compare = param.Parameter(default=None, doc="derived.compare_data.CompareData: the current plan beside a second side; None when not comparing")
+    data = param.Parameter(
+        default=None, doc="PlanData of the current plan (the what-if plan when edited); None for a search state"
+    )
+    compare = param.Parameter(
+        default=None,
+        doc="derived.compare_data.CompareData: the current plan beside a second side; None when not comparing",
+    )
     edits = param.List(default=[], item_type=TilingEdit)
-    edit_units = param.List(default=[], item_type=int, doc="""
+    edit_units = param.List(
+        default=[],
+        item_type=int,
+        doc="""
         How many of ``edits`` each gesture added, in order (a "keep the tile count" drag adds a
         partition and a replica edit as one unit): undo removes the last unit, and a drag that
-        changes the same handles of the same value as the last unit replaces it (coalescing).""")
+        changes the same handles of the same value as the last unit replaces it (coalescing).""",
+    )
     whole_storage_group = param.Boolean(default=False, doc="an edit applies to the value's whole storage group")
     selected_step = param.Integer(default=0)
-    selected_tile = param.Integer(default=None, allow_None=True, doc="""
+    selected_tile = param.Integer(
+        default=None,
+        allow_None=True,
+        doc="""
         The device tile the per-tile views show (``select_tile``); None until one is chosen (the
-        tiles view then picks the step's peak tile). Cleared when another file opens.""")
+        tiles view then picks the step's peak tile). Cleared when another file opens.""",
+    )
     selected_values = param.List(default=[], item_type=int, doc="selected value ids")
     error = param.String(default="", doc="last error message (one line), empty when the last action worked")
     status = param.String(default="", doc="what is happening (loading progress, last action)")
     progress = param.Number(default=1.0, bounds=(0, 1), doc="fraction of the current load done")
     loading = param.Boolean(default=False)
-    ready = param.Integer(default=0, doc="bumped when a result of ``data`` computed in the background is ready (``result``)")
+    ready = param.Integer(
+        default=0, doc="bumped when a result of ``data`` computed in the background is ready (``result``)"
+    )
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -101,8 +120,19 @@ class SessionState(param.Parameterized):
         """Make a finished load current (shown as ``name``, default the name it was opened under):
         clears edits and selection."""
         name = name or opened.name
-        common: dict[str, Any] = {"source": name, "kind": opened.kind, "opened": opened, "edits": [], "edit_units": [], "selected_values": [], "error": "",
-                      "loading": False, "progress": 1.0, "compare": None, "selected_tile": None}
+        common: dict[str, Any] = {
+            "source": name,
+            "kind": opened.kind,
+            "opened": opened,
+            "edits": [],
+            "edit_units": [],
+            "selected_values": [],
+            "error": "",
+            "loading": False,
+            "progress": 1.0,
+            "compare": None,
+            "selected_tile": None,
+        }
         if not isinstance(opened, OpenedProfile):  # a search state, or another kind: its view reads ``opened``
             self.param.update(**common, data=None, selected_step=0, status=f"opened {name} ({kind_label(opened.kind)})")
             return
@@ -117,7 +147,9 @@ class SessionState(param.Parameterized):
     def fail(self, exc: BaseException | str) -> None:
         """A load failed: keep what is open, say why."""
         message = exc if isinstance(exc, str) else error_text(exc)
-        self.param.update(loading=False, progress=1.0, error=message, status="load failed; the previous file stays open")
+        self.param.update(
+            loading=False, progress=1.0, error=message, status="load failed; the previous file stays open"
+        )
 
     # ------------------------------------------------------------------ file-sized work
 
@@ -179,7 +211,9 @@ class SessionState(param.Parameterized):
         """Show a finished comparison (``CompareData``, computed in a worker thread); if the plan
         changed meanwhile, the same comparison of the plan now current."""
         compare = compare.following(self.data, self.source) if self.data is not None else None
-        status = f"comparing {compare.a_label} → {compare.b_label}" if compare is not None else "no memory profile is open"
+        status = (
+            f"comparing {compare.a_label} → {compare.b_label}" if compare is not None else "no memory profile is open"
+        )
         self.param.update(compare=compare, loading=False, progress=1.0, error="", status=status)
 
     def stop_compare(self) -> None:
@@ -203,7 +237,7 @@ class SessionState(param.Parameterized):
         leave one edit. Returns the error message (also in ``error``) or None."""
         edits = list(edits)
         kept, units = list(self.edits), list(self.edit_units)
-        if units and _handles(kept[-units[-1]:]) == _handles(edits):
+        if units and _handles(kept[-units[-1] :]) == _handles(edits):
             kept, units = kept[: -units[-1]], units[:-1]
         return self._set_edits([*kept, *edits], [*units, len(edits)])
 
@@ -250,8 +284,13 @@ class SessionState(param.Parameterized):
         except TilescopeError as exc:
             self.error = error_text(exc)
             return self.error
-        self.param.update(edits=list(edits), edit_units=units, data=PlanData(opened, whatif), error="",
-                          status=f"{len(edits)} edit(s) applied")
+        self.param.update(
+            edits=list(edits),
+            edit_units=units,
+            data=PlanData(opened, whatif),
+            error="",
+            status=f"{len(edits)} edit(s) applied",
+        )
         return None
 
     @param.depends("whole_storage_group", watch=True)

@@ -12,6 +12,7 @@ Parsing never trusts the URL: a part that is not what it should be is dropped (a
 rest still applies. Numbers are ASCII digits only; a URL of more than ``models.edits.MAX_COMPACT_EDITS`` edits
 has none applied (said), so a long URL costs a bounded amount of work.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -37,8 +38,13 @@ class UrlState:
     def query(self) -> str:
         """``?file=…&step=…`` (parts that are unset are left out; ``,``, ``:`` and ``=`` kept readable)."""
         parts = {
-            "file": self.file, "step": self.step, "value": self.value, "tile": self.tile, "tab": self.tab,
-            "edits": compact_edits(self.edits) if self.edits else None, "compare": self.compare,
+            "file": self.file,
+            "step": self.step,
+            "value": self.value,
+            "tile": self.tile,
+            "tab": self.tab,
+            "edits": compact_edits(self.edits) if self.edits else None,
+            "compare": self.compare,
         }
         text = urlencode({k: v for k, v in parts.items() if v is not None}, safe=",:=")
         return f"?{text}" if text else ""
@@ -85,4 +91,6 @@ def parse_query(args: dict[str, list] | str, tab_keys: tuple[str, ...]) -> UrlSt
             edits = tuple(parse_compact_edits(text))
         except InputError as exc:
             problems.append(f"{exc}; the URL's edits were not applied")
-    return UrlState(first("file"), step, value, tab, edits, tuple(problems), compare=first("compare"), tile=numbers["tile"])
+    return UrlState(
+        first("file"), step, value, tab, edits, tuple(problems), compare=first("compare"), tile=numbers["tile"]
+    )

@@ -7,10 +7,11 @@ whatever made the change (an edit, a load), which then looks failed too. ``watch
 the watcher: an exception is logged with its traceback (the server's log) and shown as the page's
 one-line error naming the view; the other views' watchers still run and the change stands.
 """
+
 from __future__ import annotations
 
 import logging
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from tilescope.app.state import SessionState, error_text
 

@@ -24,6 +24,7 @@ Each figure comes from fresh subprocesses (best wall time of ``--repeat`` runs; 
 highest). Synthetic profiles are generated into ``benchmarks/data/`` (git-ignored) and reused while
 their parameters and the generator are unchanged. The closing Markdown table is for the README.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,7 +61,9 @@ class Row:
     cached: Measurement
     first_chart: Measurement
     replan_ms: float | None  # median per edit; None when the re-plan benchmark is not available
-    cli: Measurement | None = None  # the ``tilescope normalise`` command itself (not for the sample: it is the baseline)
+    cli: Measurement | None = (
+        None  # the ``tilescope normalise`` command itself (not for the sample: it is the baseline)
+    )
 
     @property
     def ratio(self) -> float:
@@ -159,9 +162,12 @@ def measure_profile(name: str, path: Path, repeat: int, replan_edits: int | None
     replan = replan_per_edit_ms(path, replan_edits) if replan_edits else None
     cli = measure_cli(path, repeat) if path != SAMPLE_PATH else None
     row = Row(name, path.stat().st_size, json_load, msgspec, normalise, cached, first_chart, replan, cli)
-    print(f"  json.load {json_load.wall:.2f} s, msgspec {msgspec.wall:.2f} s, normalise {normalise.wall:.2f} s "
-          f"({row.ratio:.2f}× json.load, {row.msgspec_ratio:.2f}× msgspec), peak {normalise.peak_rss / 1e6:,.0f} MB, "
-          f"cached reopen {cached.wall:.3f} s, cached open → first chart {first_chart.wall:.3f} s", flush=True)
+    print(
+        f"  json.load {json_load.wall:.2f} s, msgspec {msgspec.wall:.2f} s, normalise {normalise.wall:.2f} s "
+        f"({row.ratio:.2f}× json.load, {row.msgspec_ratio:.2f}× msgspec), peak {normalise.peak_rss / 1e6:,.0f} MB, "
+        f"cached reopen {cached.wall:.3f} s, cached open → first chart {first_chart.wall:.3f} s",
+        flush=True,
+    )
     return row
 
 
@@ -207,17 +213,26 @@ def cli_markdown(rows: list[Row]) -> str:
     for r in rows:
         if r.cli is not None:
             c = r.cli
-            lines.append(f"| {r.name} | {_mb(r.size)} | {_seconds(c.cpu)} | {_mb(c.peak_rss)} ({_mb(c.above_baseline)}) "
-                         f"| {c.peak_rss / r.size:.2f}× ({c.above_baseline / r.size:.2f}×) |")
+            lines.append(
+                f"| {r.name} | {_mb(r.size)} | {_seconds(c.cpu)} | {_mb(c.peak_rss)} ({_mb(c.above_baseline)}) "
+                f"| {c.peak_rss / r.size:.2f}× ({c.above_baseline / r.size:.2f}×) |"
+            )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--large", action="store_true", help="also the ~1 GB profile (generated once, ~1 GB of disk)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per figure, best kept (default 3; 1 for the large profile)")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs per figure, best kept (default 3; 1 for the large profile)"
+    )
     parser.add_argument("--replan-edits", type=int, default=20, help="edits for the re-plan figure (0 skips it)")
-    parser.add_argument("--v3-blocks", type=int, default=V3_BLOCKS, help=f"layers of the generated v3 profile (default {V3_BLOCKS}, ~63 MB; 0 skips it)")
+    parser.add_argument(
+        "--v3-blocks",
+        type=int,
+        default=V3_BLOCKS,
+        help=f"layers of the generated v3 profile (default {V3_BLOCKS}, ~63 MB; 0 skips it)",
+    )
     args = parser.parse_args(argv)
 
     profiles = [("sample", SAMPLE_PATH), (f"synthetic {MEDIUM[0]}×{MEDIUM[1]}", synthetic(*MEDIUM))]
@@ -228,7 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name, path in profiles:
         large = path.stat().st_size > 500e6
-        replan = 0 if name.startswith("generated v3") else args.replan_edits  # (what-if edits of v2/v3: planner.tile_whatif)
+        replan = (
+            0 if name.startswith("generated v3") else args.replan_edits
+        )  # (what-if edits of v2/v3: planner.tile_whatif)
         rows.append(measure_profile(name, path, 1 if large else args.repeat, replan))
     print()
     print(markdown(rows))
@@ -239,34 +256,48 @@ def main(argv: list[str] | None = None) -> int:
         if r.cli is not None:
             ratio = r.cli.peak_rss / r.size
             met = "goal met" if ratio <= CLI_GOAL else "target met" if ratio <= CLI_TARGET else "not met"
-            print(f"tilescope normalise peak RSS ÷ file, {r.name}: {r.cli.peak_rss / 1e6:,.1f} MB / {r.size / 1e6:,.1f} MB = "
-                  f"{ratio:.2f}× (target ≤ {CLI_TARGET}, goal ≤ {CLI_GOAL}: {met}); above the sample's {r.cli.baseline_rss / 1e6:,.1f} MB: "
-                  f"{r.cli.above_baseline / r.size:.2f}×")
+            print(
+                f"tilescope normalise peak RSS ÷ file, {r.name}: {r.cli.peak_rss / 1e6:,.1f} MB / {r.size / 1e6:,.1f} MB = "
+                f"{ratio:.2f}× (target ≤ {CLI_TARGET}, goal ≤ {CLI_GOAL}: {met}); above the sample's {r.cli.baseline_rss / 1e6:,.1f} MB: "
+                f"{r.cli.above_baseline / r.size:.2f}×"
+            )
     for r in rows:
         # (a 0.2 MB file measures fixed costs, not throughput: the target is for large files)
-        met = ("met" if r.msgspec_ratio <= 1.0 else "not met") if r.size >= TARGET_MIN_BYTES else "n/a for a file this small"
-        print(f"normalise ÷ msgspec generic decode, {r.name}: {r.normalise.wall:.3f} s / {r.msgspec.wall:.3f} s = "
-              f"{r.msgspec_ratio:.2f}× (target ≤ 1.0: {met}); CPU {r.normalise.cpu:.3f} s / {r.msgspec.cpu:.3f} s = "
-              f"{r.msgspec_cpu_ratio:.2f}×")
+        met = (
+            ("met" if r.msgspec_ratio <= 1.0 else "not met")
+            if r.size >= TARGET_MIN_BYTES
+            else "n/a for a file this small"
+        )
+        print(
+            f"normalise ÷ msgspec generic decode, {r.name}: {r.normalise.wall:.3f} s / {r.msgspec.wall:.3f} s = "
+            f"{r.msgspec_ratio:.2f}× (target ≤ 1.0: {met}); CPU {r.normalise.cpu:.3f} s / {r.msgspec.cpu:.3f} s = "
+            f"{r.msgspec_cpu_ratio:.2f}×"
+        )
     if args.large:
         medium, large = rows[1], rows[2]  # (the v3 row, when measured, comes after them)
         growth = large.first_chart.wall / medium.first_chart.wall
         met = "met" if growth <= 2.0 else "not met"
-        print(f"cached open → first chart, {large.name} ÷ {medium.name}: {large.first_chart.wall * 1000:.1f} ms / "
-              f"{medium.first_chart.wall * 1000:.1f} ms = {growth:.2f}× (files {large.size / medium.size:.1f}× apart; "
-              f"target ≤ 2: {met})")
+        print(
+            f"cached open → first chart, {large.name} ÷ {medium.name}: {large.first_chart.wall * 1000:.1f} ms / "
+            f"{medium.first_chart.wall * 1000:.1f} ms = {growth:.2f}× (files {large.size / medium.size:.1f}× apart; "
+            f"target ≤ 2: {met})"
+        )
         for r in (medium, large):
             if r.first_chart.ready is not None:
-                print(f"  {r.name}: the rest (tables mapped, arrays, plan) built behind the first chart "
-                      f"{r.first_chart.ready:.2f} s after the open began")
+                print(
+                    f"  {r.name}: the rest (tables mapped, arrays, plan) built behind the first chart "
+                    f"{r.first_chart.ready:.2f} s after the open began"
+                )
     print()
-    print("normalise = load, validate and write the five tables as Parquet (`tilescope normalise`); "
-          "ratio = normalise ÷ json.load of the same file in this run (goals: ≤ 1.5×; peak ≤ 3× the file); "
-          "msgspec = `msgspec.json.decode` of the file's bytes to Python objects (target: normalise ≤ 1.0× it). "
-          "First chart = a fresh process asking the app's SharedProfiles to open the cached file (staged) until the "
-          "timeline's whole-profile points are in hand (target: 1 GB ≤ 2× the 92.5 MB one). "
-          "Baseline = the process after imports and a warm-up load of the sample. Times are the best of "
-          f"{args.repeat} fresh processes (1 for files over 500 MB).")
+    print(
+        "normalise = load, validate and write the five tables as Parquet (`tilescope normalise`); "
+        "ratio = normalise ÷ json.load of the same file in this run (goals: ≤ 1.5×; peak ≤ 3× the file); "
+        "msgspec = `msgspec.json.decode` of the file's bytes to Python objects (target: normalise ≤ 1.0× it). "
+        "First chart = a fresh process asking the app's SharedProfiles to open the cached file (staged) until the "
+        "timeline's whole-profile points are in hand (target: 1 GB ≤ 2× the 92.5 MB one). "
+        "Baseline = the process after imports and a warm-up load of the sample. Times are the best of "
+        f"{args.repeat} fresh processes (1 for files over 500 MB)."
+    )
     return 0
 
 

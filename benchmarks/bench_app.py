@@ -25,37 +25,38 @@ Interactions, with the baseline measured on the same profile in the same run:
 Each is printed as median / worst ms against the 500 ms goal, and as the ratio median ÷ baseline
 median, which is comparable across machines.
 """
+
 from __future__ import annotations
 
 import argparse
 import gc
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from bokeh.document import Document
 from bokeh.protocol import Protocol
 
+from tilescope.app.state import SessionState
+from tilescope.app.views.addresses import AddressesView
+from tilescope.app.views.at_step import AtStepView
 from tilescope.app.views.editor import EditorView
 from tilescope.app.views.export import ExportView
-from tilescope.app.state import SessionState
-from tilescope.app.views.at_step import AtStepView
 from tilescope.app.views.lifetimes import LifetimesView
-from tilescope.app.views.addresses import AddressesView
 from tilescope.app.views.storage_groups import StorageGroupsView
 from tilescope.app.views.summary import SummaryView
 from tilescope.app.views.tile_map import TileMapView
 from tilescope.app.views.timeline import TimelineView
 from tilescope.app.views.values_table import ValuesTableView
+from tilescope.derived.opening import Source, open_file
 from tilescope.models.edits import TilingEdit
+from tilescope.models.errors import TilescopeError
 from tilescope.planner.edits import EditError, apply_edits
 from tilescope.planner.model import Plan, ProfileArrays
 from tilescope.synth import SAMPLE_PATH
-from tilescope.derived.opening import Source, open_file
-from tilescope.models.errors import TilescopeError
 
 GOAL_SECONDS = 0.5
 
@@ -69,10 +70,22 @@ def open_session(path: Path, name: str | None = None) -> SessionState:
     except TilescopeError as exc:
         raise SystemExit(f"cannot open {path}: {exc}") from None
     return state
+
+
 # The page's views in page order (app.views.profile_page.ProfilePage): summary, timeline, at-step
 # and lifetimes side by side, then the tabs (the placement tab: addresses and the tile map).
-VIEW_CLASSES = (SummaryView, TimelineView, AtStepView, LifetimesView, ValuesTableView, StorageGroupsView, EditorView,
-                AddressesView, TileMapView, ExportView)
+VIEW_CLASSES = (
+    SummaryView,
+    TimelineView,
+    AtStepView,
+    LifetimesView,
+    ValuesTableView,
+    StorageGroupsView,
+    EditorView,
+    AddressesView,
+    TileMapView,
+    ExportView,
+)
 INTERACTIONS = ("select step", "apply edit", "undo", "select value")
 
 
@@ -238,7 +251,9 @@ def _timed_with_cpu(action: Callable[[], object]) -> tuple[float, float, object]
     return time.perf_counter() - started, time.process_time() - cpu, result
 
 
-def measure_app(path: str | Path, name: str | None = None, steps: int = 20, edits: int = 10, values: int = 10) -> AppFigures:
+def measure_app(
+    path: str | Path, name: str | None = None, steps: int = 20, edits: int = 10, values: int = 10
+) -> AppFigures:
     """Open ``path`` as a session does, build and render the page, and time the interactions."""
     path = Path(path)
     open_seconds, state = _timed(lambda: open_session(path))
@@ -269,7 +284,11 @@ def measure_app(path: str | Path, name: str | None = None, steps: int = 20, edit
     for step in steps_to_visit(arrays, base_plan, steps):
         record("select step", lambda: state.select_step(step), lambda: live_rows_numpy(arrays, step))
     for value_id in values_to_select(arrays, base_plan, values):
-        record("select value", lambda: state.select_values([value_id]), lambda: group_mates_numpy(arrays, storage_group, value_id))
+        record(
+            "select value",
+            lambda: state.select_values([value_id]),
+            lambda: group_mates_numpy(arrays, storage_group, value_id),
+        )
     for edit in edits_to_apply(arrays, base_plan, edits):
         wanted = [*state.edits, edit]
         record("apply edit", lambda: state.apply_edit(edit), lambda: apply_edits(arrays, base_plan, wanted))
@@ -277,8 +296,15 @@ def measure_app(path: str | Path, name: str | None = None, steps: int = 20, edit
         remaining = state.edits[:-1]
         record("undo", state.undo, lambda: apply_edits(arrays, base_plan, remaining))
     return AppFigures(
-        name or path.name, path.stat().st_size, arrays.n_steps, arrays.n_values, int(arrays.interval_row.size),
-        open_seconds, build_seconds, render_seconds, found,
+        name or path.name,
+        path.stat().st_size,
+        arrays.n_steps,
+        arrays.n_values,
+        int(arrays.interval_row.size),
+        open_seconds,
+        build_seconds,
+        render_seconds,
+        found,
     )
 
 
@@ -330,8 +356,10 @@ def main(argv: list[str] | None = None) -> int:
 
         path, name = synthetic(args.blocks, args.layers), f"synthetic {args.blocks}×{args.layers}"
     print(report(measure_app(path, name, **counts)), flush=True)
-    print("times: the state call until every view has updated and its Bokeh patches are serialised (no browser); "
-          "ratio = median ÷ the baseline's median in the same run.")
+    print(
+        "times: the state call until every view has updated and its Bokeh patches are serialised (no browser); "
+        "ratio = median ÷ the baseline's median in the same run."
+    )
     return 0
 
 

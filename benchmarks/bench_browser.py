@@ -24,6 +24,7 @@ On the sample and on a 92.5 MB synthetic profile (``tilescope.synth.write_synthe
 Targets (issue #17): step ≤ 2× the floor, drag ≤ 3×, zoom ≤ 4× on the sample; on the 92.5 MB
 profile ≤ 2× those.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -117,7 +118,7 @@ class Profile:
     total_peak_step: int
 
     @staticmethod
-    def read(name: str, path: Path) -> "Profile":
+    def read(name: str, path: Path) -> Profile:
         with open(path, "rb") as handle:
             raw = json.load(handle)
         steps = raw["timeline"]["steps"]
@@ -242,7 +243,10 @@ TARGETS = {"step click": 2.0, "step key": 2.0, "drag → summary": 3.0, "wheel z
 
 
 def report(floor: Figure, results: list[tuple[Profile, dict[str, Figure], float]]) -> str:
-    lines = [f"floor (minimal Panel page, button → text): median {floor.median:.0f} ms, max {floor.worst:.0f} ms over {len(floor.times)} clicks", ""]
+    lines = [
+        f"floor (minimal Panel page, button → text): median {floor.median:.0f} ms, max {floor.worst:.0f} ms over {len(floor.times)} clicks",
+        "",
+    ]
     lines.append("| profile | interaction | median | max | median ÷ floor | target | met |")
     lines.append("|---|---|---:|---:|---:|---:|---|")
     for profile, figures, scale in results:
@@ -251,7 +255,9 @@ def report(floor: Figure, results: list[tuple[Profile, dict[str, Figure], float]
                 continue
             ratio = f.median / floor.median
             target = TARGETS[name] * scale
-            lines.append(f"| {profile.name} | {name} | {f.median:.0f} ms | {f.worst:.0f} ms | {ratio:.1f}× | ≤ {target:g}× | {'yes' if ratio <= target else 'no'} |")
+            lines.append(
+                f"| {profile.name} | {name} | {f.median:.0f} ms | {f.worst:.0f} ms | {ratio:.1f}× | ≤ {target:g}× | {'yes' if ratio <= target else 'no'} |"
+            )
     return "\n".join(lines)
 
 
@@ -259,7 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_browser", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tries", type=int, default=9, help="timed tries per interaction (default 9; at least 7)")
     parser.add_argument("--no-large", action="store_true", help="the sample only")
-    parser.add_argument("--large-profile", type=Path, help="an existing 200×24 synthetic profile instead of writing one")
+    parser.add_argument(
+        "--large-profile", type=Path, help="an existing 200×24 synthetic profile instead of writing one"
+    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -301,7 +309,10 @@ def main(argv: list[str] | None = None) -> int:
                         results.append((profile, figures, scale))
                         for f in figures.values():
                             if f.times:
-                                print(f"  {f.name}: median {f.median:.0f} ms, max {f.worst:.0f} ms ({f.median / floor.median:.1f}× the floor)", flush=True)
+                                print(
+                                    f"  {f.name}: median {f.median:.0f} ms, max {f.worst:.0f} ms ({f.median / floor.median:.1f}× the floor)",
+                                    flush=True,
+                                )
                 finally:
                     server.stop()
             finally:

@@ -18,6 +18,7 @@ loads both. Then, median of ``--repeat`` runs each:
 It prints each time and its ratio to the baseline. The goal (issue #13): comparing A with the
 edited B costs at most 2× planning A.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -72,20 +73,26 @@ def bench(folder: Path, blocks: int, layers: int, n_edits: int, repeat: int) -> 
     profile_b, profile_c = load_memory_profile(path_b), load_memory_profile(path_c)
     arrays_b, plan_b = plan_profile(profile_b)
     arrays_c, plan_c = plan_profile(profile_c)
-    print(f"A: {path_a.name}, {path_a.stat().st_size / 1e6:.1f} MB, {arrays_a.n_steps:,} steps, {arrays_a.n_values:,} values; "
-          f"B: A with {len(whatif.edits)} edits ({len(whatif.diff.changed_values)} values changed); "
-          f"C: {path_c.name}, {arrays_c.n_steps:,} steps, {arrays_c.n_values:,} values (set up in {time.perf_counter() - t0:.1f} s)")
+    print(
+        f"A: {path_a.name}, {path_a.stat().st_size / 1e6:.1f} MB, {arrays_a.n_steps:,} steps, {arrays_a.n_values:,} values; "
+        f"B: A with {len(whatif.edits)} edits ({len(whatif.diff.changed_values)} values changed); "
+        f"C: {path_c.name}, {arrays_c.n_steps:,} steps, {arrays_c.n_values:,} values (set up in {time.perf_counter() - t0:.1f} s)"
+    )
 
     side_a = CompareSide(profile_a, arrays_a, plan_a)
     side_b = CompareSide(profile_b, arrays_b, plan_b)
     side_whatif = CompareSide.edited(profile_a, arrays_a, whatif)
     side_c = CompareSide(profile_c, arrays_c, plan_c)
     result = compare_everything(side_a, side_b)
-    print(f"A → B: steps {result['steps']}, {len(result['values'])} values listed, standard Δ {result['delta']['standard']:+,} B, "
-          f"total Δ {result['delta']['total']:+,} B")
+    print(
+        f"A → B: steps {result['steps']}, {len(result['values'])} values listed, standard Δ {result['delta']['standard']:+,} B, "
+        f"total Δ {result['delta']['total']:+,} B"
+    )
     other = compare_everything(side_a, side_c)
-    print(f"A → C: steps {other['steps']} ({other['matched_steps']:,} matched, {len(other['unmatched_steps']['a']):,} only in A, "
-          f"{len(other['unmatched_steps']['b']):,} only in C), {len(other['unmatched_values']['b']):,} values only in C")
+    print(
+        f"A → C: steps {other['steps']} ({other['matched_steps']:,} matched, {len(other['unmatched_steps']['a']):,} only in A, "
+        f"{len(other['unmatched_steps']['b']):,} only in C), {len(other['unmatched_values']['b']):,} values only in C"
+    )
 
     baseline = _median_time(lambda: plan_profile(profile_a), repeat)
     rows = [
@@ -97,7 +104,9 @@ def bench(folder: Path, blocks: int, layers: int, n_edits: int, repeat: int) -> 
     for label, seconds in rows:
         print(f"{label:<34}{seconds * 1000:9.1f} ms   {seconds / baseline:5.2f}× planning A")
     ratio = rows[0][1] / baseline
-    print(f"goal: comparing A with the edited B ≤ {GOAL:.0f}× planning A: {ratio:.2f}× — {'met' if ratio <= GOAL else 'NOT met'}")
+    print(
+        f"goal: comparing A with the edited B ≤ {GOAL:.0f}× planning A: {ratio:.2f}× — {'met' if ratio <= GOAL else 'NOT met'}"
+    )
     return ratio
 
 

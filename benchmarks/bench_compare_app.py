@@ -24,6 +24,7 @@ Measured, with the baseline measured in the same run:
   then the same edits with the comparison closed (what comparing adds); baseline:
   ``planner.edits.apply_edits`` for the same edit set.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,7 +45,16 @@ from tilescope.planner.edits import apply_edits
 from tilescope.planner.model import plan_profile
 from tilescope.report.profile_json import profile_json_bytes
 
-from .bench_app import GOAL_SECONDS, Interaction, PatchRecorder, _timed, _timed_with_cpu, build_page, edits_to_apply, open_session
+from .bench_app import (
+    GOAL_SECONDS,
+    Interaction,
+    PatchRecorder,
+    _timed,
+    _timed_with_cpu,
+    build_page,
+    edits_to_apply,
+    open_session,
+)
 from .bench_replan import pick_edits
 
 
@@ -109,9 +119,11 @@ def bench_open(session: Session, path: Path, label: str, repeat: int) -> None:
     worker, loop, sent = (statistics.median(r[k] for r in runs) for k in range(3))
     c = session.state.compare
     print(f"open a compare with {label} ({c.step_line()}; {len(c.changed_frame):,} values differ), median of {repeat}:")
-    print(f"  worker thread {_ms(worker)} (open + plan B, compare, warm), event loop {_ms(loop)} (goal < 500 ms: "
-          f"{'met' if max(r[1] for r in runs) < GOAL_SECONDS else 'NOT met'}), patches {sent / 1e3:,.1f} kB; "
-          f"baseline (open B as the session's file) {_ms(baseline)}; (worker + loop) ÷ baseline {(worker + loop) / baseline:.2f}×")
+    print(
+        f"  worker thread {_ms(worker)} (open + plan B, compare, warm), event loop {_ms(loop)} (goal < 500 ms: "
+        f"{'met' if max(r[1] for r in runs) < GOAL_SECONDS else 'NOT met'}), patches {sent / 1e3:,.1f} kB; "
+        f"baseline (open B as the session's file) {_ms(baseline)}; (worker + loop) ÷ baseline {(worker + loop) / baseline:.2f}×"
+    )
 
 
 def bench_interactions(session: Session, count: int, n_edits: int) -> None:
@@ -129,7 +141,11 @@ def bench_interactions(session: Session, count: int, n_edits: int) -> None:
         select.times.append(seconds)
         select.cpu.append(cpu)
         select.patch_bytes.append(session.patches.take())
-        select.baselines.append(_timed(lambda: [np.flatnonzero(d.arrays.interval_row == r) for d, r in zip((compare.a, compare.b), rows)])[0])
+        select.baselines.append(
+            _timed(lambda: [np.flatnonzero(d.arrays.interval_row == r) for d, r in zip((compare.a, compare.b), rows)])[
+                0
+            ]
+        )
     edit = Interaction("apply an edit while comparing", "planner.edits.apply_edits")
     for change in edits_to_apply(state.arrays, state.base_plan, n_edits):
         wanted = [*state.edits, change]
@@ -160,13 +176,17 @@ def bench_interactions(session: Session, count: int, n_edits: int) -> None:
         if not i.times:
             print(f"  {i.name}: nothing to measure")
             continue
-        print(f"  {i.name} ×{len(i.times)}: median {_ms(i.median)}, worst {_ms(i.worst)} (goal < 500 ms: {'met' if i.met else 'NOT met'}; "
-              f"median CPU {_ms(i.cpu_median)}); baseline ({i.baseline_name}) {_ms(i.baseline)}, ratio {i.ratio:,.0f}×; "
-              f"patches median {statistics.median(i.patch_bytes) / 1e3:,.1f} kB")
+        print(
+            f"  {i.name} ×{len(i.times)}: median {_ms(i.median)}, worst {_ms(i.worst)} (goal < 500 ms: {'met' if i.met else 'NOT met'}; "
+            f"median CPU {_ms(i.cpu_median)}); baseline ({i.baseline_name}) {_ms(i.baseline)}, ratio {i.ratio:,.0f}×; "
+            f"patches median {statistics.median(i.patch_bytes) / 1e3:,.1f} kB"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_compare_app", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.bench_compare_app", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--blocks", type=int, default=200)
     parser.add_argument("--layers", type=int, default=24)
     parser.add_argument("--edits", type=int, default=50, help="edit sets written into B")
@@ -181,13 +201,18 @@ def main(argv: list[str] | None = None) -> int:
     root = path_a.parent  # the data root: benchmarks/data (B is written beside A, and rewritten each run)
     path_b = write_pair(root, path_a, args.edits)
     session = Session(path_a, root)
-    print(f"A: {path_a.name}, {path_a.stat().st_size / 1e6:,.1f} MB, {session.state.arrays.n_steps:,} steps, "
-          f"{session.state.arrays.n_values:,} values; B: A with {args.edits} edit sets; C: {path_c.name}", flush=True)
+    print(
+        f"A: {path_a.name}, {path_a.stat().st_size / 1e6:,.1f} MB, {session.state.arrays.n_steps:,} steps, "
+        f"{session.state.arrays.n_values:,} values; B: A with {args.edits} edit sets; C: {path_c.name}",
+        flush=True,
+    )
     bench_open(session, path_c, "C (another program)", args.repeat)
     bench_open(session, path_b, "B (A edited)", args.repeat)
     bench_interactions(session, args.values, args.session_edits)
-    print("times: the call until every view (the page's and the compare view's) has updated and its Bokeh patches are serialised "
-          "(no browser); ratios against the baseline measured in the same run.")
+    print(
+        "times: the call until every view (the page's and the compare view's) has updated and its Bokeh patches are serialised "
+        "(no browser); ratios against the baseline measured in the same run."
+    )
     return 0
 
 

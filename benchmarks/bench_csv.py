@@ -7,6 +7,7 @@ on the report's values and steps tables, against a baseline measured in the same
 line ends). Best of 3 each; prints the ratio (baseline time ÷ ours) and checks both files hold the
 same cells.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,8 +54,10 @@ def bench(path: Path, cache_dir: Path) -> None:
         baseline, expected = best_of(lambda: stdlib_csv(table))
         ours, written = best_of(lambda: to_csv_bytes(table))
         same = cells(expected) == cells(written)
-        print(f"{name}.csv: {table.num_rows:,} rows; stdlib csv {baseline:.3f} s, tilescope {ours:.3f} s: "
-              f"{baseline / ours:.1f}× faster; same cells: {same}")
+        print(
+            f"{name}.csv: {table.num_rows:,} rows; stdlib csv {baseline:.3f} s, tilescope {ours:.3f} s: "
+            f"{baseline / ours:.1f}× faster; same cells: {same}"
+        )
 
 
 def main(argv: list[str] | None = None) -> None:

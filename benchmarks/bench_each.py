@@ -14,6 +14,7 @@ machine is shared), in the same run:
 - the old way as a baseline for the same N: ``apply_edits`` of each prefix (quadratic), on the
   first ``--baseline`` edits only (it is slow), with its own 2× ratio.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,7 +43,9 @@ def valid_sequence(arrays, plan, count: int, seed: int = 18) -> list[TilingEdit]
         if rng.random() < 0.3:
             edit = TilingEdit(value, replicas=rng.choice([1, 2, 3, 8, 27, 54]))
         else:
-            edit = TilingEdit(value, axis=rng.choice([0, 1, 2]), partitions=rng.choice([1, 2, 3, 4, 8, 9, 16, 18, 46, 72]))
+            edit = TilingEdit(
+                value, axis=rng.choice([0, 1, 2]), partitions=rng.choice([1, 2, 3, 4, 8, 9, 16, 18, 46, 72])
+            )
         try:
             whatif = extend_edits(arrays, whatif, [edit])
         except EditError:
@@ -73,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     n = args.edits
     arrays, plan = plan_profile(load_memory_profile(args.profile))
     edits = valid_sequence(arrays, plan, 2 * n)
-    print(f"{args.profile.name}: {arrays.n_values:,} values, {arrays.n_steps:,} steps; {2 * n:,} edits, every prefix valid")
+    print(
+        f"{args.profile.name}: {arrays.n_values:,} values, {arrays.n_steps:,} steps; {2 * n:,} edits, every prefix valid"
+    )
 
     with tempfile.TemporaryDirectory(prefix="bench_each.") as folder:
         files = {count: save_edit_set(Path(folder) / f"edits_{count}.json", edits[:count]) for count in (n, 2 * n)}
@@ -97,12 +102,18 @@ def main(argv: list[str] | None = None) -> int:
     b = args.baseline
     old = best_of(1, {count: (lambda c=count: prefixes(c)) for count in (b, 2 * b)})
 
-    print(f"plan --each, whole command: {n:,} edits {cli[n]:.2f} s, {2 * n:,} edits {cli[2 * n]:.2f} s: "
-          f"ratio {cli[2 * n] / cli[n]:.2f} for 2x edits (2 = linear, 4 = quadratic)")
-    print(f"re-planning alone (extend_edits): {n:,} edits {loop[n]:.2f} s ({loop[n] / n * 1e3:.3f} ms per edit), "
-          f"{2 * n:,} edits {loop[2 * n]:.2f} s: ratio {loop[2 * n] / loop[n]:.2f}")
-    print(f"baseline, apply_edits of every prefix: {b:,} edits {old[b]:.2f} s, {2 * b:,} edits {old[2 * b]:.2f} s: "
-          f"ratio {old[2 * b] / old[b]:.2f}; at {b:,} edits extend_edits is {old[b] / (loop[n] * b / n):.0f}x faster")
+    print(
+        f"plan --each, whole command: {n:,} edits {cli[n]:.2f} s, {2 * n:,} edits {cli[2 * n]:.2f} s: "
+        f"ratio {cli[2 * n] / cli[n]:.2f} for 2x edits (2 = linear, 4 = quadratic)"
+    )
+    print(
+        f"re-planning alone (extend_edits): {n:,} edits {loop[n]:.2f} s ({loop[n] / n * 1e3:.3f} ms per edit), "
+        f"{2 * n:,} edits {loop[2 * n]:.2f} s: ratio {loop[2 * n] / loop[n]:.2f}"
+    )
+    print(
+        f"baseline, apply_edits of every prefix: {b:,} edits {old[b]:.2f} s, {2 * b:,} edits {old[2 * b]:.2f} s: "
+        f"ratio {old[2 * b] / old[b]:.2f}; at {b:,} edits extend_edits is {old[b] / (loop[n] * b / n):.0f}x faster"
+    )
     return 0
 
 

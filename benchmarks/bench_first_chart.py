@@ -18,6 +18,7 @@ and ratios of figures of this run: first points ÷ summary (what the staged open
 the timeline came with the summary), and each profile's first points ÷ the sample's (the issue's
 "the first chart does not grow with the file": 1 GB ÷ 92.5 MB).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))  # the served app and Chromium, as the browser tests drive them
 
-from browser_support import AppServer, SAMPLE, launch_chromium  # noqa: E402
+from browser_support import SAMPLE, AppServer, launch_chromium  # noqa: E402
 
 from . import __main__ as runner  # noqa: E402
 
@@ -44,7 +45,9 @@ FIRST_POINTS = (Path(__file__).resolve().parent / "bench_first_chart.js").read_t
 def prime(path: Path, cache_dir: Path) -> None:
     """Open ``path`` once in a process of its own: the cache entry and the overview written."""
     code = "import sys; from tilescope.derived.opening import open_file; open_file(sys.argv[1])"
-    subprocess.run([sys.executable, "-c", code, str(path)], check=True, env=dict(os.environ, TILESCOPE_CACHE_DIR=str(cache_dir)))
+    subprocess.run(
+        [sys.executable, "-c", code, str(path)], check=True, env=dict(os.environ, TILESCOPE_CACHE_DIR=str(cache_dir))
+    )
 
 
 def measure_once(playwright, root: Path, cache_dir: Path, name: str) -> tuple[float, float, int]:
@@ -72,7 +75,9 @@ def measure_once(playwright, root: Path, cache_dir: Path, name: str) -> tuple[fl
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_first_chart", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.bench_first_chart", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--profile", action="append", type=Path, help="a memory profile to measure (repeatable)")
     parser.add_argument("--large", action="store_true", help="the 1 GB synthetic profile too")
     parser.add_argument("--repeat", type=int, default=2)
@@ -97,24 +102,33 @@ def main(argv: list[str] | None = None) -> int:
         names.append((linked.name, linked.stat().st_size))
     results, measured = {}, {name: [] for name, _ in names}
     with sync_playwright() as playwright:
-        for _ in range(args.repeat):  # round after round, so a burst of the shared machine's load hits every profile alike
+        for _ in range(
+            args.repeat
+        ):  # round after round, so a burst of the shared machine's load hits every profile alike
             for name, _size in names:
                 measured[name].append(measure_once(playwright, root, cache_dir, name))
         for name, size in names:
             runs = measured[name]
             first, summary = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
             results[name] = (size, first, summary, runs[0][2])
-            print(f"{name} ({size / 1e6:,.1f} MB): first points {first:.2f} s ({runs[0][2]:,} points), summary {summary:.2f} s; "
-                  f"runs {', '.join(f'{a:.2f}/{b:.2f}' for a, b, _ in runs)}", flush=True)
+            print(
+                f"{name} ({size / 1e6:,.1f} MB): first points {first:.2f} s ({runs[0][2]:,} points), summary {summary:.2f} s; "
+                f"runs {', '.join(f'{a:.2f}/{b:.2f}' for a, b, _ in runs)}",
+                flush=True,
+            )
     sample_first = results[SAMPLE.name][1]
     print("\n| profile | file | → first points | → summary | first ÷ summary | first ÷ the sample's |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, (size, first, summary, _points) in results.items():
-        print(f"| {name} | {size / 1e6:,.1f} MB | {first:.2f} s | {summary:.2f} s | {first / summary:.2f}× | {first / sample_first:.2f}× |")
+        print(
+            f"| {name} | {size / 1e6:,.1f} MB | {first:.2f} s | {summary:.2f} s | {first / summary:.2f}× | {first / sample_first:.2f}× |"
+        )
     big = [r for n, r in results.items() if n != SAMPLE.name]
     if len(big) >= 2:
-        print(f"\nfirst points, largest ÷ smallest of the big ones: {big[-1][1]:.2f} s ÷ {big[0][1]:.2f} s = {big[-1][1] / big[0][1]:.2f}×; "
-              f"summary: {big[-1][2] / big[0][2]:.2f}×")
+        print(
+            f"\nfirst points, largest ÷ smallest of the big ones: {big[-1][1]:.2f} s ÷ {big[0][1]:.2f} s = {big[-1][1] / big[0][1]:.2f}×; "
+            f"summary: {big[-1][2] / big[0][2]:.2f}×"
+        )
     return 0
 
 

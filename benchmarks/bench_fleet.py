@@ -21,6 +21,7 @@ processes: the workers and their nannies, ``os.times``) are printed too: profile
 is what a worker costs, whatever the load. The datasets are checked equal. The machine is shared: the load average is
 printed beside the figures.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -120,8 +121,10 @@ def main(argv: list[str] | None = None) -> None:
         root = Path(tmp) / "tree"
         root.mkdir()
         total = make_tree(root, args.profiles, args.layers)
-        print(f"{args.profiles} profiles, {total / 1e6:.1f} MB in all; {os.cpu_count()} cores; "
-              f"load average at start {os.getloadavg()[0]:.2f}")
+        print(
+            f"{args.profiles} profiles, {total / 1e6:.1f} MB in all; {os.cpu_count()} cores; "
+            f"load average at start {os.getloadavg()[0]:.2f}"
+        )
         runs: dict[str, list[float]] = {"one process": [], "LocalCluster, 1 worker": [], "LocalCluster, 2 workers": []}
         cpu: dict[str, list[float]] = {name: [] for name in runs}
         startups: dict[int, list[float]] = {1: [], 2: []}
@@ -140,15 +143,21 @@ def main(argv: list[str] | None = None) -> None:
         assert all(content(d) == reference for d in last.values()), "datasets differ"
         base = args.profiles / min(runs["one process"])
         base_cpu = args.profiles / min(cpu["one process"])
-        print(f"{'':26} {'best wall':>10} {'profiles/s':>11} {'vs one process':>15} {'CPU s':>8} {'profiles/CPU s':>15} {'vs one process':>15}")
+        print(
+            f"{'':26} {'best wall':>10} {'profiles/s':>11} {'vs one process':>15} {'CPU s':>8} {'profiles/CPU s':>15} {'vs one process':>15}"
+        )
         for name, times in runs.items():
             rate = args.profiles / min(times)
             per_cpu = args.profiles / min(cpu[name])
-            print(f"{name:26} {min(times):9.2f}s {rate:11.2f} {rate / base:14.2f}× {min(cpu[name]):8.1f} {per_cpu:15.2f} {per_cpu / base_cpu:14.2f}×")
+            print(
+                f"{name:26} {min(times):9.2f}s {rate:11.2f} {rate / base:14.2f}× {min(cpu[name]):8.1f} {per_cpu:15.2f} {per_cpu / base_cpu:14.2f}×"
+            )
         files = sum(1 for p in last["LocalCluster, 2 workers"].rglob("*.parquet"))
         print(f"dataset files (Parquet, all tables): {files} for {args.profiles} profiles")
         for workers, times in startups.items():
-            print(f"LocalCluster start-up + shutdown, {workers} worker{'s' if workers > 1 else ''}: {min(times):.2f} s (best of {len(times)})")
+            print(
+                f"LocalCluster start-up + shutdown, {workers} worker{'s' if workers > 1 else ''}: {min(times):.2f} s (best of {len(times)})"
+            )
         print(f"load average at end {os.getloadavg()[0]:.2f}")
 
 

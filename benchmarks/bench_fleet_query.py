@@ -16,6 +16,7 @@ and the same queries in this process (``fleet.query.run_query``: the dataset ope
 the DuckDB views made, the query run), which is what the dataset's layout decides; and prints the
 number of files the dataset holds. Goal: each query under 1 s.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -85,21 +86,38 @@ def main(argv: list[str] | None = None) -> None:
         root.mkdir()
         started = time.perf_counter()
         make_fleet(root, args.profiles, args.folders)
-        print(f"{args.profiles} profiles in {args.folders} folders written in {time.perf_counter() - started:.1f} s; "
-              f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}")
-        seconds, result = timed("-m", "tilescope", "batch", str(root), "--out", str(dataset), "--workers", str(args.workers), "--quiet", "--json")
+        print(
+            f"{args.profiles} profiles in {args.folders} folders written in {time.perf_counter() - started:.1f} s; "
+            f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}"
+        )
+        seconds, result = timed(
+            "-m",
+            "tilescope",
+            "batch",
+            str(root),
+            "--out",
+            str(dataset),
+            "--workers",
+            str(args.workers),
+            "--quiet",
+            "--json",
+        )
         report = json.loads(result.stdout)
         assert result.returncode == 0 and report["processed"] == args.profiles, result.stderr[-2000:]
         print(f"batch --workers {args.workers}: {seconds:.1f} s, {args.profiles / seconds:.1f} profiles/s")
         files = sorted(p for p in dataset.rglob("*") if p.is_file())
         parquet = [p for p in files if p.suffix == ".parquet"]
-        print(f"dataset: {len(files)} files ({len(parquet)} Parquet; layout 1 would have had "
-              f"{args.profiles * 7} Parquet files), {sum(p.stat().st_size for p in files) / 1e6:.1f} MB")
+        print(
+            f"dataset: {len(files)} files ({len(parquet)} Parquet; layout 1 would have had "
+            f"{args.profiles * 7} Parquet files), {sum(p.stat().st_size for p in files) / 1e6:.1f} MB"
+        )
         startup = min(timed("-c", "pass")[0] for _ in range(args.repeat))
         imports = min(timed("-c", "import duckdb, pyarrow.parquet")[0] for _ in range(args.repeat))
         cli = min(timed("-m", "tilescope", "--version")[0] for _ in range(args.repeat))
-        print(f"python start-up alone: {startup:.2f} s; with duckdb and pyarrow imported: {imports:.2f} s; "
-              f"`tilescope --version` (the CLI's start-up: every command's module imported): {cli:.2f} s")
+        print(
+            f"python start-up alone: {startup:.2f} s; with duckdb and pyarrow imported: {imports:.2f} s; "
+            f"`tilescope --version` (the CLI's start-up: every command's module imported): {cli:.2f} s"
+        )
         print(f"{'query':24} {'best of ' + str(args.repeat):>10}  rows")
         for name, sql in QUERIES.items():
             sql = sql.format(folder="2024-05-02")

@@ -28,6 +28,7 @@ Before timing, every worker does the same operation once on the small sample, so
 baseline, not in the figure. Baseline RSS is measured after that warm-up; peak RSS is the
 process's ``ru_maxrss`` at the end.
 """
+
 from __future__ import annotations
 
 import json
@@ -167,14 +168,25 @@ def measure(mode: str, path: Path, repeat: int = 3, cache_dir: Path | None = Non
             raise RuntimeError(f"{mode} on {path.name} failed:\n{done.stderr}")
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
     best = min(runs, key=lambda r: r["wall"])
-    return Measurement(best["wall"], best["cpu"], best["baseline_rss"], max(r["peak_rss"] for r in runs), best.get("ready"))
+    return Measurement(
+        best["wall"], best["cpu"], best["baseline_rss"], max(r["peak_rss"] for r in runs), best.get("ready")
+    )
 
 
 def _run_cli_normalise(path: Path) -> tuple[float, int]:
     """CPU seconds (user + system) and peak RSS in bytes of one ``tilescope normalise`` process."""
     with tempfile.TemporaryDirectory(prefix="bench_cli.") as scratch:
         env = {**os.environ, "TILESCOPE_CACHE_DIR": str(Path(scratch) / "cache")}
-        command = [sys.executable, "-m", "tilescope", "normalise", str(path), "--out", str(Path(scratch) / "out"), "--quiet"]
+        command = [
+            sys.executable,
+            "-m",
+            "tilescope",
+            "normalise",
+            str(path),
+            "--out",
+            str(Path(scratch) / "out"),
+            "--quiet",
+        ]
         process = subprocess.Popen(command, cwd=Path(__file__).resolve().parent.parent, env=env, stderr=subprocess.PIPE)
         stderr = process.stderr.read() if process.stderr is not None else b""
         _, status, usage = os.wait4(process.pid, 0)

@@ -18,6 +18,7 @@ runs for the first three, each in the same process and run):
   interaction budget; also the re-plan + re-placement together (what one drag costs the model);
 - every placement's gap to the lower bound in each region (goal ≤ 1 %).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,8 +70,10 @@ def _command(argv: list[str], repeat: int) -> float:
 def bench_place(path: Path, n_edits: int, repeat: int) -> None:
     profile = load_memory_profile(path)
     arrays, plan = plan_profile(profile)
-    print(f"profile {path.name}: {path.stat().st_size / 1e6:.1f} MB, {arrays.n_steps:,} steps, {arrays.n_values:,} values, "
-          f"{arrays.interval_row.size:,} live intervals")
+    print(
+        f"profile {path.name}: {path.stat().st_size / 1e6:.1f} MB, {arrays.n_steps:,} steps, {arrays.n_values:,} values, "
+        f"{arrays.interval_row.size:,} live intervals"
+    )
 
     t_plan, _ = _best(lambda: plan_profile(profile), repeat)
     t_place, (_, placement) = _best(lambda: (lambda a_p: (a_p, place(*a_p)))(plan_profile(profile)), repeat)
@@ -79,14 +82,20 @@ def bench_place(path: Path, n_edits: int, repeat: int) -> None:
     groups = [len(state.groups) for state in placement._state.regions]
     distinct = [len({g.key for g in state.groups}) for state in placement._state.regions]
     std, intl = _gaps(placement)
-    print(f"{placement.n_allocations:,} allocations; groups standard {groups[0]} ({distinct[0]} distinct), "
-          f"interleaved {groups[1]} ({distinct[1]} distinct)")
+    print(
+        f"{placement.n_allocations:,} allocations; groups standard {groups[0]} ({distinct[0]} distinct), "
+        f"interleaved {groups[1]} ({distinct[1]} distinct)"
+    )
     print(f"plan (baseline)              {_ms(t_plan)}")
-    print(f"place (plan + placement)     {_ms(t_place)}   ratio to plan {t_place / t_plan:5.2f}x  goal ≤ 3x: "
-          f"{'met' if t_place <= 3 * t_plan else 'NOT met'}")
+    print(
+        f"place (plan + placement)     {_ms(t_place)}   ratio to plan {t_place / t_plan:5.2f}x  goal ≤ 3x: "
+        f"{'met' if t_place <= 3 * t_plan else 'NOT met'}"
+    )
     print(f"placement alone              {_ms(t_alone)}   ratio to plan {t_alone / t_plan:5.2f}x")
-    print(f"placement, no group reused   {_ms(t_fresh)}   ratio to plan {t_fresh / t_plan:5.2f}x "
-          f"(gaps {_gaps(unshared)[0]:.3f} % / {_gaps(unshared)[1]:.3f} %)")
+    print(
+        f"placement, no group reused   {_ms(t_fresh)}   ratio to plan {t_fresh / t_plan:5.2f}x "
+        f"(gaps {_gaps(unshared)[0]:.3f} % / {_gaps(unshared)[1]:.3f} %)"
+    )
     print(f"gap to the lower bound: standard {std:.3f} %, interleaved {intl:.3f} % (goal ≤ 1 %)")
 
     cmd_plan = _command(["plan", str(path)], max(1, repeat // 2))
@@ -106,10 +115,14 @@ def bench_place(path: Path, n_edits: int, repeat: int) -> None:
         worst_gap = max(worst_gap, *_gaps(again))
     if replace_times:
         median, worst = statistics.median(replace_times), max(replace_times)
-        print(f"re-placement after an edit ({len(replace_times)} edits): median {_ms(median)}, worst {_ms(worst)}; "
-              f"full placement / median {t_alone / median:5.1f}x; worst / 500 ms budget {worst / BUDGET_S:5.3f}")
-        print(f"re-plan + re-placement per edit: median {_ms(statistics.median(drag_times))}, worst {_ms(max(drag_times))}; "
-              f"worst gap after the edits {worst_gap:.3f} %")
+        print(
+            f"re-placement after an edit ({len(replace_times)} edits): median {_ms(median)}, worst {_ms(worst)}; "
+            f"full placement / median {t_alone / median:5.1f}x; worst / 500 ms budget {worst / BUDGET_S:5.3f}"
+        )
+        print(
+            f"re-plan + re-placement per edit: median {_ms(statistics.median(drag_times))}, worst {_ms(max(drag_times))}; "
+            f"worst gap after the edits {worst_gap:.3f} %"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,6 +22,7 @@ the bare re-plan (``planner.edits.apply_edits``) and the bare re-placement (``pl
 with ``previous``) for the same cumulative edit sets. The goal is the app's interaction budget,
 500 ms per edit.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tilescope.app.state import SessionState
 from tilescope.app.views.addresses import AddressesView
 from tilescope.app.views.tile_map import TileMapView
 from tilescope.planner.edits import apply_edits
@@ -102,7 +102,9 @@ def measure_place_app(path: str | Path, name: str | None = None, edits: int = 10
     for interactions in pages.values():
         for interaction in interactions.values():
             interaction.baselines = list(replan)
-    return PlaceAppFigures(name or path.name, arrays.n_steps, base_placement.n_allocations, len(chosen), replan, replace, pages)
+    return PlaceAppFigures(
+        name or path.name, arrays.n_steps, base_placement.n_allocations, len(chosen), replan, replace, pages
+    )
 
 
 def _ms(seconds: float) -> str:
@@ -130,8 +132,10 @@ def report(f: PlaceAppFigures) -> str:
             )
     whole, without = f.pages["whole page"]["apply edit"], f.pages["page without the placement tab"]["apply edit"]
     if whole.times and without.times:
-        lines.append(f"  the placement tab adds {_ms(whole.median - without.median)} per edit (median − median; "
-                     f"{(whole.median - without.median) / GOAL_SECONDS:.1%} of the budget; CPU {_ms(whole.cpu_median - without.cpu_median)})")
+        lines.append(
+            f"  the placement tab adds {_ms(whole.median - without.median)} per edit (median − median; "
+            f"{(whole.median - without.median) / GOAL_SECONDS:.1%} of the budget; CPU {_ms(whole.cpu_median - without.cpu_median)})"
+        )
     return "\n".join(lines)
 
 
@@ -140,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blocks", type=int, default=200)
     parser.add_argument("--layers", type=int, default=24)
     parser.add_argument("--profile", type=Path, help="an existing memory profile instead of the synthetic one")
-    parser.add_argument("--edits", type=int, default=10, help="edits to apply one after another, then undo (default 10)")
+    parser.add_argument(
+        "--edits", type=int, default=10, help="edits to apply one after another, then undo (default 10)"
+    )
     parser.add_argument("--no-sample", action="store_true", help="skip the sample")
     args = parser.parse_args(argv)
     if not args.no_sample:

@@ -15,6 +15,7 @@ temporary folder unless ``--profile`` names one, then for ~50 edits of different
 Then the advisor's time on the sample (median of 5 runs per peak kind). The goal is under 20 ms
 per edit on the ~90 MB profile and under a second for the advisor on the sample.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,13 @@ def recompute_usage(arrays: ProfileArrays, steps: np.ndarray, rows: np.ndarray, 
     """The baseline: Σ bytes over every live entry per step and region, then the peaks."""
     n = arrays.n_steps
     weights = cost[rows]
-    std = np.bincount(steps[standard], weights=weights[standard], minlength=n).astype(np.int64) + arrays.scratch_standard
-    intl = np.bincount(steps[~standard], weights=weights[~standard], minlength=n).astype(np.int64) + arrays.scratch_interleaved
+    std = (
+        np.bincount(steps[standard], weights=weights[standard], minlength=n).astype(np.int64) + arrays.scratch_standard
+    )
+    intl = (
+        np.bincount(steps[~standard], weights=weights[~standard], minlength=n).astype(np.int64)
+        + arrays.scratch_interleaved
+    )
     return std, intl, peaks_of(arrays, std, intl, cost)
 
 
@@ -75,8 +81,10 @@ def bench_replan(path: Path, n_edits: int) -> None:
     started = time.perf_counter()
     profile = load_memory_profile(path)
     arrays, plan = plan_profile(profile)
-    print(f"profile {path.name}: {path.stat().st_size / 1e6:.1f} MB, {arrays.n_steps:,} steps, {arrays.n_values:,} values, "
-          f"{arrays.interval_row.size:,} live intervals (loaded and planned in {time.perf_counter() - started:.1f} s)")
+    print(
+        f"profile {path.name}: {path.stat().st_size / 1e6:.1f} MB, {arrays.n_steps:,} steps, {arrays.n_values:,} values, "
+        f"{arrays.interval_row.size:,} live intervals (loaded and planned in {time.perf_counter() - started:.1f} s)"
+    )
 
     steps, rows = live_entries(arrays)
     standard = arrays.region[rows] == 0
@@ -93,7 +101,11 @@ def bench_replan(path: Path, n_edits: int) -> None:
         t1 = time.perf_counter()
         std, intl, peaks = recompute_usage(arrays, steps, rows, standard, whatif.plan.figures.bytes)
         t2 = time.perf_counter()
-        if not (np.array_equal(std, whatif.plan.usage_standard) and np.array_equal(intl, whatif.plan.usage_interleaved) and peaks == whatif.plan.peaks):
+        if not (
+            np.array_equal(std, whatif.plan.usage_standard)
+            and np.array_equal(intl, whatif.plan.usage_interleaved)
+            and peaks == whatif.plan.peaks
+        ):
             raise SystemExit(f"incremental re-plan differs from the recompute for {edits}")
         incremental.append(t1 - t0)
         baseline.append(t2 - t1)
@@ -102,11 +114,17 @@ def bench_replan(path: Path, n_edits: int) -> None:
         lifetimes.append(int((arrays.interval_last[mask] - arrays.interval_first[mask] + 1).sum()))
 
     inc, base = statistics.median(incremental), statistics.median(baseline)
-    print(f"edits measured: {len(incremental)} (different values; median edited lifetime {statistics.median(lifetimes):,.0f} steps)")
-    print(f"incremental re-plan per edit: median {_ms(inc)}, worst {_ms(max(incremental))} "
-          f"(plus once per profile, the id/alias/storage-group lookups: {_ms(lookups)})")
+    print(
+        f"edits measured: {len(incremental)} (different values; median edited lifetime {statistics.median(lifetimes):,.0f} steps)"
+    )
+    print(
+        f"incremental re-plan per edit: median {_ms(inc)}, worst {_ms(max(incremental))} "
+        f"(plus once per profile, the id/alias/storage-group lookups: {_ms(lookups)})"
+    )
     print(f"recompute from live lists:    median {_ms(base)}, worst {_ms(max(baseline))}")
-    print(f"ratio recompute / incremental: {base / inc:.1f}x; goal < 20 ms per edit: {'met' if inc < 0.020 else 'NOT met'}")
+    print(
+        f"ratio recompute / incremental: {base / inc:.1f}x; goal < 20 ms per edit: {'met' if inc < 0.020 else 'NOT met'}"
+    )
 
 
 def bench_advisor(path: Path) -> None:
@@ -118,7 +136,9 @@ def bench_advisor(path: Path) -> None:
             found = advise(arrays, plan, peak)
             times.append(time.perf_counter() - t0)
         best = f"best saving {found[0].saving:,} B" if found else "no candidate"
-        print(f"advisor on {path.name}, {peak:11} peak: median {_ms(statistics.median(times))} ({len(found)} candidates, {best})")
+        print(
+            f"advisor on {path.name}, {peak:11} peak: median {_ms(statistics.median(times))} ({len(found)} candidates, {best})"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

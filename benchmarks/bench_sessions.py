@@ -21,6 +21,7 @@ The same batches are then run against the floor page of ``bench_browser``
 document has arrived: what the framework itself costs per session on this machine, whatever an app
 does, and so the lowest ratio to one session any Panel app could reach here (``--no-floor`` skips it).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,17 @@ from tests.browser_support import SAMPLE, AppServer, kib  # noqa: E402
 
 TOKEN = re.compile(r'"token"\s*:\s*"([^"]+)"|token=([A-Za-z0-9_.\-]+)')
 TOTAL = re.compile(r'data-testid="ts-peak-total">([^<]*)<')
-DOCUMENT_READY = json.dumps({"events": [{"kind": "MessageSent", "msg_type": "bokeh_event",
-                                         "msg_data": {"type": "event", "name": "document_ready", "values": {"type": "map"}}}]})
+DOCUMENT_READY = json.dumps(
+    {
+        "events": [
+            {
+                "kind": "MessageSent",
+                "msg_type": "bokeh_event",
+                "msg_data": {"type": "event", "name": "document_ready", "values": {"type": "map"}},
+            }
+        ]
+    }
+)
 TIMEOUT_S = 240.0
 FLOOR_APP = "benchmarks/floor_page.py"
 
@@ -83,9 +93,11 @@ async def one_session(base_url: str, expected: str | None, app: str = "app") -> 
         raise RuntimeError("no session token in the page")
     token = found.group(1) or found.group(2)
     ws_url = base_url.replace("http://", "ws://") + f"/{app}/ws"
-    socket = await websocket_connect(HTTPRequest(ws_url, request_timeout=TIMEOUT_S), subprotocols=["bokeh", token],
-                                     max_message_size=1 << 30)
+    socket = await websocket_connect(
+        HTTPRequest(ws_url, request_timeout=TIMEOUT_S), subprotocols=["bokeh", token], max_message_size=1 << 30
+    )
     try:
+
         async def frames():
             """Each message's (header, content), buffers skipped."""
             while True:
@@ -117,7 +129,7 @@ async def one_session(base_url: str, expected: str | None, app: str = "app") -> 
                 ready_sent = True
             if isinstance(content, bytes) or "ts-peak-total" not in content:
                 continue
-            shown = TOTAL.search(html.unescape(html.unescape(content)).replace("\\\"", "\""))
+            shown = TOTAL.search(html.unescape(html.unescape(content)).replace('\\"', '"'))
             if shown is not None:
                 if shown.group(1).strip() != expected:
                     raise RuntimeError(f"total peak {shown.group(1)!r}, expected {expected!r}")
@@ -150,8 +162,9 @@ async def run_batch(base_url: str, n: int, expected: str | None, pid: int, app: 
     batch = Batch(n)
     cpu_before = process_tree_cpu(pid)
     started = time.monotonic()
-    outcomes = await asyncio.gather(*(asyncio.wait_for(one_session(base_url, expected, app), TIMEOUT_S) for _ in range(n)),
-                                    return_exceptions=True)
+    outcomes = await asyncio.gather(
+        *(asyncio.wait_for(one_session(base_url, expected, app), TIMEOUT_S) for _ in range(n)), return_exceptions=True
+    )
     batch.wall_seconds = time.monotonic() - started
     await asyncio.sleep(1.0)  # the server finishes what the sessions asked (their last messages)
     batch.cpu_seconds = process_tree_cpu(pid) - cpu_before
@@ -176,14 +189,18 @@ def measure(sizes: list[int], num_procs: int, rounds: int, floor: bool = False) 
     app = Path(FLOOR_APP).stem if floor else "app"
     batches = []
     try:
+
         async def all_batches():
             for _ in range(max(num_procs, 1) * 2):  # warm-up: every process opens the file once
                 await run_batch(server.base_url, 1, expected, server.process.pid, app)
             for _ in range(rounds):
                 for n in sizes:
                     batch = await run_batch(server.base_url, n, expected, server.process.pid, app)
-                    print(f"  {n:3} at once: median {batch.median:.2f} s, max {batch.worst:.2f} s, "
-                          f"errors {len(batch.errors)}, server CPU {batch.cpu_seconds / n:.3f} s per session", flush=True)
+                    print(
+                        f"  {n:3} at once: median {batch.median:.2f} s, max {batch.worst:.2f} s, "
+                        f"errors {len(batch.errors)}, server CPU {batch.cpu_seconds / n:.3f} s per session",
+                        flush=True,
+                    )
                     batches.append(batch)
                     await asyncio.sleep(2.0)
 
@@ -199,15 +216,20 @@ def report(batches: list[Batch], num_procs: int, errors: list[str], what: str = 
     for b in batches:
         by_size.setdefault(b.sessions, []).append(b)
     one = statistics.median([b.median for b in by_size.get(1, [])]) if 1 in by_size else None
-    lines = [f"{what}, server processes: {num_procs}", "",
-             "| sessions at once | median to served | max | max ÷ one session | server CPU per session | errors |",
-             "|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"{what}, server processes: {num_procs}",
+        "",
+        "| sessions at once | median to served | max | max ÷ one session | server CPU per session | errors |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
     for n, group in sorted(by_size.items()):
         median = statistics.median([b.median for b in group])
         worst = max(b.worst for b in group)
         cpu = statistics.median([b.cpu_seconds / n for b in group if b.cpu_seconds is not None])
         ratio = f"{worst / one:.1f}×" if one else "n/a"
-        lines.append(f"| {n} | {median:.2f} s | {worst:.2f} s | {ratio} | {cpu * 1000:.0f} ms | {sum(len(b.errors) for b in group)} |")
+        lines.append(
+            f"| {n} | {median:.2f} s | {worst:.2f} s | {ratio} | {cpu * 1000:.0f} ms | {sum(len(b.errors) for b in group)} |"
+        )
     for b in batches:
         for e in b.errors[:5]:
             lines.append(f"  {e}")
@@ -216,15 +238,19 @@ def report(batches: list[Batch], num_procs: int, errors: list[str], what: str = 
     if one and 50 in by_size and what == "the app on the sample":
         worst = max(b.worst for b in by_size[50])
         met = worst <= 3 * one and not any(b.errors for b in by_size[50]) and not errors
-        lines.append(f"\ntarget (50 at once all served within 3× one session, no errors): {'met' if met else 'NOT met'} "
-                     f"({worst:.2f} s vs 3 × {one:.2f} s)")
+        lines.append(
+            f"\ntarget (50 at once all served within 3× one session, no errors): {'met' if met else 'NOT met'} "
+            f"({worst:.2f} s vs 3 × {one:.2f} s)"
+        )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_sessions", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", default="1,20,50", help="batch sizes, comma-separated (default 1,20,50)")
-    parser.add_argument("--num-procs", type=int, default=1, help="server processes (panel serve --num-procs; default 1)")
+    parser.add_argument(
+        "--num-procs", type=int, default=1, help="server processes (panel serve --num-procs; default 1)"
+    )
     parser.add_argument("--rounds", type=int, default=1, help="times to run every batch (default 1)")
     parser.add_argument("--no-floor", action="store_true", help="skip the floor page's batches")
     args = parser.parse_args(argv)

@@ -34,11 +34,7 @@ from tilescope.planner.packing import pack
 from tilescope.planner.solver import solve, warm_up
 
 CAPACITY = 1_048_576
-TARGETS = {
-    "fragmented": "placed",
-    "bank-branching": "placed",
-    "overcapacity": "infeasible",
-}
+TARGETS = {"fragmented": "placed", "bank-branching": "placed", "overcapacity": "infeasible"}
 
 
 def bench_folder() -> Path:
@@ -89,11 +85,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument("--evaluations", type=int, default=128, help="the packer's first-fit runs")
-    parser.add_argument(
-        "--only",
-        default=None,
-        help="comma-separated instance names (A, fragmented, ...)",
-    )
+    parser.add_argument("--only", default=None, help="comma-separated instance names (A, fragmented, ...)")
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else None
     print(f"compiling / loading the search: {warm_up():.1f} s (not counted below)")
@@ -106,10 +98,7 @@ def main() -> None:
         if peak is None:
             from tilescope.planner.packing import group_lower_bound
 
-            peak = group_lower_bound(
-                np.array([r.bytes for r in problem.requests], dtype=np.int64),
-                *_events(problem),
-            )
+            peak = group_lower_bound(np.array([r.bytes for r in problem.requests], dtype=np.int64), *_events(problem))
         ratio = f"{result.height / result.lower_bound:.4f}" if result.height is not None else "—"
         target = TARGETS.get(name, "placed")
         met = (

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 from tilescope.derived.opening import open_file
 from tilescope.derived.tile_usage import estimate_agreement
 from tilescope.models.edits import TilingEdit
@@ -62,9 +63,7 @@ def main() -> None:
     edits = _edits(arrays.n_values)
     started = time.perf_counter()
     apply_edits(arrays, plan, edits[:1])
-    print(
-        f"first edit (warms the file's per-tile tables): {1000 * (time.perf_counter() - started):.1f} ms"
-    )
+    print(f"first edit (warms the file's per-tile tables): {1000 * (time.perf_counter() - started):.1f} ms")
     incremental, baseline = [], []
     for edit in edits:
         started = time.perf_counter()
@@ -76,10 +75,7 @@ def main() -> None:
         swept = TileUsage(arrays, usage.figures).step_peaks
         baseline.append(time.perf_counter() - started)
         for region in ("standard", "interleaved", "total"):
-            assert np.array_equal(swept.most[region], usage.step_peaks.most[region]), (
-                edit,
-                region,
-            )
+            assert np.array_equal(swept.most[region], usage.step_peaks.most[region]), (edit, region)
     inc, base = statistics.median(incremental), statistics.median(baseline)
     print(
         f"{len(edits)} edits: apply_edits per tile median {1000 * inc:.1f} ms (worst {1000 * max(incremental):.1f} ms); "
@@ -87,9 +83,7 @@ def main() -> None:
     )
     started = time.perf_counter()
     notes = estimate_agreement(opened)
-    print(
-        f"estimate_agreement: {len(notes):,} notes in {time.perf_counter() - started:.2f} s"
-    )
+    print(f"estimate_agreement: {len(notes):,} notes in {time.perf_counter() - started:.2f} s")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ from pathlib import Path
 from tilescope.derived import tile_usage as tu
 from tilescope.derived.opening import open_file
 from tilescope.derived.tile_rows import step_peak, tile_lines, tile_step
-
 from tilescope.synth import SAMPLE_PATH, write_synthetic_profile
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -51,9 +50,7 @@ def timed(fn) -> float:
 
 
 def measure(path: Path) -> dict[str, float]:
-    data = open_file(
-        path, use_cache=False
-    ).base  # a fresh plan: nothing per tile computed yet
+    data = open_file(path, use_cache=False).base  # a fresh plan: nothing per tile computed yet
     n, tiles = data.arrays.n_steps, data.arrays.device_tiles
     step = int(data.plan.peaks.total_step)
     out = {
@@ -77,26 +74,13 @@ def main(argv: list[str] | None = None) -> None:
     paths = args.profile or [synthetic(args.blocks, args.layers)]
     for path in paths:
         runs = [measure(path) for _ in range(max(args.repeat, 1))]
-        best = {
-            k: min(r[k] for r in runs) if isinstance(runs[0][k], float) else runs[0][k]
-            for k in runs[0]
-        }
+        best = {k: min(r[k] for r in runs) if isinstance(runs[0][k], float) else runs[0][k] for k in runs[0]}
         sweep = best["full sweep"]
         print(
             f"{path.name}: {best['steps']:,} steps × {best['tiles']:,} tiles, per-tile figures from the {best['source']}"
         )
-        for key in (
-            "first tile",
-            "another tile",
-            "tile at step",
-            "step's peak tile",
-            "full sweep",
-        ):
-            ratio = (
-                ""
-                if key == "full sweep"
-                else f"  ({best[key] / sweep:.3f} × the full sweep)"
-            )
+        for key in ("first tile", "another tile", "tile at step", "step's peak tile", "full sweep"):
+            ratio = "" if key == "full sweep" else f"  ({best[key] / sweep:.3f} × the full sweep)"
             print(f"  {key:<17} {best[key]:8.4f} s{ratio}")
 
 

@@ -4,6 +4,7 @@ Served by ``panel serve benchmarks/floor_page.py`` from the same machine, clicke
 browser: one click, one message to the server, one change sent back and drawn. Nothing the app
 does in answer to a click can be cheaper, so the app's interactions are given as multiples of it.
 """
+
 import panel as pn
 
 clicks = pn.pane.HTML('<span data-testid="floor-text">0</span>', margin=10)

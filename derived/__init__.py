@@ -2,6 +2,7 @@
 
 The public names below are imported on first use (``__getattr__``), so importing one module of the
 package does not import the rest."""
+
 from __future__ import annotations
 
 from importlib import import_module
@@ -29,7 +30,21 @@ _FROM = {
     "open_file": "opening",
     "PlanData": "plan_data",
 }
-__all__ = ["CompareData", "CompareSide", "Comparison", "FILE_KINDS", "FileKind", "Found", "Opened", "OpenedProfile", "OpenedSearchState", "PlanData", "Source", "compare_plans", "open_file"]
+__all__ = [
+    "FILE_KINDS",
+    "CompareData",
+    "CompareSide",
+    "Comparison",
+    "FileKind",
+    "Found",
+    "Opened",
+    "OpenedProfile",
+    "OpenedSearchState",
+    "PlanData",
+    "Source",
+    "compare_plans",
+    "open_file",
+]
 
 
 def __getattr__(name: str) -> Any:

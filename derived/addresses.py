@@ -15,6 +15,7 @@ whatever the allocation count, and zooming in brings the individual allocations 
 
 Pure numpy: no Panel, no Bokeh (the app draws the rectangles with WebGL).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -87,7 +88,12 @@ def address_rects(
     p = placement
     end = p.offset + p.bytes
     visible = np.flatnonzero(
-        (p.region == code) & (p.bytes > 0) & (p.first_step <= last_step) & (p.last_step >= first_step) & (p.offset < high) & (end > low)
+        (p.region == code)
+        & (p.bytes > 0)
+        & (p.first_step <= last_step)
+        & (p.last_step >= first_step)
+        & (p.offset < high)
+        & (end > low)
     )
     steps_per_px = (last_step - first_step + 1) / width_px
     bytes_per_px = (high - low) / height_px
@@ -101,8 +107,16 @@ def address_rects(
     alone = (wide & tall) | keep
     single = visible[alone]
     cells = _aggregate(
-        c_first[~alone], c_last[~alone], c_low[~alone], c_high[~alone],
-        first_step, last_step, low, high, max(1.0, min_px * steps_per_px), max(1.0, min_px * bytes_per_px),
+        c_first[~alone],
+        c_last[~alone],
+        c_low[~alone],
+        c_high[~alone],
+        first_step,
+        last_step,
+        low,
+        high,
+        max(1.0, min_px * steps_per_px),
+        max(1.0, min_px * bytes_per_px),
     )
     single_area = ((c_last - c_first + 1) * (c_high - c_low)).astype(np.float64)[alone]
     n_cells = cells["offset"].size
@@ -129,7 +143,9 @@ def address_rects(
     )
 
 
-def _aggregate(first, last, low_b, high_b, s0, s1, a0, a1, cell_steps: float, cell_bytes: float) -> dict[str, np.ndarray]:
+def _aggregate(
+    first, last, low_b, high_b, s0, s1, a0, a1, cell_steps: float, cell_bytes: float
+) -> dict[str, np.ndarray]:
     """Grid cells touched by the given (clipped) allocations: count, covered area and fill."""
     nx = int(np.ceil((s1 - s0 + 1) / cell_steps))
     ny = int(np.ceil((a1 - a0) / cell_bytes))
@@ -169,7 +185,9 @@ def _aggregate(first, last, low_b, high_b, s0, s1, a0, a1, cell_steps: float, ce
     # ... then runs spanning the same columns at the same level on consecutive rows, merged.
     order = np.lexsort((run_y, run_level, run_x1, run_x0))
     x0, x1, y, lv = run_x0[order], run_x1[order], run_y[order], run_level[order]
-    merge = np.concatenate(([True], (x0[1:] != x0[:-1]) | (x1[1:] != x1[:-1]) | (lv[1:] != lv[:-1]) | (y[1:] != y[:-1] + 1)))
+    merge = np.concatenate(
+        ([True], (x0[1:] != x0[:-1]) | (x1[1:] != x1[:-1]) | (lv[1:] != lv[:-1]) | (y[1:] != y[:-1] + 1))
+    )
     block = np.flatnonzero(merge)
     block_end = np.concatenate((block[1:], [y.size])) - 1
     r_first, r_last = step_edges[x0[block]], step_edges[x1[block] + 1] - 1

@@ -16,6 +16,7 @@ immutable; computing a part twice from two threads gives the same result). Pure:
 pyarrow; the matching rules are in ``compare_match``, the values in ``compare_values``, the
 attribution in ``compare_attribution``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -24,8 +25,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tilescope.models.profile import MemoryProfile
 from tilescope.models.lazy import lazy
+from tilescope.models.profile import MemoryProfile
 from tilescope.planner.model import Plan, ProfileArrays
 
 from .compare_attribution import FIGURES, Attribution, attribute
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
     from .plan_data import PlanData
 
-__all__ = ("ALIGNED", "SAME", "FIGURES", "CompareSide", "Comparison", "PeakDelta", "StepOverlay", "compare_plans")
+__all__ = ("ALIGNED", "FIGURES", "SAME", "CompareSide", "Comparison", "PeakDelta", "StepOverlay", "compare_plans")
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class CompareSide:
     profile: MemoryProfile
     arrays: ProfileArrays
     plan: Plan
-    whatif: "WhatIf | None" = None
+    whatif: WhatIf | None = None
     label: str = ""  # how messages and reports name the side (default: the file name, "(edited)" when edited)
 
     def __post_init__(self):
@@ -56,14 +57,16 @@ class CompareSide:
             raise ValueError("a side with a what-if compares the what-if's plan")
         if not self.label:
             name = Path(self.profile.source).name
-            object.__setattr__(self, "label", f"{name} (edited)" if self.whatif is not None and self.whatif.edits else name)
+            object.__setattr__(
+                self, "label", f"{name} (edited)" if self.whatif is not None and self.whatif.edits else name
+            )
 
     @classmethod
-    def edited(cls, profile: MemoryProfile, arrays: ProfileArrays, whatif: "WhatIf", label: str = "") -> "CompareSide":
+    def edited(cls, profile: MemoryProfile, arrays: ProfileArrays, whatif: WhatIf, label: str = "") -> CompareSide:
         return cls(profile, arrays, whatif.plan, whatif, label)
 
     @classmethod
-    def of(cls, data: "PlanData", label: str = "") -> "CompareSide":
+    def of(cls, data: PlanData, label: str = "") -> CompareSide:
         """The side of one ``derived.plan_data.PlanData``: its plan (the what-if's when edited),
         named as its file was opened (``(edited)`` added when edited) unless ``label`` is given."""
         if not label:
@@ -93,7 +96,12 @@ class PeakDelta:
     effective_peak_bytes: int
 
     def to_json(self) -> dict:
-        return {"standard": self.standard, "interleaved": self.interleaved, "total": self.total, "effective_peak_bytes": self.effective_peak_bytes}
+        return {
+            "standard": self.standard,
+            "interleaved": self.interleaved,
+            "total": self.total,
+            "effective_peak_bytes": self.effective_peak_bytes,
+        }
 
 
 @dataclass(frozen=True)
@@ -130,8 +138,11 @@ class StepOverlay:
 
     def delta(self, region: str) -> np.ndarray:
         """b − a per position of ``standard``, ``interleaved`` or ``total`` usage (0 where unmatched)."""
-        a, b = {"standard": (self.a_standard, self.b_standard), "interleaved": (self.a_interleaved, self.b_interleaved),
-                "total": (self.a_total, self.b_total)}[region]
+        a, b = {
+            "standard": (self.a_standard, self.b_standard),
+            "interleaved": (self.a_interleaved, self.b_interleaved),
+            "total": (self.a_total, self.b_total),
+        }[region]
         return np.where(self.matched, b - a, 0)
 
 
@@ -161,8 +172,12 @@ class Comparison:
     @lazy
     def delta(self) -> PeakDelta:
         pa, pb = self.a.plan.peaks, self.b.plan.peaks
-        return PeakDelta(pb.standard - pa.standard, pb.interleaved - pa.interleaved, pb.total - pa.total,
-                         pb.effective_peak_bytes - pa.effective_peak_bytes)
+        return PeakDelta(
+            pb.standard - pa.standard,
+            pb.interleaved - pa.interleaved,
+            pb.total - pa.total,
+            pb.effective_peak_bytes - pa.effective_peak_bytes,
+        )
 
     @lazy
     def changed_values(self) -> list[ValueDiff]:
@@ -195,7 +210,9 @@ class Comparison:
         )
 
 
-def compare_plans(a: CompareSide, b: CompareSide, *, steps: StepAlignment | None = None, values: ValueMatch | None = None) -> Comparison:
+def compare_plans(
+    a: CompareSide, b: CompareSide, *, steps: StepAlignment | None = None, values: ValueMatch | None = None
+) -> Comparison:
     """A comparison of two sides; nothing is computed until asked for.
 
     ``steps`` and ``values``: the step alignment and value match of an earlier comparison of the

@@ -12,6 +12,7 @@ where a value's part is its bytes live at ``b_step`` in B minus its bytes live a
 entry (``compare_match``); each side's sum is checked against that side's recomputed peak, and a
 mismatch raises instead of returning parts that do not add up.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,7 +30,9 @@ if TYPE_CHECKING:
     from .compare_match import ValueMatch
 
 FIGURES = ("total", "standard", "interleaved")
-FIGURE_REGIONS = MappingProxyType({"total": (0, 1), "standard": (0,), "interleaved": (1,)})  # region codes of each figure
+FIGURE_REGIONS = MappingProxyType(
+    {"total": (0, 1), "standard": (0,), "interleaved": (1,)}
+)  # region codes of each figure
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,14 @@ class Part:
     bytes: int  # b_bytes - a_bytes
 
     def to_json(self) -> dict:
-        return {"name": self.name, "a_id": self.a_id, "b_id": self.b_id, "a_bytes": self.a_bytes, "b_bytes": self.b_bytes, "bytes": self.bytes}
+        return {
+            "name": self.name,
+            "a_id": self.a_id,
+            "b_id": self.b_id,
+            "a_bytes": self.a_bytes,
+            "b_bytes": self.b_bytes,
+            "bytes": self.bytes,
+        }
 
 
 @dataclass(frozen=True)
@@ -92,20 +102,30 @@ class Attribution:
         }
 
 
-def peak_of(side: "CompareSide", figure: str) -> tuple[int, int]:
+def peak_of(side: CompareSide, figure: str) -> tuple[int, int]:
     """(peak, peak step) of one figure, as the planner recomputed them."""
     p = side.plan.peaks
-    return {"total": (p.total, p.total_step), "standard": (p.standard, p.standard_step), "interleaved": (p.interleaved, p.interleaved_step)}[figure]
+    return {
+        "total": (p.total, p.total_step),
+        "standard": (p.standard, p.standard_step),
+        "interleaved": (p.interleaved, p.interleaved_step),
+    }[figure]
 
 
-def _peak_tile(side: "CompareSide", figure: str) -> int | None:
+def _peak_tile(side: CompareSide, figure: str) -> int | None:
     """The tile of a plan-per-tile peak (v2/v3, docs/formats.md §7): its parts are that tile's."""
     tiles = side.plan.peak_tiles
     return None if tiles is None else tiles[figure]
 
 
-def _live_bytes(side: "CompareSide", step: int, regions: tuple[int, ...], entry_of_row: np.ndarray, n_entries: int,
-                tile: int | None = None) -> np.ndarray:
+def _live_bytes(
+    side: CompareSide,
+    step: int,
+    regions: tuple[int, ...],
+    entry_of_row: np.ndarray,
+    n_entries: int,
+    tile: int | None = None,
+) -> np.ndarray:
     """Bytes live at ``step`` in ``regions``, per entry (each row is one entry: no collisions); on
     ``tile`` when given (what each value holds there, spec §1.6)."""
     out = np.zeros(n_entries, dtype=np.int64)
@@ -120,7 +140,7 @@ def _live_bytes(side: "CompareSide", step: int, regions: tuple[int, ...], entry_
     return out
 
 
-def _scratch(side: "CompareSide", step: int, regions: tuple[int, ...], tile: int | None = None) -> int:
+def _scratch(side: CompareSide, step: int, regions: tuple[int, ...], tile: int | None = None) -> int:
     arrays = side.arrays
     if arrays.n_steps == 0:
         return 0
@@ -131,14 +151,14 @@ def _scratch(side: "CompareSide", step: int, regions: tuple[int, ...], tile: int
     return sum(int(per_region[r][step]) for r in regions)
 
 
-def _exchange(side: "CompareSide", regions: tuple[int, ...]) -> int:
+def _exchange(side: CompareSide, regions: tuple[int, ...]) -> int:
     """The exchange rows in a figure: standard and total, except in a v3 plan per tile (spec §1.3)."""
     if 0 not in regions or (side.plan.tiles is not None and side.arrays.version >= 3):
         return 0
     return side.arrays.exchange_rows
 
 
-def attribute(a: "CompareSide", b: "CompareSide", match: "ValueMatch", figure: str) -> Attribution:
+def attribute(a: CompareSide, b: CompareSide, match: ValueMatch, figure: str) -> Attribution:
     regions = FIGURE_REGIONS[figure]
     a_peak, a_step = peak_of(a, figure)
     b_peak, b_step = peak_of(b, figure)
@@ -148,9 +168,14 @@ def attribute(a: "CompareSide", b: "CompareSide", match: "ValueMatch", figure: s
     b_live = _live_bytes(b, b_step, regions, match.entry_of_b_row, n, b_tile)
     a_scratch, b_scratch = _scratch(a, a_step, regions, a_tile), _scratch(b, b_step, regions, b_tile)
     a_exchange, b_exchange = _exchange(a, regions), _exchange(b, regions)
-    for side, live, scratch, exchange, peak in ((a, a_live, a_scratch, a_exchange, a_peak), (b, b_live, b_scratch, b_exchange, b_peak)):
+    for side, live, scratch, exchange, peak in (
+        (a, a_live, a_scratch, a_exchange, a_peak),
+        (b, b_live, b_scratch, b_exchange, b_peak),
+    ):
         if int(live.sum()) + scratch + exchange != peak:  # the model's own rule; a broken invariant is not an answer
-            raise ArithmeticError(f"{side.label}: {figure} peak {peak} ≠ live {int(live.sum())} + scratch {scratch} + exchange rows {exchange}")
+            raise ArithmeticError(
+                f"{side.label}: {figure} peak {peak} ≠ live {int(live.sum())} + scratch {scratch} + exchange rows {exchange}"
+            )
     part = b_live - a_live
     listed = np.flatnonzero(part)
     listed = listed[np.lexsort((listed, -np.abs(part[listed])))]
@@ -168,4 +193,6 @@ def attribute(a: "CompareSide", b: "CompareSide", match: "ValueMatch", figure: s
         for e in listed.tolist()
     )
     unchanged = int(np.count_nonzero((part == 0) & (a_live > 0)))
-    return Attribution(figure, a_step, b_step, a_peak, b_peak, parts, a_scratch, b_scratch, a_exchange, b_exchange, unchanged)
+    return Attribution(
+        figure, a_step, b_step, a_peak, b_peak, parts, a_scratch, b_scratch, a_exchange, b_exchange, unchanged
+    )

@@ -12,6 +12,7 @@ Positions are those of the aligned step axis (``compare_match``): in ``"same"`` 
 ``p`` is step ``p`` of both; in ``"aligned"`` mode each side's steps sit at their own positions,
 -1 where a side has no step there. Pure: numpy and pandas, no Panel.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,17 +20,30 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from tilescope.models.lazy import lazy
+
 from .compare import FIGURES, CompareSide, Comparison, compare_plans
 from .compare_match import SAME
 from .compare_values import ValueDiff, changes_text
-from tilescope.models.lazy import lazy
 from .plan_data import PlanData
 from .series import runs_where
 
 FILE = "file"
 WHATIF = "whatif"
 REGIONS = ("standard", "interleaved", "total")
-CHANGED_COLUMNS = ("entry", "status", "name", "a_id", "b_id", "a_bytes", "b_bytes", "delta_bytes", "a_tiling", "b_tiling", "changes")
+CHANGED_COLUMNS = (
+    "entry",
+    "status",
+    "name",
+    "a_id",
+    "b_id",
+    "a_bytes",
+    "b_bytes",
+    "delta_bytes",
+    "a_tiling",
+    "b_tiling",
+    "changes",
+)
 
 
 def changed_values_columns(comparison: Comparison) -> dict[str, list]:
@@ -38,9 +52,17 @@ def changed_values_columns(comparison: Comparison) -> dict[str, list]:
     diffs = comparison.changed_values
     column = lambda key: [getattr(v, key) for v in diffs]  # noqa: E731
     return {
-        "entry": column("entry"), "status": column("status"), "name": column("name"), "a_id": column("a_id"), "b_id": column("b_id"),
-        "a_bytes": column("a_bytes"), "b_bytes": column("b_bytes"), "delta_bytes": column("delta_bytes"),
-        "a_tiling": column("a_tiling"), "b_tiling": column("b_tiling"), "changes": [changes_text(v.changes) for v in diffs],
+        "entry": column("entry"),
+        "status": column("status"),
+        "name": column("name"),
+        "a_id": column("a_id"),
+        "b_id": column("b_id"),
+        "a_bytes": column("a_bytes"),
+        "b_bytes": column("b_bytes"),
+        "delta_bytes": column("delta_bytes"),
+        "a_tiling": column("a_tiling"),
+        "b_tiling": column("b_tiling"),
+        "changes": [changes_text(v.changes) for v in diffs],
     }
 
 
@@ -109,15 +131,17 @@ class CompareData:
     # ------------------------------------------------------------------ making pairs
 
     @staticmethod
-    def against_file(current: PlanData, other: PlanData, current_name: str | None = None, other_name: str | None = None) -> "CompareData":
+    def against_file(
+        current: PlanData, other: PlanData, current_name: str | None = None, other_name: str | None = None
+    ) -> CompareData:
         return CompareData(current, other, FILE, current_name or current.opened.name, other_name or other.opened.name)
 
     @staticmethod
-    def whatif_against_file(current: PlanData, name: str | None = None) -> "CompareData":
+    def whatif_against_file(current: PlanData, name: str | None = None) -> CompareData:
         name = name or current.opened.name
         return CompareData(current.base, current, WHATIF, name, name)
 
-    def following(self, current: PlanData, name: str | None = None) -> "CompareData":
+    def following(self, current: PlanData, name: str | None = None) -> CompareData:
         """The same comparison for the session's new current plan (after an edit, undo or reset).
         The step alignment and value match are kept when the profiles are the same ones."""
         if self.mode == WHATIF:
@@ -149,7 +173,7 @@ class CompareData:
     def b_label(self) -> str:
         return self.comparison.b.label
 
-    def warm(self) -> "CompareData":
+    def warm(self) -> CompareData:
         """Compute everything the compare views show first (the app calls this in a worker thread)."""
         c = self.comparison
         for figure in FIGURES:
@@ -176,7 +200,11 @@ class CompareData:
         found = memo.get(region)
         if found is None:
             o = self.comparison.overlay
-            a, b = {"standard": (o.a_standard, o.b_standard), "interleaved": (o.a_interleaved, o.b_interleaved), "total": (o.a_total, o.b_total)}[region]
+            a, b = {
+                "standard": (o.a_standard, o.b_standard),
+                "interleaved": (o.a_interleaved, o.b_interleaved),
+                "total": (o.a_total, o.b_total),
+            }[region]
             has_a, has_b = o.a_step >= 0, o.b_step >= 0
             if region != "interleaved":
                 a, b = np.where(has_a, a + o.a_exchange_rows, 0), np.where(has_b, b + o.b_exchange_rows, 0)
@@ -198,8 +226,10 @@ class CompareData:
     def value_line(self) -> str:
         match = self.comparison.values
         changed = sum(1 for v in self.comparison.changed_values if v.status == "changed")
-        return (f"values matched by name and order of appearance: {int(match.matched.sum()):,} matched ({changed:,} changed), "
-                f"{match.only_a.size:,} only in A, {match.only_b.size:,} only in B")
+        return (
+            f"values matched by name and order of appearance: {int(match.matched.sum()):,} matched ({changed:,} changed), "
+            f"{match.only_a.size:,} only in A, {match.only_b.size:,} only in B"
+        )
 
     # ------------------------------------------------------------------ values
 
@@ -237,8 +267,16 @@ class CompareData:
             return SideLife(side, None, None, empty, empty, empty, empty)
         arrays = data.arrays
         span = arrays.intervals_of(row)
-        first, last = arrays.interval_first[span.start:span.stop], arrays.interval_last[span.start:span.stop]
-        return SideLife(side, int(arrays.value_ids[row]), int(data.plan.figures.bytes[row]), first, last, positions[first], positions[last])
+        first, last = arrays.interval_first[span.start : span.stop], arrays.interval_last[span.start : span.stop]
+        return SideLife(
+            side,
+            int(arrays.value_ids[row]),
+            int(data.plan.figures.bytes[row]),
+            first,
+            last,
+            positions[first],
+            positions[last],
+        )
 
     def entry_view(self, entry: int) -> EntryView | None:
         """The value of ``entry`` in both profiles (None for no entry)."""
@@ -249,4 +287,11 @@ class CompareData:
         diff = self.diff_of_entry.get(entry)
         status = diff.status if diff is not None else "same"
         pos_a, pos_b = self.positions
-        return EntryView(entry, str(match.name[entry]), status, diff, self._life("A", self.a, a_row, pos_a), self._life("B", self.b, b_row, pos_b))
+        return EntryView(
+            entry,
+            str(match.name[entry]),
+            status,
+            diff,
+            self._life("A", self.a, a_row, pos_a),
+            self._life("B", self.b, b_row, pos_b),
+        )

@@ -1,5 +1,6 @@
 """A comparison as one JSON object (``tilescope compare --json``; the report and the app use the
 same fields). Every figure is the planner's recomputation, never a figure copied from a file."""
+
 from __future__ import annotations
 
 from .compare import FIGURES, CompareSide, Comparison
@@ -31,7 +32,10 @@ def _step_json(side: CompareSide, step: int, sources: list, operations: list) ->
 
 def unmatched_steps_json(comparison: Comparison) -> dict:
     out = {}
-    for key, side, steps in (("a", comparison.a, comparison.steps.unmatched_a), ("b", comparison.b, comparison.steps.unmatched_b)):
+    for key, side, steps in (
+        ("a", comparison.a, comparison.steps.unmatched_a),
+        ("b", comparison.b, comparison.steps.unmatched_b),
+    ):
         table = side.profile.steps
         sources, operations = table.column("source").to_pylist(), table.column("operation").to_pylist()
         out[key] = [_step_json(side, int(s), sources, operations) for s in steps.tolist()]
@@ -41,8 +45,14 @@ def unmatched_steps_json(comparison: Comparison) -> dict:
 def unmatched_values_json(comparison: Comparison) -> dict:
     match = comparison.values
     return {
-        "a": [{"id": int(comparison.a.arrays.value_ids[match.a_row[e]]), "name": str(match.name[e])} for e in match.only_a.tolist()],
-        "b": [{"id": int(comparison.b.arrays.value_ids[match.b_row[e]]), "name": str(match.name[e])} for e in match.only_b.tolist()],
+        "a": [
+            {"id": int(comparison.a.arrays.value_ids[match.a_row[e]]), "name": str(match.name[e])}
+            for e in match.only_a.tolist()
+        ],
+        "b": [
+            {"id": int(comparison.b.arrays.value_ids[match.b_row[e]]), "name": str(match.name[e])}
+            for e in match.only_b.tolist()
+        ],
     }
 
 

@@ -9,6 +9,7 @@
   sequences mapped to integers). The *aligned step axis* lists matched pairs in order, with each
   run of unmatched steps placed where it falls: A's first, then B's.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -63,7 +64,9 @@ def _occurrences(codes: np.ndarray) -> np.ndarray:
     """For each position, how many earlier positions have the same code (0 for the first)."""
     order = np.argsort(codes, kind="stable")
     ordered = codes[order]
-    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) if codes.size else np.zeros(0, np.int64)
+    starts = (
+        np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) if codes.size else np.zeros(0, np.int64)
+    )
     run_start = np.repeat(starts, np.diff(np.concatenate((starts, [codes.size]))))
     out = np.empty(codes.size, dtype=np.int64)
     out[order] = np.arange(codes.size) - run_start

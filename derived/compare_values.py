@@ -6,6 +6,7 @@ else the file's: ``planner.edits.current_tiling``). Tilings are compared as ``Te
 records, one per distinct layout text, so a profile of 10⁵ values costs a few dictionary look-ups
 per value; what changed is spelled out only for the rows listed.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,7 +39,9 @@ def _distinct_texts(column: pa.ChunkedArray) -> tuple[list[str], np.ndarray, np.
     parts = []
     for chunk in encoded.chunks:
         mapping = np.array([texts.setdefault(t, len(texts)) for t in chunk.dictionary.to_pylist()], dtype=np.int64)
-        parts.append(mapping[chunk.indices.to_numpy(zero_copy_only=False)] if mapping.size else np.zeros(len(chunk), np.int64))
+        parts.append(
+            mapping[chunk.indices.to_numpy(zero_copy_only=False)] if mapping.size else np.zeros(len(chunk), np.int64)
+        )
     index = np.concatenate(parts) if parts else np.zeros(0, np.int64)
     distinct, first_row = np.unique(index, return_index=True)
     rows = np.zeros(len(texts), dtype=np.int64)
@@ -46,7 +49,7 @@ def _distinct_texts(column: pa.ChunkedArray) -> tuple[list[str], np.ndarray, np.
     return list(texts), index, rows
 
 
-def _tiling_codes(side: "CompareSide", codes: dict[TensorTiling, int]) -> np.ndarray:
+def _tiling_codes(side: CompareSide, codes: dict[TensorTiling, int]) -> np.ndarray:
     """A code per value row for its current tiling; equal codes on both sides ⇔ equal tilings."""
     arrays = side.arrays
     texts, index, rows = _distinct_texts(side.profile.values.column("layout"))
@@ -59,13 +62,13 @@ def _tiling_codes(side: "CompareSide", codes: dict[TensorTiling, int]) -> np.nda
     return out
 
 
-def _text_codes(side: "CompareSide", column: str, codes: dict[str, int]) -> np.ndarray:
+def _text_codes(side: CompareSide, column: str, codes: dict[str, int]) -> np.ndarray:
     texts, index, _ = _distinct_texts(side.profile.values.column(column))
     mapping = np.array([codes.setdefault(t, len(codes)) for t in texts], dtype=np.int64)
     return mapping[index] if index.size else np.zeros(0, np.int64)
 
 
-def _shape_matrix(side: "CompareSide", rows: np.ndarray, width: int) -> np.ndarray:
+def _shape_matrix(side: CompareSide, rows: np.ndarray, width: int) -> np.ndarray:
     """The shapes of ``rows`` as a ``(rows, width)`` matrix padded with -1 (width ≥ every rank)."""
     shapes = side.profile.values.column("shape").take(pa.array(rows, pa.int64())).combine_chunks()
     lengths = np.diff(shapes.offsets.to_numpy())
@@ -76,12 +79,12 @@ def _shape_matrix(side: "CompareSide", rows: np.ndarray, width: int) -> np.ndarr
     return out
 
 
-def _max_rank(side: "CompareSide") -> int:
+def _max_rank(side: CompareSide) -> int:
     lengths = pc.list_value_length(side.profile.values.column("shape"))
     return int(pc.max(lengths).as_py() or 0)
 
 
-def differing_pairs(a: "CompareSide", b: "CompareSide", match: "ValueMatch") -> np.ndarray:
+def differing_pairs(a: CompareSide, b: CompareSide, match: ValueMatch) -> np.ndarray:
     """Entries of matched pairs that differ in anything ``value_changes`` reports, or in bytes."""
     pairs = np.flatnonzero(match.matched)
     ra, rb = match.a_row[pairs], match.b_row[pairs]
@@ -102,7 +105,7 @@ def _axes_text(tiling: TensorTiling) -> str:
     return " · ".join(str(axis.axis) for axis in tiling.axes) or "no axes"
 
 
-def value_changes(a: "CompareSide", a_row: int, b: "CompareSide", b_row: int) -> dict:
+def value_changes(a: CompareSide, a_row: int, b: CompareSide, b_row: int) -> dict:
     """What differs between two matched values, each item ``{"a": …, "b": …}``:
     ``partitions`` (a list of ``{"axis", "a", "b"}``, one per axis position whose partitions
     differ, when both tilings have the same axes otherwise), ``axes`` (when they do not),
@@ -110,15 +113,20 @@ def value_changes(a: "CompareSide", a_row: int, b: "CompareSide", b_row: int) ->
     out: dict = {}
     ta, tb = current_tiling(a.arrays, a_row, a.tilings), current_tiling(b.arrays, b_row, b.tilings)
     same_axes = len(ta.axes) == len(tb.axes) and all(
-        x.axis == y.axis and x.block_size == y.block_size and x.padding_multiple == y.padding_multiple
-        and x.shard_padding_multiple == y.shard_padding_multiple and x.padding_groups == y.padding_groups
-        and x.padding == y.padding and x.tile_stride == y.tile_stride
+        x.axis == y.axis
+        and x.block_size == y.block_size
+        and x.padding_multiple == y.padding_multiple
+        and x.shard_padding_multiple == y.shard_padding_multiple
+        and x.padding_groups == y.padding_groups
+        and x.padding == y.padding
+        and x.tile_stride == y.tile_stride
         for x, y in zip(ta.axes, tb.axes)
     )
     if same_axes:
         partitions = [
             {"axis": k, "a": x.partitions, "b": y.partitions}
-            for k, (x, y) in enumerate(zip(ta.axes, tb.axes)) if x.partitions != y.partitions
+            for k, (x, y) in enumerate(zip(ta.axes, tb.axes))
+            if x.partitions != y.partitions
         ]
         if partitions:
             out["partitions"] = partitions
@@ -183,7 +191,7 @@ class ValueDiff:
 class _Summaries:
     """Tiling summary per value row of one side, computed once per distinct layout text."""
 
-    def __init__(self, side: "CompareSide"):
+    def __init__(self, side: CompareSide):
         self.side = side
         self.memo: dict[str, str] = {}
 
@@ -198,13 +206,21 @@ class _Summaries:
         return found
 
 
-def value_diffs(a: "CompareSide", b: "CompareSide", match: "ValueMatch") -> list[ValueDiff]:
+def value_diffs(a: CompareSide, b: CompareSide, match: ValueMatch) -> list[ValueDiff]:
     """Changed pairs and unmatched values, largest ``|delta_bytes|`` first (ties in entry order:
     pairs by A's file order, then A-only, then B-only values)."""
     entries = np.concatenate((differing_pairs(a, b, match), match.only_a, match.only_b))
     ra, rb = match.a_row[entries], match.b_row[entries]
-    bytes_a = np.where(ra >= 0, a.plan.figures.bytes[np.maximum(ra, 0)], 0) if a.arrays.n_values else np.zeros(entries.size, np.int64)
-    bytes_b = np.where(rb >= 0, b.plan.figures.bytes[np.maximum(rb, 0)], 0) if b.arrays.n_values else np.zeros(entries.size, np.int64)
+    bytes_a = (
+        np.where(ra >= 0, a.plan.figures.bytes[np.maximum(ra, 0)], 0)
+        if a.arrays.n_values
+        else np.zeros(entries.size, np.int64)
+    )
+    bytes_b = (
+        np.where(rb >= 0, b.plan.figures.bytes[np.maximum(rb, 0)], 0)
+        if b.arrays.n_values
+        else np.zeros(entries.size, np.int64)
+    )
     delta = bytes_b - bytes_a
     order = np.lexsort((entries, -np.abs(delta)))
     summary_a, summary_b = _Summaries(a), _Summaries(b)

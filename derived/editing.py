@@ -1,6 +1,7 @@
 """What the what-if editor shows for one value of one plan (no Panel): its tiling with the drag
 bands, the replica track and what the rules allow (``planner.tiling_rules``), its heading facts,
 and its figures before → after the edits."""
+
 from __future__ import annotations
 
 import math
@@ -47,9 +48,15 @@ def value_editing(data: PlanData, row: int) -> ValueEditing:
     stops = tiling_rules.replica_stops(tiling, tiles)
     valid = tiling_rules.valid_replica_counts(tiling, tiles)
     return ValueEditing(
-        row=row, value_id=int(arrays.value_ids[row]), tiling=tiling, bands=bands, replica_stops=stops,
-        valid_replicas=tiling_rules.accepted(stops, valid), max_replicas=valid[-1] if valid else 0,
-        tile_product=math.prod(a.partitions for a in tiling.axes), device_tiles=tiles,
+        row=row,
+        value_id=int(arrays.value_ids[row]),
+        tiling=tiling,
+        bands=bands,
+        replica_stops=stops,
+        valid_replicas=tiling_rules.accepted(stops, valid),
+        max_replicas=valid[-1] if valid else 0,
+        tile_product=math.prod(a.partitions for a in tiling.axes),
+        device_tiles=tiles,
     )
 
 
@@ -71,13 +78,20 @@ class ValueFacts:
 def value_facts(data: PlanData, row: int) -> ValueFacts:
     arrays, text = data.arrays, data.opened.value_text
     value_id, root = int(arrays.value_ids[row]), int(arrays.roots[row])
-    spans = [step_range(int(arrays.interval_first[i]), int(arrays.interval_last[i]))
-             for i in arrays.intervals_of(int(arrays.root_rows[row]))]
+    spans = [
+        step_range(int(arrays.interval_first[i]), int(arrays.interval_last[i]))
+        for i in arrays.intervals_of(int(arrays.root_rows[row]))
+    ]
     return ValueFacts(
-        value_id=value_id, name=text.names[row], shape="[" + ", ".join(str(d) for d in arrays.shapes[row]) + "]",
-        precision=str(text.field("precision", row)), region="interleaved" if arrays.region[row] else "standard",
-        order=str(text.field("order", row)), storage_group=int(text.field("storage_group", row)),
-        live=", ".join(spans) or "never", alias_of=None if root == value_id else root,
+        value_id=value_id,
+        name=text.names[row],
+        shape="[" + ", ".join(str(d) for d in arrays.shapes[row]) + "]",
+        precision=str(text.field("precision", row)),
+        region="interleaved" if arrays.region[row] else "standard",
+        order=str(text.field("order", row)),
+        storage_group=int(text.field("storage_group", row)),
+        live=", ".join(spans) or "never",
+        alias_of=None if root == value_id else root,
     )
 
 

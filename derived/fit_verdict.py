@@ -40,11 +40,7 @@ class FitVerdict:
 
     def lines(self) -> list[str]:
         """The verdict, the two figures and the rule, one line each (the report, the CLI)."""
-        return [
-            f"fits: {self.word} — {self.reason}",
-            f"estimate: {self.estimate_text}",
-            f"placed: {self.placed_text}",
-        ]
+        return [f"fits: {self.word} — {self.reason}", f"estimate: {self.estimate_text}", f"placed: {self.placed_text}"]
 
 
 def _estimate_text(peaks: Peaks, arrays: ProfileArrays) -> str:
@@ -61,24 +57,18 @@ def _placed_text(placement: Placement) -> str:
     for name in REGION_NAMES:
         r = placement.regions[name]
         sign = "≤" if r.placed <= r.capacity else ">"
-        parts.append(
-            f"{name} placed {fmt_bytes(r.placed)} {sign} capacity {fmt_bytes(r.capacity)} ({r.verdict})"
-        )
+        parts.append(f"{name} placed {fmt_bytes(r.placed)} {sign} capacity {fmt_bytes(r.capacity)} ({r.verdict})")
     return "; ".join(parts)
 
 
-def fit_verdict(
-    peaks: Peaks, arrays: ProfileArrays, placement: Placement | None, refused: str = ""
-) -> FitVerdict:
+def fit_verdict(peaks: Peaks, arrays: ProfileArrays, placement: Placement | None, refused: str = "") -> FitVerdict:
     """The one verdict (module doc). ``placement``: None while it is computed (``pending``), or when
     ``refused`` says why it could not be made."""
     estimate = bool(peaks.fits_budget)
     estimate_text = _estimate_text(peaks, arrays)
     if placement is None:
         state = "refused" if refused else "pending"
-        placed_text = (
-            f"placement refused: {refused}" if refused else "placement pending (computed in the background)"
-        )
+        placed_text = f"placement refused: {refused}" if refused else "placement pending (computed in the background)"
         word = "yes" if estimate else "no"
         reason = (
             "the compiler's estimate (fits_budget) "
@@ -92,10 +82,7 @@ def fit_verdict(
     state = "infeasible" if "infeasible" in verdicts else "unknown" if "unknown" in verdicts else "placed"
     placed_text = _placed_text(placement)
     if not estimate:
-        word, reason = (
-            "no",
-            "the compiler's estimate (fits_budget) fails: it rejects the plan before placing it",
-        )
+        word, reason = ("no", "the compiler's estimate (fits_budget) fails: it rejects the plan before placing it")
     elif state == "infeasible":
         word, reason = (
             "no",
@@ -113,14 +100,10 @@ def fit_verdict(
             ),
         )
     else:
-        word, reason = (
-            "yes",
-            "the estimate passes and every allocation is placed within its region's capacity",
-        )
+        word, reason = ("yes", "the estimate passes and every allocation is placed within its region's capacity")
     # the region that decides (the first not placed), else standard's figure
     region = next(
-        (placement.regions[n] for n in REGION_NAMES if placement.regions[n].verdict != "placed"),
-        placement.standard,
+        (placement.regions[n] for n in REGION_NAMES if placement.regions[n].verdict != "placed"), placement.standard
     )
     eff, budget = int(peaks.effective_peak_bytes), int(arrays.budget_bytes)
     short = (

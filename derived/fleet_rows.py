@@ -8,6 +8,7 @@ the rest of its path: with ``nightly/2024-05-01/model_a.memory_profile.json`` an
 so one model's bars share a colour across runs. Files directly in the shared folder form its own
 group. Groups are in natural order (``run-2`` before ``run-10``; ISO dates in date order).
 """
+
 from __future__ import annotations
 
 import re
@@ -17,10 +18,26 @@ import numpy as np
 import pandas as pd
 
 # figure column → how the page names it
-FIGURES = {"total_peak": "total peak", "standard_peak": "standard peak", "interleaved_peak": "interleaved peak",
-           "effective_peak_bytes": "effective peak"}
-TABLE_COLUMNS = ("path", "scope", "status", "standard_peak", "interleaved_peak", "total_peak", "effective_peak_bytes",
-                 "fits", "budget_bytes", "n_values", "n_steps", "check_mismatches")
+FIGURES = {
+    "total_peak": "total peak",
+    "standard_peak": "standard peak",
+    "interleaved_peak": "interleaved peak",
+    "effective_peak_bytes": "effective peak",
+}
+TABLE_COLUMNS = (
+    "path",
+    "scope",
+    "status",
+    "standard_peak",
+    "interleaved_peak",
+    "total_peak",
+    "effective_peak_bytes",
+    "fits",
+    "budget_bytes",
+    "n_values",
+    "n_steps",
+    "check_mismatches",
+)
 TEXT_COLUMNS = ("path", "scope", "status", "fits")
 BYTE_COLUMNS = ("standard_peak", "interleaved_peak", "total_peak", "effective_peak_bytes", "budget_bytes")
 COUNT_COLUMNS = ("n_values", "n_steps", "check_mismatches")
@@ -45,7 +62,7 @@ def folder_groups(paths: list[str]) -> tuple[list[str], list[str]]:
     for p in parts:
         if len(p) - 1 > shared:  # a folder below the shared ones
             groups.append("/".join(p[: shared + 1]))
-            members.append("/".join(p[shared + 1:]))
+            members.append("/".join(p[shared + 1 :]))
         else:
             groups.append("/".join(p[:shared]) + "/" if shared else "./")
             members.append(p[-1])
@@ -56,7 +73,9 @@ def _status(frame: pd.DataFrame) -> pd.Series:
     failed = frame["error"].notna()
     # Other planner outputs (search states, placement dumps and profiles) by their kind's name.
     other = frame["kind"].fillna("").astype(str).str.replace("_", " ")
-    return pd.Series(np.where(failed, FAILED, np.where(frame["kind"] == "memory_profile", LOADED, other)), index=frame.index)
+    return pd.Series(
+        np.where(failed, FAILED, np.where(frame["kind"] == "memory_profile", LOADED, other)), index=frame.index
+    )
 
 
 def table_frame(profiles: pd.DataFrame) -> pd.DataFrame:

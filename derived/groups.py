@@ -1,13 +1,14 @@
 """Storage groups: members in first-live-step order and the hand-overs where two are live together."""
+
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from tilescope.planner.live import first_last_steps
-import itertools
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,9 @@ class HandOver:
 ALL_PAIRS_LIMIT = 16
 
 
-def storage_group_members(arrays, storage_group: np.ndarray, live_ranges: tuple[np.ndarray, np.ndarray] | None = None) -> dict[int, np.ndarray]:
+def storage_group_members(
+    arrays, storage_group: np.ndarray, live_ranges: tuple[np.ndarray, np.ndarray] | None = None
+) -> dict[int, np.ndarray]:
     """Storage group id → member rows ordered by first live step (never-live members last), then id.
     ``live_ranges`` is ``first_last_steps(arrays)`` when the caller keeps it."""
     first, _ = live_ranges if live_ranges is not None else first_last_steps(arrays)
@@ -43,8 +46,9 @@ def storage_group_members(arrays, storage_group: np.ndarray, live_ranges: tuple[
     return {int(groups[bounds[k]]): order[bounds[k] : bounds[k + 1]] for k in range(bounds.size - 1)}
 
 
-def hand_overs(arrays, cost: np.ndarray, group: int, members: np.ndarray,
-               live_ranges: tuple[np.ndarray, np.ndarray] | None = None) -> list[HandOver]:
+def hand_overs(
+    arrays, cost: np.ndarray, group: int, members: np.ndarray, live_ranges: tuple[np.ndarray, np.ndarray] | None = None
+) -> list[HandOver]:
     """Pairs of live members of a group whose live ranges overlap, with the overlapping steps.
 
     Uses each member's first..last live step (contiguous in the sample; docs/formats.md does not
@@ -61,7 +65,17 @@ def hand_overs(arrays, cost: np.ndarray, group: int, members: np.ndarray,
     for a, b in pairs:
         lo, hi = max(first[a], first[b]), min(last[a], last[b])
         if lo <= hi:
-            out.append(HandOver(group, int(arrays.value_ids[a]), int(arrays.value_ids[b]), int(cost[a]), int(cost[b]), int(lo), int(hi)))
+            out.append(
+                HandOver(
+                    group,
+                    int(arrays.value_ids[a]),
+                    int(arrays.value_ids[b]),
+                    int(cost[a]),
+                    int(cost[b]),
+                    int(lo),
+                    int(hi),
+                )
+            )
     return out
 
 
@@ -89,7 +103,7 @@ class GroupTable:
     pair_second: np.ndarray
 
     @staticmethod
-    def of(arrays, storage_group: np.ndarray, live_ranges: tuple[np.ndarray, np.ndarray] | None = None) -> "GroupTable":
+    def of(arrays, storage_group: np.ndarray, live_ranges: tuple[np.ndarray, np.ndarray] | None = None) -> GroupTable:
         live_ranges = live_ranges if live_ranges is not None else first_last_steps(arrays)
         members = storage_group_members(arrays, storage_group, live_ranges)
         groups = np.fromiter(members, dtype=np.int64, count=len(members))
@@ -98,11 +112,15 @@ class GroupTable:
         member_ids = [", ".join(map(str, ids[rows].tolist())) for rows in members.values()]
         member_count = np.fromiter((rows.size for rows in members.values()), dtype=np.int64, count=len(members))
         alias_count = np.fromiter(
-            (np.count_nonzero(arrays.roots[rows] != ids[rows]) for rows in members.values()), dtype=np.int64, count=len(members)
+            (np.count_nonzero(arrays.roots[rows] != ids[rows]) for rows in members.values()),
+            dtype=np.int64,
+            count=len(members),
         )
         pair_group, a, b = _live_member_pairs(members, first)
         overlap = np.maximum(first[a], first[b]) <= np.minimum(last[a], last[b])
-        return GroupTable(groups, members, member_count, alias_count, member_ids, pair_group[overlap], a[overlap], b[overlap])
+        return GroupTable(
+            groups, members, member_count, alias_count, member_ids, pair_group[overlap], a[overlap], b[overlap]
+        )
 
     def largest_overlap(self, cost: np.ndarray) -> np.ndarray:
         """Per group: the most bytes two of its members hold together at a hand-over (0 if none)."""
@@ -116,8 +134,10 @@ class GroupTable:
         where = np.flatnonzero(shown)
         return pd.DataFrame(
             {
-                "storage_group": self.groups[where], "members": self.member_count[where],
-                "values": [self.member_ids[k] for k in where.tolist()], "aliases": self.alias_count[where],
+                "storage_group": self.groups[where],
+                "members": self.member_count[where],
+                "values": [self.member_ids[k] for k in where.tolist()],
+                "aliases": self.alias_count[where],
                 "hand_overs": np.bincount(self.pair_group, minlength=self.groups.size)[where],
                 "largest_overlap": largest_overlap[where],
             },

@@ -1,4 +1,5 @@
 """Gantt bars of the lifetimes chart: the largest values one lane each, the rest summed per step."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,8 +38,12 @@ def gantt_bars(arrays, cost: np.ndarray, largest: int) -> GanttBars:
     drawn = lane >= 0
     rest = ~drawn
     n = arrays.n_steps
-    rest_bytes = _per_step_sum(arrays.interval_first[rest], arrays.interval_last[rest], cost[arrays.interval_row[rest]], n)
-    rest_live = _per_step_sum(arrays.interval_first[rest], arrays.interval_last[rest], np.ones(int(rest.sum()), dtype=np.int64), n)
+    rest_bytes = _per_step_sum(
+        arrays.interval_first[rest], arrays.interval_last[rest], cost[arrays.interval_row[rest]], n
+    )
+    rest_live = _per_step_sum(
+        arrays.interval_first[rest], arrays.interval_last[rest], np.ones(int(rest.sum()), dtype=np.int64), n
+    )
     return GanttBars(
         rows=chosen,
         bar_lane=lane[drawn],

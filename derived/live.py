@@ -1,6 +1,7 @@
 """The live set of a step as the views, reports and compare show it: the values live there
 (``planner.live.live_rows_at``, the one answer to "what is live at step s"), ranked by what they
 cost in the plan, with the step's usage and scratch."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,7 +40,11 @@ def live_set(arrays: ProfileArrays, plan: Plan, step: int) -> LiveSet:
     cost = plan.figures.bytes[rows]
     order = np.lexsort((arrays.value_ids[rows], -cost))
     return LiveSet(
-        step=int(step), rows=rows[order], bytes=cost[order],
-        usage_standard=int(plan.usage_standard[step]), usage_interleaved=int(plan.usage_interleaved[step]),
-        scratch_standard=int(arrays.scratch_standard[step]), scratch_interleaved=int(arrays.scratch_interleaved[step]),
+        step=int(step),
+        rows=rows[order],
+        bytes=cost[order],
+        usage_standard=int(plan.usage_standard[step]),
+        usage_interleaved=int(plan.usage_interleaved[step]),
+        scratch_standard=int(arrays.scratch_standard[step]),
+        scratch_interleaved=int(arrays.scratch_interleaved[step]),
     )

@@ -6,19 +6,21 @@ with what derives from the file alone computed on first use and kept on them.
 
 How a file becomes one of them: ``derived.opening`` (the one entry, and the registry of kinds).
 """
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, ClassVar
+from typing import ClassVar
 
+from tilescope.models.lazy import lazy
 from tilescope.models.profile import MemoryProfile
 from tilescope.models.search_state import SearchState
 from tilescope.planner.live import first_last_steps
 from tilescope.planner.model import Plan, ProfileArrays, plan_profile
 
 from .groups import GroupTable
-from tilescope.models.lazy import lazy
 from .overview import UsageOverview
 from .series import StepInfo
 from .value_search import LabelSearch
@@ -60,8 +62,16 @@ class OpenedProfile:
 
     kind: ClassVar[str] = "memory_profile"
 
-    def __init__(self, name: str, profile: MemoryProfile | None = None, arrays: ProfileArrays | None = None,
-                 plan: Plan | None = None, *, build: Callable[[], _Built] | None = None, overview: UsageOverview | None = None):
+    def __init__(
+        self,
+        name: str,
+        profile: MemoryProfile | None = None,
+        arrays: ProfileArrays | None = None,
+        plan: Plan | None = None,
+        *,
+        build: Callable[[], _Built] | None = None,
+        overview: UsageOverview | None = None,
+    ):
         self.name = name  # the file as the user named it
         self._overview = overview
         self._build = build
@@ -80,7 +90,7 @@ class OpenedProfile:
         """Whether the arrays and the plan exist (reading them will not wait)."""
         return self._built is not None
 
-    def wait(self) -> "OpenedProfile":
+    def wait(self) -> OpenedProfile:
         """Build now (in this thread) unless built or being built elsewhere (then wait); raises
         what the build raised."""
         if self._built is None:

@@ -27,11 +27,13 @@ A staged open (``staged=``, the app's opens by path) gives a cached profile's ov
 ``staged(opened)`` is called with the profile whose ``overview`` is there and whose plan is not
 built yet, then the plan is built in the calling thread before ``open_file`` returns.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tilescope.loaders.cache import CachedProfile, Located, find_cached, open_cached
 from tilescope.loaders.detect import top_fields
@@ -43,13 +45,28 @@ from tilescope.models.errors import InputError
 from .opened import Opened, OpenedProfile, OpenedSearchState, build_profile, opened_profile
 from .overview import OVERVIEW_TABLE, UsageOverview
 from .placement_opened import (
-    is_placement_dump, is_placement_profile, open_placement_dump, open_placement_profile, prepare_dump, prepare_placement_profile,
+    is_placement_dump,
+    is_placement_profile,
+    open_placement_dump,
+    open_placement_profile,
+    prepare_dump,
+    prepare_placement_profile,
 )
 
 __all__ = [
-    "FILE_KINDS", "FileKind", "Found", "Opened", "OpenedProfile", "OpenedSearchState", "Source", "kind_label", "kind_named",
+    "FILE_KINDS",
+    "FileKind",
+    "Found",
+    "Opened",
+    "OpenedProfile",
+    "OpenedSearchState",
+    "Source",
+    "kind_label",
+    "kind_named",
     "open_file",
-    "opened_profile", "prepare_profile", "recognise",
+    "opened_profile",
+    "prepare_profile",
+    "recognise",
 ]
 
 Progress = Callable[[str, float], None]
@@ -66,11 +83,11 @@ class Source:
     data: bytes | None = None
 
     @classmethod
-    def of_path(cls, path: str | Path, name: str | None = None) -> "Source":
+    def of_path(cls, path: str | Path, name: str | None = None) -> Source:
         return cls(name or str(path), Path(path))
 
     @classmethod
-    def of_bytes(cls, data: bytes, name: str) -> "Source":
+    def of_bytes(cls, data: bytes, name: str) -> Source:
         return cls(name, None, data)
 
 
@@ -144,7 +161,11 @@ def open_memory_profile(found: Found, progress: Progress) -> OpenedProfile:
     if found.cached is not None:
         return _from_cache(source.name, found.cached, found.staged)
     if source.path is not None and found.use_cache:
-        return _from_cache(source.name, open_cached(source.path, progress=progress, buffer=found.buffer, located=found.located), found.staged)
+        return _from_cache(
+            source.name,
+            open_cached(source.path, progress=progress, buffer=found.buffer, located=found.located),
+            found.staged,
+        )
     if source.path is not None:
         return opened_profile(source.name, load_memory_profile(source.path, progress, found.buffer))
     return opened_profile(source.name, parse_memory_profile(found.bytes(), source.name, progress))
@@ -166,14 +187,41 @@ def open_search_state(found: Found, progress: Progress) -> OpenedSearchState:
 # ---------------------------------------------------------------------- the registry
 
 FILE_KINDS: tuple[FileKind, ...] = (
-    FileKind("memory_profile", "memory profile", "with `timeline`", lambda f: f.has("timeline"), open_memory_profile,
-             "tilescope.app.views.profile_page:profile_page", prepare_profile),
-    FileKind("search_state", "search state", "with `context` and `recipe`", lambda f: f.has("context") or f.has("recipe"),
-             open_search_state, "tilescope.app.views.search_state:search_state_page"),
-    FileKind("placement_dump", "placement dump", "with `requests` and `ranges`", lambda f: is_placement_dump(f.fields),
-             open_placement_dump, "tilescope.app.views.placement_pages:placement_problem_page", prepare_dump),
-    FileKind("placement_profile", "placement profile", "with `schema_version` and `tiles`", lambda f: is_placement_profile(f.fields),
-             open_placement_profile, "tilescope.app.views.placement_pages:placement_profile_page", prepare_placement_profile),
+    FileKind(
+        "memory_profile",
+        "memory profile",
+        "with `timeline`",
+        lambda f: f.has("timeline"),
+        open_memory_profile,
+        "tilescope.app.views.profile_page:profile_page",
+        prepare_profile,
+    ),
+    FileKind(
+        "search_state",
+        "search state",
+        "with `context` and `recipe`",
+        lambda f: f.has("context") or f.has("recipe"),
+        open_search_state,
+        "tilescope.app.views.search_state:search_state_page",
+    ),
+    FileKind(
+        "placement_dump",
+        "placement dump",
+        "with `requests` and `ranges`",
+        lambda f: is_placement_dump(f.fields),
+        open_placement_dump,
+        "tilescope.app.views.placement_pages:placement_problem_page",
+        prepare_dump,
+    ),
+    FileKind(
+        "placement_profile",
+        "placement profile",
+        "with `schema_version` and `tiles`",
+        lambda f: is_placement_profile(f.fields),
+        open_placement_profile,
+        "tilescope.app.views.placement_pages:placement_profile_page",
+        prepare_placement_profile,
+    ),
 )
 
 
@@ -193,8 +241,9 @@ def _nothing_matches(found: Found) -> InputError:
     return InputError("$", wanted, "an object with none of these")
 
 
-def recognise(source: Source, progress: Progress | None = None, *, use_cache: bool = True,
-              staged: Staged | None = None) -> tuple[FileKind, Found]:
+def recognise(
+    source: Source, progress: Progress | None = None, *, use_cache: bool = True, staged: Staged | None = None
+) -> tuple[FileKind, Found]:
     """The kind of ``source`` and what was read to tell (module doc). Raises ``InputError``."""
     note = progress or (lambda stage, fraction: None)
     found = Found(source, use_cache=use_cache, staged=staged)
@@ -211,8 +260,14 @@ def recognise(source: Source, progress: Progress | None = None, *, use_cache: bo
     raise _nothing_matches(found)
 
 
-def open_file(source: Source | str | Path, progress: Progress | None = None, *, use_cache: bool = True,
-              staged: Staged | None = None, prepare: bool = False) -> Any:
+def open_file(
+    source: Source | str | Path,
+    progress: Progress | None = None,
+    *,
+    use_cache: bool = True,
+    staged: Staged | None = None,
+    prepare: bool = False,
+) -> Any:
     """Open ``source`` (a path, or a ``Source``: a path or bytes, with the name it is shown by) as
     the kind it is. ``staged``: called with a cached profile's overview-first object before its
     plan is built (module doc). ``prepare``: also compute what the kind's view reads first (the app

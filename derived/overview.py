@@ -12,6 +12,7 @@ table ``overview``) when it plans the file, so reopening the file draws its firs
 table alone while the arrays and the plan are built behind it. The table's metadata records
 ``OVERVIEW_VERSION`` and tilescope's version: one written by other code is ignored and rebuilt.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,10 +32,16 @@ MOST_MARKS = 120  # loop regions / Repeat boundaries drawn per window at most (d
 OVERVIEW_VERSION = 1  # bump when what the overview holds or how it is computed changes
 OVERVIEW_TABLE = "overview"  # its name in a cache entry
 
-_SCHEMA = pa.schema([
-    ("step", pa.int64()), ("standard", pa.int64()), ("interleaved", pa.int64()),
-    ("operation", pa.string()), ("source", pa.int64()), ("execution_count", pa.int64()),
-])
+_SCHEMA = pa.schema(
+    [
+        ("step", pa.int64()),
+        ("standard", pa.int64()),
+        ("interleaved", pa.int64()),
+        ("operation", pa.string()),
+        ("source", pa.int64()),
+        ("execution_count", pa.int64()),
+    ]
+)
 _MARKS = ("near_first", "near_last", "loop_first", "loop_last", "repeat_steps")
 
 
@@ -61,7 +68,7 @@ class UsageOverview:
     repeat_steps: np.ndarray  # Repeat boundaries; none when more than MOST_MARKS
 
     @staticmethod
-    def of(arrays, plan, steps: StepInfo) -> "UsageOverview":
+    def of(arrays, plan, steps: StepInfo) -> UsageOverview:
         """The overview of ``plan`` (the file's) over ``arrays``."""
         series = StepSeries.of(plan, arrays.exchange_rows)
         n = int(series.total.size)
@@ -70,17 +77,26 @@ class UsageOverview:
         near_first, near_last = near_peak_runs(series.total, 0.95, merge_gap=int(column))
         loops = steps.loop_first.size <= MOST_MARKS
         return UsageOverview(
-            n_steps=n, step=keep, standard=series.standard[keep], interleaved=series.interleaved[keep],
-            operation=steps.operation.take(keep).to_pylist(), source=steps.source[keep], execution_count=steps.execution_count[keep],
-            exchange_rows=int(arrays.exchange_rows), support_reserve_bytes=int(arrays.support_reserve_bytes),
-            budget_bytes=int(arrays.budget_bytes), interleaved_budget_bytes=int(arrays.interleaved_budget_bytes),
-            peaks=plan.peaks, near_first=near_first, near_last=near_last,
+            n_steps=n,
+            step=keep,
+            standard=series.standard[keep],
+            interleaved=series.interleaved[keep],
+            operation=steps.operation.take(keep).to_pylist(),
+            source=steps.source[keep],
+            execution_count=steps.execution_count[keep],
+            exchange_rows=int(arrays.exchange_rows),
+            support_reserve_bytes=int(arrays.support_reserve_bytes),
+            budget_bytes=int(arrays.budget_bytes),
+            interleaved_budget_bytes=int(arrays.interleaved_budget_bytes),
+            peaks=plan.peaks,
+            near_first=near_first,
+            near_last=near_last,
             loop_first=steps.loop_first if loops else steps.loop_first[:0],
             loop_last=steps.loop_last if loops else steps.loop_last[:0],
             repeat_steps=thinned(steps.repeat_steps, 0, n, MOST_MARKS),
         )
 
-    def same_as(self, other: "UsageOverview") -> bool:
+    def same_as(self, other: UsageOverview) -> bool:
         """Whether two overviews draw the same picture (a stored one against a recomputed one)."""
         if self.peaks != other.peaks or self.operation != other.operation:
             return False
@@ -97,17 +113,22 @@ class UsageOverview:
     def to_table(self) -> pa.Table:
         """An Arrow table (one row per kept step; the rest in its metadata, as JSON)."""
         header = {
-            "overview_version": OVERVIEW_VERSION, "tilescope": __version__, "n_steps": self.n_steps,
-            "exchange_rows": self.exchange_rows, "support_reserve_bytes": self.support_reserve_bytes,
-            "budget_bytes": self.budget_bytes, "interleaved_budget_bytes": self.interleaved_budget_bytes,
-            "peaks": dataclasses.asdict(self.peaks), **{m: getattr(self, m).tolist() for m in _MARKS},
+            "overview_version": OVERVIEW_VERSION,
+            "tilescope": __version__,
+            "n_steps": self.n_steps,
+            "exchange_rows": self.exchange_rows,
+            "support_reserve_bytes": self.support_reserve_bytes,
+            "budget_bytes": self.budget_bytes,
+            "interleaved_budget_bytes": self.interleaved_budget_bytes,
+            "peaks": dataclasses.asdict(self.peaks),
+            **{m: getattr(self, m).tolist() for m in _MARKS},
         }
         columns = [self.step, self.standard, self.interleaved, self.operation, self.source, self.execution_count]
         arrays = [pa.array(c, type=f.type) for c, f in zip(columns, _SCHEMA)]
         return pa.Table.from_arrays(arrays, schema=_SCHEMA.with_metadata({"tilescope.overview": json.dumps(header)}))
 
     @staticmethod
-    def from_table(table: pa.Table) -> "UsageOverview | None":
+    def from_table(table: pa.Table) -> UsageOverview | None:
         """The overview a table holds; None when it is not one this code wrote (another version,
         another layout, a damaged file)."""
         try:
@@ -119,11 +140,19 @@ class UsageOverview:
             c = {name: table.column(name) for name in _SCHEMA.names}
             marks = {m: np.asarray(header[m], dtype=np.int64) for m in _MARKS}
             return UsageOverview(
-                n_steps=int(header["n_steps"]), step=c["step"].to_numpy(), standard=c["standard"].to_numpy(),
-                interleaved=c["interleaved"].to_numpy(), operation=c["operation"].to_pylist(), source=c["source"].to_numpy(),
-                execution_count=c["execution_count"].to_numpy(), exchange_rows=int(header["exchange_rows"]),
-                support_reserve_bytes=int(header["support_reserve_bytes"]), budget_bytes=int(header["budget_bytes"]),
-                interleaved_budget_bytes=int(header["interleaved_budget_bytes"]), peaks=Peaks(**header["peaks"]), **marks,
+                n_steps=int(header["n_steps"]),
+                step=c["step"].to_numpy(),
+                standard=c["standard"].to_numpy(),
+                interleaved=c["interleaved"].to_numpy(),
+                operation=c["operation"].to_pylist(),
+                source=c["source"].to_numpy(),
+                execution_count=c["execution_count"].to_numpy(),
+                exchange_rows=int(header["exchange_rows"]),
+                support_reserve_bytes=int(header["support_reserve_bytes"]),
+                budget_bytes=int(header["budget_bytes"]),
+                interleaved_budget_bytes=int(header["interleaved_budget_bytes"]),
+                peaks=Peaks(**header["peaks"]),
+                **marks,
             )
         except (KeyError, TypeError, ValueError, pa.ArrowException):
             return None

@@ -1,10 +1,11 @@
 """Where a chart puts its peak labels so that none overlaps another: each label gets a lane of its
 own at the top of the chart, above every data point, joined to its mark by a leader line. Pure
 positions; the timeline draws them."""
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 LANE_FRACTION = 0.07  # of the y range per lane (≈ 15 px on a 220 px plot: one 11 px line of text)
 MARGIN_FRACTION = 0.03

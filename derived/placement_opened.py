@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tilescope.models.format import fmt_bytes
+from tilescope.models.lazy import lazy
 from tilescope.models.placement_problem import PlacementProblem
 from tilescope.models.placement_profile import PlacementProfile
 
-from tilescope.models.lazy import lazy
 from .placement_problem_view import ProblemGeometry
 from .placement_profile_view import TileRows
 
@@ -34,9 +34,7 @@ class Solved:
     """What tilescope's solver said about a problem, for the views and exports."""
 
     verdict: str  # "placed" | "infeasible" | "unknown"
-    headline: (
-        str  # one line: "placed", "infeasible by 16,328 B", "unknown (best height …)"
-    )
+    headline: str  # one line: "placed", "infeasible by 16,328 B", "unknown (best height …)"
     proof: str  # why the verdict holds (or why it is unknown)
     spans: dict  # root id → (start, end) of its group; empty unless some requests were placed
     height: int | None  # the highest end of the placement (None: nothing placed)
@@ -45,33 +43,20 @@ class Solved:
     nodes: int
 
 
-def solved(
-    problem: PlacementProblem, time_limit: float = APP_TIME_LIMIT_S, progress=None
-) -> Solved:
+def solved(problem: PlacementProblem, time_limit: float = APP_TIME_LIMIT_S, progress=None) -> Solved:
     """Solve ``problem`` with tilescope's solver within ``time_limit`` seconds (module doc);
     ``progress(stage, fraction)`` is called between search rounds (the load pool's stops it)."""
-    from tilescope.planner.solver import (
-        root_spans,
-        solve,
-    )  # (numba compiles the search on first use)
+    from tilescope.planner.solver import root_spans, solve  # (numba compiles the search on first use)
 
     result = solve(problem, time_limit, progress)
-    spans = {
-        int(k): (int(v[0]), int(v[1])) for k, v in root_spans(problem, result).items()
-    }
+    spans = {int(k): (int(v[0]), int(v[1])) for k, v in root_spans(problem, result).items()}
     height = result.height if result.height is not None else result.best_height
     if result.verdict == "placed":
         headline = "placed"
     elif result.verdict == "infeasible":
-        headline = (
-            f"infeasible by {fmt_bytes(int(result.deficit_bytes))}"
-            if result.deficit_bytes
-            else "infeasible"
-        )
+        headline = f"infeasible by {fmt_bytes(int(result.deficit_bytes))}" if result.deficit_bytes else "infeasible"
     else:
-        headline = (
-            f"unknown (best height: address {int(height):,})" if height else "unknown"
-        )
+        headline = f"unknown (best height: address {int(height):,})" if height else "unknown"
     return Solved(
         result.verdict,
         headline,

@@ -21,11 +21,8 @@ import json
 from dataclasses import dataclass
 
 import numpy as np
-from tilescope.models.placement_problem import (
-    INTERLEAVED,
-    PROGRAM_END,
-    PlacementProblem,
-)
+
+from tilescope.models.placement_problem import INTERLEAVED, PROGRAM_END, PlacementProblem
 
 Spans = dict  # root id → (start, end) of its whole group
 
@@ -36,9 +33,7 @@ class ProblemGeometry:
 
     problem: PlacementProblem
     end_event: int  # x of PROGRAM_END
-    partners: tuple[
-        tuple[int, ...], ...
-    ]  # per request, the indices of its conflict partners
+    partners: tuple[tuple[int, ...], ...]  # per request, the indices of its conflict partners
     low: int  # lowest allowed address
     high: int  # highest allowed address
 
@@ -52,18 +47,10 @@ class ProblemGeometry:
                 if other is not None and other != r.index:
                     partners[k].add(_position(problem, other))
                     partners[_position(problem, other)].add(k)
-        finite = [
-            e for r in problem.requests for e in (r.first, r.last) if e != PROGRAM_END
-        ]
+        finite = [e for r in problem.requests for e in (r.first, r.last) if e != PROGRAM_END]
         low = min((s for s, _ in problem.ranges), default=0)
         high = max((e for _, e in problem.ranges), default=1)
-        return cls(
-            problem,
-            max(finite, default=0) + 1,
-            tuple(tuple(sorted(p)) for p in partners),
-            low,
-            high,
-        )
+        return cls(problem, max(finite, default=0) + 1, tuple(tuple(sorted(p)) for p in partners), low, high)
 
     def x(self, event: int) -> int:
         return self.end_event if event == PROGRAM_END else event
@@ -71,10 +58,7 @@ class ProblemGeometry:
     def grid(self, low: int | None = None, high: int | None = None) -> list[int]:
         """The memory-element boundaries in [low, high] (default: the allowed addresses)."""
         p = self.problem
-        low, high = (
-            self.low if low is None else low,
-            self.high if high is None else high,
-        )
+        low, high = (self.low if low is None else low, self.high if high is None else high)
         if p.plain:
             return []
         lines = []
@@ -125,14 +109,7 @@ class Picture:
                 missing.append(k)
                 continue
             placed.append(k)
-            rows.append(
-                (
-                    geometry.x(r.first) - 0.5,
-                    geometry.x(r.last) + 0.5,
-                    float(span[0]),
-                    float(span[1]),
-                )
-            )
+            rows.append((geometry.x(r.first) - 0.5, geometry.x(r.last) + 0.5, float(span[0]), float(span[1])))
         arr = np.array(rows, dtype=np.float64).reshape(-1, 4)
         return cls(
             np.array(placed, dtype=np.int64),
@@ -145,9 +122,7 @@ class Picture:
         )
 
 
-def group_span(
-    problem: PlacementProblem, k: int, spans: Spans
-) -> tuple[int, int] | None:
+def group_span(problem: PlacementProblem, k: int, spans: Spans) -> tuple[int, int] | None:
     r = problem.requests[k]
     return next((tuple(spans[root]) for root, _ in r.roots if root in spans), None)
 
@@ -174,17 +149,7 @@ def solution_rows(problem: PlacementProblem, spans: Spans) -> list[dict]:
     return out
 
 
-CSV_FIELDS = (
-    "request",
-    "roots",
-    "class",
-    "first",
-    "last",
-    "bytes",
-    "alignment",
-    "start",
-    "end",
-)
+CSV_FIELDS = ("request", "roots", "class", "first", "last", "bytes", "alignment", "start", "end")
 
 
 def solution_csv(problem: PlacementProblem, spans: Spans) -> str:
@@ -195,18 +160,14 @@ def solution_csv(problem: PlacementProblem, spans: Spans) -> str:
     for row in solution_rows(problem, spans):
         writer.writerow(
             [
-                " ".join(map(str, row["roots"]))
-                if f == "roots"
-                else ("" if row[f] is None else row[f])
+                " ".join(map(str, row["roots"])) if f == "roots" else ("" if row[f] is None else row[f])
                 for f in CSV_FIELDS
             ]
         )
     return buffer.getvalue()
 
 
-def solution_json(
-    problem: PlacementProblem, spans: Spans, verdict: str, who: str
-) -> str:
+def solution_json(problem: PlacementProblem, spans: Spans, verdict: str, who: str) -> str:
     """The placement as JSON: the problem's name and tile, whose placement, the verdict, the rows."""
     return json.dumps(
         {

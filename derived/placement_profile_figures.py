@@ -21,17 +21,11 @@ class TileFigures:
         self.live, self.live_event = rows.live_lower_bound()
         self.bound = address_bound(self.problem.ranges, self.live)
 
-    def sentences(
-        self, result: Solved | None, error: str = ""
-    ) -> list[tuple[str, str]]:
+    def sentences(self, result: Solved | None, error: str = "") -> list[tuple[str, str]]:
         """(data-testid, sentence) pairs."""
         r = self.rows
         n = int(self.movable.size)
-        event = (
-            "after the program"
-            if self.live_event == 4294967295
-            else f"event {self.live_event:,}"
-        )
+        event = "after the program" if self.live_event == 4294967295 else f"event {self.live_event:,}"
         out = [
             (
                 "ts-pp-placed",
@@ -48,12 +42,7 @@ class TileFigures:
         if error:
             out.append(("ts-pp-solver", f"tilescope's solver did not answer: {error}"))
         elif result is None:
-            out.append(
-                (
-                    "ts-pp-solver",
-                    f"tilescope's solver is running (time limit {APP_TIME_LIMIT_S:g} s)…",
-                )
-            )
+            out.append(("ts-pp-solver", f"tilescope's solver is running (time limit {APP_TIME_LIMIT_S:g} s)…"))
         elif result.verdict == "placed" and result.height is not None:
             diff = self.placed_top - result.height
             how = (
@@ -73,20 +62,9 @@ class TileFigures:
                 )
             )
         elif result.verdict == "infeasible":
-            out.append(
-                ("ts-pp-solver", f"tilescope says no placement exists: {result.proof}.")
-            )
+            out.append(("ts-pp-solver", f"tilescope says no placement exists: {result.proof}."))
         else:
-            best = (
-                f" (its best placement ends at {result.height:,})"
-                if result.height
-                else ""
-            )
-            out.append(
-                (
-                    "ts-pp-solver",
-                    f"tilescope's verdict is unknown{best}: {result.proof}.",
-                )
-            )
+            best = f" (its best placement ends at {result.height:,})" if result.height else ""
+            out.append(("ts-pp-solver", f"tilescope's verdict is unknown{best}: {result.proof}."))
         out.append(("ts-pp-caveat", PROBLEM_CAVEAT))
         return out

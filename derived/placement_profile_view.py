@@ -18,12 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from tilescope.models.placement_problem import (
-    INTERLEAVED,
-    STANDARD,
-    PlacementProblem,
-    PlacementRequest,
-)
+
+from tilescope.models.placement_problem import INTERLEAVED, STANDARD, PlacementProblem, PlacementRequest
 from tilescope.models.placement_profile import KINDS, PROGRAM_END, PlacementProfile
 
 SUPPORT, PADDING = KINDS.index("support"), KINDS.index("padding")
@@ -49,9 +45,7 @@ class TileRows:
     kind: np.ndarray  # int8 codes into KINDS
     label: np.ndarray  # int32 indices into the profile's labels
     fixed: np.ndarray  # bool: a reservation the placement does not move
-    aperture: (
-        tuple[int, int] | None
-    )  # the host exchange aperture's [start, end), when borrowed
+    aperture: tuple[int, int] | None  # the host exchange aperture's [start, end), when borrowed
     end_event: int  # the x drawn for event PROGRAM_END: one past the last finite event
 
     @classmethod
@@ -59,15 +53,7 @@ class TileRows:
         table = profile.tile_rows(position)
         col = {
             name: table.column(name).to_numpy()
-            for name in (
-                "start",
-                "end",
-                "payload_end",
-                "first",
-                "last",
-                "kind",
-                "label",
-            )
+            for name in ("start", "end", "payload_end", "first", "last", "kind", "label")
         }
         kind, first, last = col["kind"], col["first"], col["last"]
         support = kind == SUPPORT
@@ -84,9 +70,7 @@ class TileRows:
             if k and f == la == PROGRAM_END
         }
         both = sorted(at_start & at_end)
-        finite = np.concatenate(
-            (first[first != PROGRAM_END], last[last != PROGRAM_END])
-        )
+        finite = np.concatenate((first[first != PROGRAM_END], last[last != PROGRAM_END]))
         tiles = profile.tiles
         return cls(
             logical=int(tiles.column("logical")[position].as_py()),
@@ -121,11 +105,7 @@ class TileRows:
         """(most bytes of placed rows live at one event, the first such event). Any placement of
         these rows holds that many bytes at that event, whatever their addresses."""
         movable = ~self.fixed
-        first, last, size = (
-            self.first[movable],
-            self.last[movable],
-            (self.end - self.start)[movable],
-        )
+        first, last, size = (self.first[movable], self.last[movable], (self.end - self.start)[movable])
         if size.size == 0:
             return 0, 0
         events = np.unique(first)  # live bytes only rise where a row starts
@@ -163,16 +143,10 @@ def address_bound(ranges: tuple[tuple[int, int], ...], live: int) -> int:
 
 def request_class(label: str) -> str:
     """The memory class a tensor label names on its last line (``… · Ipu21Interleaved``)."""
-    return (
-        INTERLEAVED
-        if label.rsplit("\n", 1)[-1].rstrip().endswith("Interleaved")
-        else STANDARD
-    )
+    return INTERLEAVED if label.rsplit("\n", 1)[-1].rstrip().endswith("Interleaved") else STANDARD
 
 
-def tile_problem(
-    profile: PlacementProfile, rows: TileRows
-) -> tuple[PlacementProblem, np.ndarray]:
+def tile_problem(profile: PlacementProfile, rows: TileRows) -> tuple[PlacementProblem, np.ndarray]:
     """The tile's placed rows as a placement problem (module doc), and the row of each request.
     ``assigned_root_spans`` holds the compiler's own placement (request i is root i)."""
     movable = np.flatnonzero(~rows.fixed)
@@ -197,9 +171,6 @@ def tile_problem(
         tile=rows.logical,
         placed=True,
         host_scratch_range=rows.aperture,
-        assigned_root_spans={
-            i: (int(rows.start[r]), int(rows.end[r]))
-            for i, r in enumerate(movable.tolist())
-        },
+        assigned_root_spans={i: (int(rows.start[r]), int(rows.end[r])) for i, r in enumerate(movable.tolist())},
     )
     return problem, movable

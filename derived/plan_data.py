@@ -6,18 +6,19 @@ the file open) and, after what-if edits, the edited plan. Each result is compute
 so a view that is never shown costs nothing. Comparing two profiles is two ``PlanData`` side by
 side.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
+from tilescope.models.lazy import lazy
 from tilescope.planner.edits import WhatIf, current_tiling
 from tilescope.planner.model import Plan
 from tilescope.planner.placement import Placement, place
 from tilescope.planner.tile_bytes import TileBytes, TileModel
 
-from tilescope.models.lazy import lazy
 from .lifetimes import GanttBars, gantt_bars
 from .live import LiveSet, live_set
 from .opening import OpenedProfile
@@ -45,7 +46,7 @@ class PlanData:
         return self.whatif.plan if self.whatif is not None else self.opened.plan
 
     @property
-    def base(self) -> "PlanData":
+    def base(self) -> PlanData:
         """The file's plan of the same profile (itself when unedited)."""
         return self if self.whatif is None else self.opened.base
 
@@ -131,7 +132,14 @@ class PlanData:
     def tile_map(self, step: int, region: str = "total") -> TileMap:
         """The tile map at ``step`` for ``region`` (``derived.tile_map.TILE_REGIONS``); raises as ``tiles_at``."""
         a = self.arrays
-        return tile_map(self.tiles_at(step), region, a.region, int(a.scratch_standard[step]), int(a.scratch_interleaved[step]), a.exchange_rows)
+        return tile_map(
+            self.tiles_at(step),
+            region,
+            a.region,
+            int(a.scratch_standard[step]),
+            int(a.scratch_interleaved[step]),
+            a.exchange_rows,
+        )
 
     def gantt(self, largest: int) -> GanttBars:
         """The lifetimes layout with the ``largest`` values drawn one lane each."""

@@ -1,4 +1,5 @@
 """The memory-profile half of ``tilescope summary``."""
+
 from __future__ import annotations
 
 from .opening import OpenedProfile
@@ -18,8 +19,13 @@ def memory_profile_summary(opened: OpenedProfile) -> dict:
         "steps": profile.n_steps,
         "live_intervals": profile.live_intervals.num_rows,
         "storage_groups": len(set(profile.values.column("storage_group").to_pylist())),
-        "peak": {"standard": p.standard, "interleaved": p.interleaved, "total": p.total, "exchange_rows": p.exchange_rows,
-                 "maximum_standard_allocation": p.maximum_standard_allocation},
+        "peak": {
+            "standard": p.standard,
+            "interleaved": p.interleaved,
+            "total": p.total,
+            "exchange_rows": p.exchange_rows,
+            "maximum_standard_allocation": p.maximum_standard_allocation,
+        },
         "standard_peak_step": p.standard_step,
         "interleaved_peak_step": p.interleaved_step,
         "total_peak_step": p.total_step,

@@ -2,11 +2,12 @@
 operation the formats its chosen plan requires beside the formats its inputs arrive in, the
 alternatives as a table, and the scatter's points; the text of a refused tiling count.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -15,13 +16,13 @@ import pyarrow.compute as pc
 
 from tilescope.loaders.search_tables import search_state_tables
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
+from tilescope.models.lazy import lazy
 from tilescope.models.search_schemas import PLANS_FIXED
 from tilescope.models.search_state import InputFormat, Requirement, SearchState
 from tilescope.models.tiling import TensorFormat, TensorTiling
 from tilescope.planner.shards import axis_blocks
 from tilescope.planner.tiling_rules import REPLICAS, RULE_MIN_REPLICAS, RULE_TILE_COUNT, Violation
 
-from tilescope.models.lazy import lazy
 from .values import tiling_summary
 
 OUTPUT_KEY = "output"  # the editor target of an operation's output requirement
@@ -45,7 +46,7 @@ class SearchData:
     _per_operation: dict = field(default_factory=dict, repr=False)
 
     @staticmethod
-    def of(state: SearchState) -> "SearchData":
+    def of(state: SearchState) -> SearchData:
         return SearchData(state)
 
     @lazy
@@ -59,11 +60,13 @@ class SearchData:
 
         return visited_rows(self.state)
 
-    def pairs(self, operation_id: int) -> list["FormatPair"]:
+    def pairs(self, operation_id: int) -> list[FormatPair]:
         return self._kept(("pairs", operation_id), lambda: format_pairs(self.state, operation_id))
 
-    def alternatives(self, operation_id: int) -> "Alternatives":
-        return self._kept(("alternatives", operation_id), lambda: alternatives_of(self.state, self.plans_table, operation_id))
+    def alternatives(self, operation_id: int) -> Alternatives:
+        return self._kept(
+            ("alternatives", operation_id), lambda: alternatives_of(self.state, self.plans_table, operation_id)
+        )
 
     def _kept(self, key, build):
         found = self._per_operation.get(key)
@@ -114,14 +117,26 @@ def format_pairs(state: SearchState, operation_id: int) -> list[FormatPair]:
         return []
     pairs = [
         FormatPair(
-            key=str(r.position), label=value_label(state, r.value), value=r.value, shape=r.shape,
-            arrives=state.arrival(r.value) if r.value is not None else None, required=r,
+            key=str(r.position),
+            label=value_label(state, r.value),
+            value=r.value,
+            shape=r.shape,
+            arrives=state.arrival(r.value) if r.value is not None else None,
+            required=r,
         )
         for r in plan.inputs
     ]
     out = plan.output
-    pairs.append(FormatPair(key=OUTPUT_KEY, label=value_label(state, out.value), value=out.value, shape=out.shape,
-                            arrives=None, required=out))
+    pairs.append(
+        FormatPair(
+            key=OUTPUT_KEY,
+            label=value_label(state, out.value),
+            value=out.value,
+            shape=out.shape,
+            arrives=None,
+            required=out,
+        )
+    )
     return pairs
 
 
@@ -156,7 +171,11 @@ class Alternatives:
 def _plain(value) -> object:
     """A cell for display: lists as ``[-4, None]``; everything else as it is."""
     if isinstance(value, (list, tuple, np.ndarray)):
-        return "[" + ", ".join("None" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in value) + "]"
+        return (
+            "["
+            + ", ".join("None" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in value)
+            + "]"
+        )
     return value
 
 
@@ -196,7 +215,8 @@ def alternatives_of(state: SearchState, plans: pa.Table, operation_id: int) -> A
         for position in range(len(alternatives[0].inputs)):
             column = f"in{position}_bytes"
             columns[column] = pd.array(
-                [p.inputs[position].shard_bytes if position < len(p.inputs) else None for p in alternatives], dtype="Int64"
+                [p.inputs[position].shard_bytes if position < len(p.inputs) else None for p in alternatives],
+                dtype="Int64",
             )
             titles[column] = f"{value_label(state, alternatives[0].inputs[position].value)} B/tile"
             numeric.append(column)
@@ -246,8 +266,14 @@ def alternative_costs(state: SearchState, operation_id: int, same_requirements: 
     return np.array(costs, dtype=np.int64), BASIS_SCRATCH
 
 
-ATTENTION_DISPATCH = ("query_key_rows", "query_key_columns", "query_key_inner",
-                      "probability_value_rows", "probability_value_columns", "probability_value_inner")
+ATTENTION_DISPATCH = (
+    "query_key_rows",
+    "query_key_columns",
+    "query_key_inner",
+    "probability_value_rows",
+    "probability_value_columns",
+    "probability_value_inner",
+)
 
 
 def _attention_block_bytes(plan) -> int | None:
@@ -266,7 +292,15 @@ def _attention_block_bytes(plan) -> int | None:
     keys = _ceil(lk, key_block) * key_block if isinstance(key_block, int) and key_block > 0 else lk
     element = plan.inputs[0].format.precision.element_bytes
     qk = _block_bytes(lq, keys, width, d["query_key_rows"], d["query_key_columns"], d["query_key_inner"], element)
-    pv = _block_bytes(lq, value_width, keys, d["probability_value_rows"], d["probability_value_columns"], d["probability_value_inner"], element)
+    pv = _block_bytes(
+        lq,
+        value_width,
+        keys,
+        d["probability_value_rows"],
+        d["probability_value_columns"],
+        d["probability_value_inner"],
+        element,
+    )
     return qk + pv
 
 
@@ -312,14 +346,18 @@ def conversion_text(pair: FormatPair) -> str:
         changes.append(f"memory class {a.layout.memory_class} → {r.layout.memory_class}")
     if a.layout.tiling != r.layout.tiling:
         tiles_before, tiles_after = a.layout.tiling.tile_count, r.layout.tiling.tile_count
-        changes.append("re-tiled" + (f" ({tiles_before:,} → {tiles_after:,} tiles)" if tiles_before != tiles_after else ""))
+        changes.append(
+            "re-tiled" + (f" ({tiles_before:,} → {tiles_after:,} tiles)" if tiles_before != tiles_after else "")
+        )
     before, after = pair.arrives.shard_bytes, pair.required.shard_bytes
     if before is not None and after is not None:
         changes.append("same bytes per tile" if before == after else f"{fmt_signed_bytes(after - before)} per tile")
     return "converted: " + "; ".join(changes)
 
 
-def refusal_text(shape: Sequence[int], tiling: TensorTiling, handle: int | str, count: int, violation: Violation, tile_limit: int) -> str:
+def refusal_text(
+    shape: Sequence[int], tiling: TensorTiling, handle: int | str, count: int, violation: Violation, tile_limit: int
+) -> str:
     """Why one count of a required format's tiling is refused, in the editor's words."""
     if handle == REPLICAS:
         what = f"{count} replica{'s' if count != 1 else ''}"

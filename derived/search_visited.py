@@ -34,11 +34,7 @@ def mapping_text(tiles: tuple[int, ...] | list[int]) -> str:
         return f"a rotation by {shifts.pop():,} of {n:,} tiles (tile t → (t + {(tiles[0]) % n:,}) mod {n:,})"
     repeated = n - len(set(tiles))
     if repeated == 0:
-        return (
-            f"a permutation of {n:,} tiles (tile 0 → {tiles[0]:,}, tile 1 → {tiles[1]:,}, …)"
-            if n > 1
-            else "1 tile"
-        )
+        return f"a permutation of {n:,} tiles (tile 0 → {tiles[0]:,}, tile 1 → {tiles[1]:,}, …)" if n > 1 else "1 tile"
     return f"{n:,} entries, not a permutation: {repeated:,} repeat a tile"
 
 
@@ -54,22 +50,14 @@ class PlanChange:
     """One operation whose plan differs between the incumbent and a visited recipe."""
 
     operation: int
-    incumbent: (
-        int | None
-    )  # the incumbent's alternative; None when it has no plan for the operation
-    visited: (
-        int | None
-    )  # the visited recipe's alternative; None: no plan, or one outside the alternatives
+    incumbent: int | None  # the incumbent's alternative; None when it has no plan for the operation
+    visited: int | None  # the visited recipe's alternative; None: no plan, or one outside the alternatives
     has_plan: bool  # the visited recipe has a plan for the operation
-    dispatch: tuple[
-        tuple[str, object, object], ...
-    ]  # (parameter, incumbent's, visited's) that differ
+    dispatch: tuple[tuple[str, object, object], ...]  # (parameter, incumbent's, visited's) that differ
     requirements_differ: bool  # the two plans require different formats
 
     def text(self) -> str:
-        before = (
-            "no plan" if self.incumbent is None else f"alternative {self.incumbent}"
-        )
+        before = "no plan" if self.incumbent is None else f"alternative {self.incumbent}"
         if not self.has_plan:
             after = "no plan"
         elif self.visited is None:
@@ -104,58 +92,36 @@ class VisitedRow:
 
     @property
     def same_as_incumbent(self) -> bool:
-        return not (
-            self.plans
-            or self.boundaries_added
-            or self.boundaries_removed
-            or self.settings
-        )
+        return not (self.plans or self.boundaries_added or self.boundaries_removed or self.settings)
 
     @property
     def parts(self) -> list[str]:
         """What differs, one phrase per part (empty when nothing does)."""
         out = [change.text() for change in self.plans]
         if self.boundaries_added:
-            out.append(
-                "open boundaries added: value " + ", ".join(self.boundaries_added)
-            )
+            out.append("open boundaries added: value " + ", ".join(self.boundaries_added))
         if self.boundaries_removed:
-            out.append(
-                "open boundaries removed: value " + ", ".join(self.boundaries_removed)
-            )
+            out.append("open boundaries removed: value " + ", ".join(self.boundaries_removed))
         out.extend(f"{s.name}: {s.incumbent} → {s.visited}" for s in self.settings)
         return out
 
 
-def _dispatch_changes(
-    a: Plan | None, b: Plan | None
-) -> tuple[tuple[str, object, object], ...]:
+def _dispatch_changes(a: Plan | None, b: Plan | None) -> tuple[tuple[str, object, object], ...]:
     if a is None or b is None:
         return ()
     keys = list(dict.fromkeys([*a.dispatch, *b.dispatch]))
-    return tuple(
-        (k, a.dispatch.get(k), b.dispatch.get(k))
-        for k in keys
-        if a.dispatch.get(k) != b.dispatch.get(k)
-    )
+    return tuple((k, a.dispatch.get(k), b.dispatch.get(k)) for k in keys if a.dispatch.get(k) != b.dispatch.get(k))
 
 
 def visited_row(state: SearchState, index: int, recipe: Recipe) -> VisitedRow:
     incumbent = state.recipe
     changes = []
-    operations = sorted(
-        {op for op, plans in state.plans.items() if plans.chosen is not None}
-        | set(recipe.plans)
-    )
+    operations = sorted({op for op, plans in state.plans.items() if plans.chosen is not None} | set(recipe.plans))
     for op in operations:
         mine = state.plans[op].chosen_plan if op in state.plans else None
         theirs = recipe.plans.get(op)
         chosen = state.plans[op].chosen if op in state.plans else None
-        if (
-            theirs is not None
-            and theirs.alternative is not None
-            and theirs.alternative == chosen
-        ):
+        if theirs is not None and theirs.alternative is not None and theirs.alternative == chosen:
             continue
         if theirs is None and mine is None:
             continue
@@ -177,12 +143,8 @@ def visited_row(state: SearchState, index: int, recipe: Recipe) -> VisitedRow:
     settings = [
         SettingChange(
             name,
-            setting_text(name, mine_settings[name], incumbent)
-            if name in mine_settings
-            else "absent",
-            setting_text(name, their_settings[name], recipe)
-            if name in their_settings
-            else "absent",
+            setting_text(name, mine_settings[name], incumbent) if name in mine_settings else "absent",
+            setting_text(name, their_settings[name], recipe) if name in their_settings else "absent",
         )
         for name in dict.fromkeys([*mine_settings, *their_settings])
         if mine_settings.get(name) != their_settings.get(name)

@@ -1,9 +1,10 @@
 """Per-step series for charts: downsampling that keeps every extreme, the visible window of a
 zoomed plot, and runs of steps (loop bodies)."""
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -56,8 +57,6 @@ def window_of(x0: float | None, x1: float | None, n: int, margin: int = 1) -> tu
     return max(lo, 0), min(max(hi, 0), n)
 
 
-
-
 def runs_where(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(first, last) inclusive step indices of each run of True in ``mask``."""
     padded = np.concatenate(([False], np.asarray(mask, dtype=bool), [False]))
@@ -85,11 +84,18 @@ class StepInfo:
     repeat_steps: np.ndarray  # ``Repeat`` boundaries
 
     @staticmethod
-    def of(steps: pa.Table) -> "StepInfo":
+    def of(steps: pa.Table) -> StepInfo:
         count = steps.column("execution_count").to_numpy()
         first, last = loop_regions(count)
         kinds = steps.column("operation_kind").to_numpy(zero_copy_only=False)
-        return StepInfo(steps.column("operation"), steps.column("source").to_numpy(), count, first, last, np.flatnonzero(kinds == "Repeat"))
+        return StepInfo(
+            steps.column("operation"),
+            steps.column("source").to_numpy(),
+            count,
+            first,
+            last,
+            np.flatnonzero(kinds == "Repeat"),
+        )
 
 
 @dataclass(frozen=True)
@@ -103,7 +109,7 @@ class StepSeries:
     exchange_rows: int
 
     @staticmethod
-    def of(plan, exchange_rows: int) -> "StepSeries":
+    def of(plan, exchange_rows: int) -> StepSeries:
         std, intl = plan.usage_standard, plan.usage_interleaved
         return StepSeries(std, intl, std + exchange_rows, std + intl + exchange_rows, int(exchange_rows))
 

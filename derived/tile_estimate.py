@@ -30,13 +30,7 @@ class TileEstimate:
         ``usage_standard``, ``usage_interleaved``)."""
         col = {
             name: step_tiles.column(name).to_numpy()
-            for name in (
-                "step",
-                "tile_start",
-                "tile_stop",
-                "usage_standard",
-                "usage_interleaved",
-            )
+            for name in ("step", "tile_start", "tile_stop", "usage_standard", "usage_interleaved")
         }
         hit = (col["tile_start"] <= tile) & (tile < col["tile_stop"])
         standard = np.zeros(n_steps, dtype=np.int64)

@@ -15,6 +15,7 @@ bytes first.
 
 Pure numpy: no Panel, no Bokeh.
 """
+
 from __future__ import annotations
 
 import math
@@ -92,7 +93,9 @@ class TileMap:
     @property
     def estimate(self) -> int:
         t = self.tiles
-        return {"total": t.estimate_total, "standard": t.estimate_standard, "interleaved": t.estimate_interleaved}[self.region]
+        return {"total": t.estimate_total, "standard": t.estimate_standard, "interleaved": t.estimate_interleaved}[
+            self.region
+        ]
 
     @property
     def worst_tile(self) -> int:
@@ -145,13 +148,24 @@ class TileMap:
         return lines, more
 
 
-def tile_map(tiles: TileBytes, region: str, value_region: np.ndarray, scratch_standard: int, scratch_interleaved: int,
-             exchange_rows: int) -> TileMap:
+def tile_map(
+    tiles: TileBytes,
+    region: str,
+    value_region: np.ndarray,
+    scratch_standard: int,
+    scratch_interleaved: int,
+    exchange_rows: int,
+) -> TileMap:
     """The map of ``tiles`` (``TileModel.at_step``) for a region choice; ``value_region``: the
     region code of every value row (``ProfileArrays.region``)."""
     if region not in TILE_REGIONS:
         raise ValueError(f"region must be one of {TILE_REGIONS}, not {region!r}")
     return TileMap(
-        tiles, region, grid_columns(int(tiles.total.size)), np.asarray(value_region)[tiles.live_rows],
-        int(scratch_standard), int(scratch_interleaved), int(exchange_rows),
+        tiles,
+        region,
+        grid_columns(int(tiles.total.size)),
+        np.asarray(value_region)[tiles.live_rows],
+        int(scratch_standard),
+        int(scratch_interleaved),
+        int(exchange_rows),
     )

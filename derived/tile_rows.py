@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
 from tilescope.planner.tile_usage import TileUsage
 
 from .plan_data import PlanData
@@ -54,17 +55,11 @@ class TileStep:
 
     @property
     def standard(self) -> int:
-        return (
-            int(self.rows.loc[self.rows["region"] == "standard", "total"].sum())
-            + self.scratch_standard
-        )
+        return int(self.rows.loc[self.rows["region"] == "standard", "total"].sum()) + self.scratch_standard
 
     @property
     def interleaved(self) -> int:
-        return (
-            int(self.rows.loc[self.rows["region"] == "interleaved", "total"].sum())
-            + self.scratch_interleaved
-        )
+        return int(self.rows.loc[self.rows["region"] == "interleaved", "total"].sum()) + self.scratch_interleaved
 
 
 def tile_columns(data: PlanData, tile: int) -> TileColumns:
@@ -78,13 +73,9 @@ def tile_columns(data: PlanData, tile: int) -> TileColumns:
             raise IndexError(f"tile {tile} is not in 0..{figures.device_tiles - 1}")
         shard, held = figures.values.at_tile(int(tile))
         standard, interleaved = figures.scratch.at_tile(int(tile))
-        if (
-            len(kept) > 32
-        ):  # a few tiles per plan are looked at; never one array set per tile clicked
+        if len(kept) > 32:  # a few tiles per plan are looked at; never one array set per tile clicked
             kept.clear()
-        found = kept[int(tile)] = TileColumns(
-            int(tile), shard, held, standard, interleaved
-        )
+        found = kept[int(tile)] = TileColumns(int(tile), shard, held, standard, interleaved)
     return found
 
 
@@ -109,20 +100,14 @@ def tile_step(data: PlanData, tile: int, step: int) -> TileStep:
             held.append(int(sizes[k]))
     picked = np.asarray(chosen, dtype=np.int64)
     total = np.asarray(held, dtype=np.int64)
-    payload = (
-        columns.shard[picked] * a.copies[picked]
-        if picked.size
-        else np.zeros(0, dtype=np.int64)
-    )
+    payload = columns.shard[picked] * a.copies[picked] if picked.size else np.zeros(0, dtype=np.int64)
     names = data.opened.profile.values.column("name")
     frame = pd.DataFrame(
         {
             "id": a.value_ids[picked],
             "root": a.roots[picked],
             "name": [str(names[int(r)].as_py()) for r in picked.tolist()],
-            "region": REGION_NAMES[a.region[a.root_rows[picked]]]
-            if picked.size
-            else np.zeros(0, dtype=object),
+            "region": REGION_NAMES[a.region[a.root_rows[picked]]] if picked.size else np.zeros(0, dtype=object),
             "copies": a.copies[picked],
             "payload": payload,
             "padding": total - payload,
@@ -130,9 +115,7 @@ def tile_step(data: PlanData, tile: int, step: int) -> TileStep:
         },
         columns=list(TILE_COLUMNS),
     )
-    frame = frame.sort_values(
-        ["total", "id"], ascending=[False, True], kind="stable"
-    ).reset_index(drop=True)
+    frame = frame.sort_values(["total", "id"], ascending=[False, True], kind="stable").reset_index(drop=True)
     return TileStep(
         tile=int(tile),
         step=int(step),
@@ -151,7 +134,9 @@ class TileLines:
     source: str
     standard: np.ndarray  # on the tile, per step
     interleaved: np.ndarray
-    coarse: np.ndarray  # the old bound, the same on every tile: v1's usage, v2/v3's coarse_usage (standard + interleaved)
+    coarse: (
+        np.ndarray
+    )  # the old bound, the same on every tile: v1's usage, v2/v3's coarse_usage (standard + interleaved)
 
     @property
     def total(self) -> np.ndarray:

@@ -18,6 +18,7 @@ scratch); exchange rows are never included.
 from __future__ import annotations
 
 import numpy as np
+
 from tilescope.planner import tile_whatif
 from tilescope.planner.tile_figures import SOURCE_ESTIMATE, TileFigures
 from tilescope.planner.tile_usage import REGIONS, TileUsage
@@ -46,9 +47,7 @@ def tile_usage(data: PlanData) -> TileUsage:
     found = data.__dict__.get("_tile_usage")
     if found is None:
         # The file's plan per tile (v2/v3) gives the file's per-step figures, not summed again.
-        found = data.__dict__["_tile_usage"] = tile_whatif.plan_usage(
-            data.arrays, data.tilings, data.opened.plan
-        )
+        found = data.__dict__["_tile_usage"] = tile_whatif.plan_usage(data.arrays, data.tilings, data.opened.plan)
     return found
 
 

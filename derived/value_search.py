@@ -6,9 +6,10 @@ into one string, and each query is a run of C-level ``str.find`` calls over it t
 first ``limit`` matches: a query matching nothing scans the text once (milliseconds even at 10⁶
 labels), a common one stops early.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -21,7 +22,9 @@ class LabelSearch:
         lowered = [label.lower() for label in self.labels]
         lengths = np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered))
         # Label k is text[starts[k] : starts[k] + lengths[k]]; one separator character between labels.
-        self._starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64) if lowered else np.zeros(0, np.int64)
+        self._starts = (
+            np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64) if lowered else np.zeros(0, np.int64)
+        )
         self._ends = self._starts + lengths
         self._text = "\n".join(lowered)
 

@@ -1,6 +1,7 @@
 """Per-value data: the values table (the file's columns beside a plan's figures), the columns that
 follow the tiling (shards, unpadded shards, tile counts) and the short tiling text shown
 everywhere (``FromEnd(2)/46 · FromEnd(1)/4 · ×8 = 1472 tiles``)."""
+
 from __future__ import annotations
 
 import math
@@ -76,12 +77,42 @@ def tile_counts(arrays, tilings: dict | None = None) -> np.ndarray:
 
 
 # Columns of ``values_frame``, in the table's order.
-FRAME_COLUMNS = ("id", "name", "group", "storage_group", "root", "alias_of", "region", "shape", "precision", "tiling", "tiles",
-                 "shard", "unpadded_shard", "shard_padding", "aligned", "padding_waste", "bytes", "bytes_before", "change",
-                 "first_step", "last_step")
+FRAME_COLUMNS = (
+    "id",
+    "name",
+    "group",
+    "storage_group",
+    "root",
+    "alias_of",
+    "region",
+    "shape",
+    "precision",
+    "tiling",
+    "tiles",
+    "shard",
+    "unpadded_shard",
+    "shard_padding",
+    "aligned",
+    "padding_waste",
+    "bytes",
+    "bytes_before",
+    "change",
+    "first_step",
+    "last_step",
+)
 # The columns a plan (what-if edits) changes; the others come from the file.
-PLAN_COLUMNS = ("tiling", "tiles", "shard", "unpadded_shard", "shard_padding", "aligned", "padding_waste", "bytes",
-                "bytes_before", "change")
+PLAN_COLUMNS = (
+    "tiling",
+    "tiles",
+    "shard",
+    "unpadded_shard",
+    "shard_padding",
+    "aligned",
+    "padding_waste",
+    "bytes",
+    "bytes_before",
+    "change",
+)
 
 
 def text_column(column: pa.ChunkedArray) -> pd.Series:
@@ -97,14 +128,16 @@ class FileColumns:
     """The values table's columns read from the file, and the recorded tilings' columns: built once
     per profile (text columns of ~10⁵ values take a while), then shared by every plan's frame."""
 
-    frame: pd.DataFrame  # id, name, group, storage_group, root, alias_of, region, shape, precision, first_step, last_step
+    frame: (
+        pd.DataFrame
+    )  # id, name, group, storage_group, root, alias_of, region, shape, precision, first_step, last_step
     tiling: list[str]
     tiles: np.ndarray
     unpadded: np.ndarray
     tensor_bytes: np.ndarray
 
     @staticmethod
-    def of(profile, arrays, live_ranges: tuple[np.ndarray, np.ndarray]) -> "FileColumns":
+    def of(profile, arrays, live_ranges: tuple[np.ndarray, np.ndarray]) -> FileColumns:
         v = profile.values
         first, last = live_ranges
         ids, roots = arrays.value_ids, arrays.roots
@@ -124,7 +157,9 @@ class FileColumns:
             }
         )
         total = tensor_bytes(arrays)
-        return FileColumns(frame, tiling_summaries(arrays), tile_counts(arrays), unpadded_shard_bytes(arrays, total=total), total)
+        return FileColumns(
+            frame, tiling_summaries(arrays), tile_counts(arrays), unpadded_shard_bytes(arrays, total=total), total
+        )
 
 
 def values_frame(file: FileColumns, arrays, plan, base_plan, tilings: dict) -> pd.DataFrame:
@@ -163,7 +198,7 @@ class ValueText:
     columns: pa.Table  # precision, order, storage_group
 
     @staticmethod
-    def of(profile, arrays) -> "ValueText":
+    def of(profile, arrays) -> ValueText:
         v = profile.values
         names = v.column("name").to_pylist()
         labels = [f"#{int(i)} {shorten(name, 120)}" for i, name in zip(arrays.value_ids.tolist(), names)]

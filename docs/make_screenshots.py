@@ -5,6 +5,7 @@ Playwright at 1440×900, and saves one PNG per view, in the light theme and (``*
 dark one. Each view is opened by its URL (``?tab=…``: app/url_state.py), as a user would share it.
 Nothing here is drawn by hand.
 """
+
 from __future__ import annotations
 
 import sys
@@ -52,11 +53,13 @@ def placement_files(browser) -> None:
     import tempfile
 
     sys.path.insert(0, str(ROOT / "tests"))
-    from placement_profile_gen import placement_profile
-
     import os
 
-    bench = Path(os.environ.get("TILESCOPE_SHARED_BENCH", ROOT.parent / "shared" / "bench"))  # (a worktree elsewhere names it)
+    from placement_profile_gen import placement_profile
+
+    bench = Path(
+        os.environ.get("TILESCOPE_SHARED_BENCH", ROOT.parent / "shared" / "bench")
+    )  # (a worktree elsewhere names it)
     dump = bench / "ipu-stack-placement" / "fragmented.json"
     with tempfile.TemporaryDirectory() as root:
         if dump.exists():
@@ -66,7 +69,13 @@ def placement_files(browser) -> None:
             for dark in (False, True):
                 page = browser.new_page(viewport=VIEWPORT)
                 suffix = "_dark" if dark else ""
-                shots = [("placement_profile", "placement-4242.json", "[data-testid=ts-pp-solver]:has-text('tilescope placed')")]
+                shots = [
+                    (
+                        "placement_profile",
+                        "placement-4242.json",
+                        "[data-testid=ts-pp-solver]:has-text('tilescope placed')",
+                    )
+                ]
                 if dump.exists():
                     shots.insert(0, ("placement_dump", dump.name, "[data-testid=ts-dump-verdict]:has-text('placed')"))
                 for name, file, ready in shots:

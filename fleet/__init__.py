@@ -24,6 +24,7 @@ The dataset (``layout`` has the details)::
 The values live at a profile's peak step ``s`` are the ``live_intervals`` rows with
 ``first_step <= s <= last_step``, joined to ``values`` on ``(profile_key, value_id = id)``.
 """
+
 from __future__ import annotations
 
 from importlib import import_module
@@ -46,7 +47,9 @@ _FROM = {
 __all__ = ["BatchReport", "Dataset", "connect", "reopen_profile", "run_batch", "run_query"]
 
 
-def __getattr__(name: str) -> Any:  # imported on first use: importing one module of the package does not import the rest
+def __getattr__(
+    name: str,
+) -> Any:  # imported on first use: importing one module of the package does not import the rest
     if name in _FROM:
         return getattr(import_module(f"{__name__}.{_FROM[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -63,15 +63,9 @@ class Committer:
     """What the client knows of the dataset while a batch runs, and the commit (module doc)."""
 
     dataset: Dataset
-    rows: dict[str, dict] = field(
-        default_factory=dict
-    )  # path → committed or pending row
-    members: dict[tuple[str, str], set[str]] = field(
-        default_factory=dict
-    )  # (folder, fragment) → profile keys in it
-    dirty: set[str] = field(
-        default_factory=set
-    )  # folders whose profiles file must be rewritten
+    rows: dict[str, dict] = field(default_factory=dict)  # path → committed or pending row
+    members: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (folder, fragment) → profile keys in it
+    dirty: set[str] = field(default_factory=set)  # folders whose profiles file must be rewritten
     last_commit: float = field(default_factory=time.monotonic)
 
     def place(self, folder: str, fragment: str, stage: Path, keys: set[str]) -> None:
@@ -112,9 +106,7 @@ class Committer:
         live: dict[tuple[str, str], set[str]] = {}
         for path, row in self.rows.items():
             if _is_loaded(row) and row["fragment"]:
-                live.setdefault((folder_of(path), row["fragment"]), set()).add(
-                    row["profile_key"]
-                )
+                live.setdefault((folder_of(path), row["fragment"]), set()).add(row["profile_key"])
         changed = 0
         for (folder, fragment), keys in list(self.members.items()):
             keep = live.get((folder, fragment), set())
@@ -123,19 +115,13 @@ class Committer:
             changed += 1
             if not keep:
                 for table in PROFILE_TABLES:
-                    self.dataset.fragment_path(table, folder, fragment).unlink(
-                        missing_ok=True
-                    )
+                    self.dataset.fragment_path(table, folder, fragment).unlink(missing_ok=True)
                 del self.members[(folder, fragment)]
                 continue
             for table in PROFILE_TABLES:
                 path = self.dataset.fragment_path(table, folder, fragment)
                 found = read_parquet(path, table)
-                kept = found.filter(
-                    pc.is_in(
-                        found.column("profile_key"), pa.array(sorted(keep), pa.string())
-                    )
-                )
+                kept = found.filter(pc.is_in(found.column("profile_key"), pa.array(sorted(keep), pa.string())))
                 with atomic_output(path, overwrite=True) as handle:
                     pq.write_table(kept, handle)
             self.members[(folder, fragment)] = keep
@@ -169,9 +155,7 @@ def repair(dataset: Dataset) -> tuple[Committer, dict]:
             continue
         for row in table.to_pylist():
             if folder_of(row["path"]) != folder or row["path"] in committer.rows:
-                committer.dirty.add(
-                    folder
-                )  # a row in the wrong partition, or twice: dropped
+                committer.dirty.add(folder)  # a row in the wrong partition, or twice: dropped
                 continue
             committer.rows[row["path"]] = row
 
@@ -186,16 +170,10 @@ def repair(dataset: Dataset) -> tuple[Committer, dict]:
                 read_parquet(path, table, columns=["profile_key"])
             if set(tables) != set(PROFILE_TABLES):
                 raise InputError(
-                    "$",
-                    "a file in every table",
-                    f"missing in {', '.join(sorted(set(PROFILE_TABLES) - set(tables)))}",
+                    "$", "a file in every table", f"missing in {', '.join(sorted(set(PROFILE_TABLES) - set(tables)))}"
                 )
             keys = (
-                read_parquet(
-                    tables["profile_headers"],
-                    "profile_headers",
-                    columns=["profile_key"],
-                )
+                read_parquet(tables["profile_headers"], "profile_headers", columns=["profile_key"])
                 .column(0)
                 .to_pylist()
             )
@@ -209,9 +187,7 @@ def repair(dataset: Dataset) -> tuple[Committer, dict]:
         if _is_loaded(row) and row["profile_key"] not in committer.members.get(
             (folder_of(path), row["fragment"] or ""), set()
         ):
-            del committer.rows[
-                path
-            ]  # its rows are gone: normalised again by this batch
+            del committer.rows[path]  # its rows are gone: normalised again by this batch
             committer.dirty.add(folder_of(path))
             incomplete += 1
     if committer.dirty:

@@ -41,9 +41,7 @@ class Input:
 
 @dataclass
 class Found:
-    inputs: list[Input] = field(
-        default_factory=list
-    )  # regular files (or symlinks to them inside DIR), by path
+    inputs: list[Input] = field(default_factory=list)  # regular files (or symlinks to them inside DIR), by path
     skipped: list[dict] = field(default_factory=list)  # {path, why}: entries not read
 
 
@@ -51,9 +49,7 @@ def _skip(found: Found, rel: str, why: str) -> None:
     found.skipped.append({"path": display_path(rel), "why": why})
 
 
-def _symlink(
-    found: Found, base: Path, real_base: str, rel: str, entry: os.DirEntry
-) -> None:
+def _symlink(found: Found, base: Path, real_base: str, rel: str, entry: os.DirEntry) -> None:
     try:
         target = os.stat(entry.path)
     except OSError as exc:
@@ -72,11 +68,7 @@ def _symlink(
     elif os.path.commonpath([real, real_base]) != real_base:
         _skip(found, rel, "a symlink to a file outside DIR (not read)")
     elif not stat.S_ISREG(target.st_mode):
-        _skip(
-            found,
-            rel,
-            f"a symlink to {file_kind(target.st_mode)}, not a regular file (not read)",
-        )
+        _skip(found, rel, f"a symlink to {file_kind(target.st_mode)}, not a regular file (not read)")
     else:
         found.inputs.append(Input(display_path(rel), rel, target.st_size))
 
@@ -98,10 +90,7 @@ def find_inputs(root: str | Path, exclude: str | Path | None = None) -> Found:
     while pending:
         folder = pending.pop()
         try:
-            entries = sorted(
-                os.scandir(base / folder) if folder else os.scandir(base),
-                key=lambda e: e.name,
-            )
+            entries = sorted(os.scandir(base / folder) if folder else os.scandir(base), key=lambda e: e.name)
         except OSError as exc:
             _skip(found, folder, f"a folder that cannot be listed ({exc.strerror})")
             continue
@@ -120,13 +109,7 @@ def find_inputs(root: str | Path, exclude: str | Path | None = None) -> Found:
                 if os.path.realpath(entry.path) != skip:
                     pending.append(rel)
             elif stat.S_ISREG(mode):
-                found.inputs.append(
-                    Input(
-                        display_path(rel),
-                        rel,
-                        entry.stat(follow_symlinks=False).st_size,
-                    )
-                )
+                found.inputs.append(Input(display_path(rel), rel, entry.stat(follow_symlinks=False).st_size))
             else:
                 _skip(found, rel, f"{file_kind(mode)}, not a regular file (not opened)")
     found.inputs.sort(key=lambda i: i.path)
@@ -162,9 +145,7 @@ def top_level_keys(head: bytes) -> tuple[list[str], bytes | None] | None:
                 key = text[i + 1 : j].decode("utf-8", "replace")
                 keys.append(key)
                 if key == "version":
-                    version = (
-                        rest[1:].lstrip()[:12].split(b",")[0].split(b"}")[0].strip()
-                    )
+                    version = rest[1:].lstrip()[:12].split(b",")[0].split(b"}")[0].strip()
             i = j + 1
             continue
         if c in b"{[":
@@ -193,12 +174,6 @@ def sniff(head: bytes) -> tuple[str | None, str]:
         return "search_state", f"search state v{v}"
     if {"timeline", "scope", "budget_bytes", "peak", "model"} & have:
         return "memory_profile", f"memory profile v{v}"
-    if {
-        "requests",
-        "ranges",
-        "region_boundary",
-        "assigned_root_spans",
-        "interleaved_offset",
-    } & have:
+    if {"requests", "ranges", "region_boundary", "assigned_root_spans", "interleaved_offset"} & have:
         return "placement_dump", f"placement dump v{v}"
     return None, "JSON, but not a planner output" if keys else "not a planner output"

@@ -34,9 +34,7 @@ CONNECT_TIMEOUT = "10s"
 WORKER_WAIT_SECONDS = 60
 MAX_FILES_PER_TASK = 1024
 MAX_BYTES_PER_TASK = 64 << 20
-TASKS_PER_WORKER = (
-    4  # enough tasks that a slow one does not leave the other workers idle
-)
+TASKS_PER_WORKER = 4  # enough tasks that a slow one does not leave the other workers idle
 
 OnResult = Callable[[int, int, dict], None]
 
@@ -46,18 +44,10 @@ class BatchReport:
     directory: str
     dataset: str
     batch_id: str  # in the profiles rows this batch wrote
-    results: list[dict] = field(
-        default_factory=list
-    )  # one summary per planner output found, by path
-    not_loaded: list[dict] = field(
-        default_factory=list
-    )  # {path, why}: planner outputs of kinds batch does not load
-    others: list[dict] = field(
-        default_factory=list
-    )  # {path, why}: entries that are not planner outputs, or not read
-    gone: list[str] = field(
-        default_factory=list
-    )  # rows kept for files no longer under the directory
+    results: list[dict] = field(default_factory=list)  # one summary per planner output found, by path
+    not_loaded: list[dict] = field(default_factory=list)  # {path, why}: planner outputs of kinds batch does not load
+    others: list[dict] = field(default_factory=list)  # {path, why}: entries that are not planner outputs, or not read
+    gone: list[str] = field(default_factory=list)  # rows kept for files no longer under the directory
     repaired: dict = field(default_factory=dict)
 
     def _with(self, status: str) -> list[dict]:
@@ -93,9 +83,7 @@ class BatchReport:
             "skipped": len(self.skipped),
             "failed": len(self.failed),
             "failures": [{"path": r["path"], "error": r["error"]} for r in self.failed],
-            "skipped_failures": [
-                {"path": r["path"], "error": r["error"]} for r in self.skipped_failures
-            ],
+            "skipped_failures": [{"path": r["path"], "error": r["error"]} for r in self.skipped_failures],
             "not_loaded": self.not_loaded,
             "others": self.others,
             "gone": self.gone,
@@ -130,9 +118,7 @@ def dask_client(scheduler: str | None, workers: int) -> Iterator:
     try:
         client = Client(scheduler, timeout=CONNECT_TIMEOUT)
     except (OSError, ValueError, TypeError) as exc:
-        raise TilescopeError(
-            f"cannot reach the Dask scheduler at {scheduler}: {' '.join(str(exc).split())}"
-        ) from None
+        raise TilescopeError(f"cannot reach the Dask scheduler at {scheduler}: {' '.join(str(exc).split())}") from None
     with client:
         try:
             client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
@@ -145,13 +131,7 @@ def dask_client(scheduler: str | None, workers: int) -> Iterator:
 
 def plan_tasks(inputs: list[Input], workers: int) -> list[list[Input]]:
     """Files grouped by folder, then into tasks (module doc), the largest tasks first."""
-    per_task = max(
-        1,
-        min(
-            MAX_FILES_PER_TASK,
-            math.ceil(len(inputs) / (TASKS_PER_WORKER * max(workers, 1))),
-        ),
-    )
+    per_task = max(1, min(MAX_FILES_PER_TASK, math.ceil(len(inputs) / (TASKS_PER_WORKER * max(workers, 1)))))
     by_folder: dict[str, list[Input]] = {}
     for item in inputs:
         by_folder.setdefault(folder_of(item.path), []).append(item)
@@ -160,9 +140,7 @@ def plan_tasks(inputs: list[Input], workers: int) -> list[list[Input]]:
         current: list[Input] = []
         size = 0
         for item in sorted(items, key=lambda i: -i.size):
-            if current and (
-                len(current) >= per_task or size + item.size > MAX_BYTES_PER_TASK
-            ):
+            if current and (len(current) >= per_task or size + item.size > MAX_BYTES_PER_TASK):
                 tasks.append(current)
                 current, size = [], 0
             current.append(item)
@@ -212,17 +190,7 @@ def run_batch(
         known = set(committer.rows)
         try:
             if found.inputs:
-                _run(
-                    root,
-                    dataset,
-                    found.inputs,
-                    committer,
-                    report,
-                    scheduler,
-                    workers,
-                    retry_failed,
-                    on_result,
-                )
+                _run(root, dataset, found.inputs, committer, report, scheduler, workers, retry_failed, on_result)
         finally:  # interrupted (Ctrl-C, a lost scheduler) or not: what finished is committed
             committer.commit()
         report.gone = sorted(known - {r["path"] for r in report.results})
@@ -246,15 +214,7 @@ def _prepare(dataset: Dataset) -> Dataset:
 
 
 def _run(
-    root,
-    dataset,
-    inputs,
-    committer: Committer,
-    report: BatchReport,
-    scheduler,
-    workers,
-    retry_failed,
-    on_result,
+    root, dataset, inputs, committer: Committer, report: BatchReport, scheduler, workers, retry_failed, on_result
 ) -> None:
     from distributed import KilledWorker, as_completed
 
@@ -263,11 +223,7 @@ def _run(
     serial = iter(range(1 << 30))
 
     def item_of(i: Input) -> dict:
-        return {
-            "path": i.path,
-            "fs_path": i.fs_path,
-            "previous": committer.rows.get(i.path),
-        }
+        return {"path": i.path, "fs_path": i.fs_path, "previous": committer.rows.get(i.path)}
 
     done = 0
     with dask_client(scheduler, n_workers) as client:
@@ -289,39 +245,25 @@ def _run(
             return future
 
         futures: dict = {}
-        pending = as_completed(
-            [
-                submit([item_of(i) for i in task])
-                for task in plan_tasks(inputs, n_workers)
-            ]
-        )
+        pending = as_completed([submit([item_of(i) for i in task]) for task in plan_tasks(inputs, n_workers)])
         for future in pending:
             items, fragment = futures.pop(future)
             try:
                 result = future.result()
-            except Exception as exc:  # noqa: BLE001 - KilledWorker and the like: the batch goes on
-                if (
-                    isinstance(exc, KilledWorker) and len(items) > 1
-                ):  # find the file that kills it
+            except Exception as exc:
+                if isinstance(exc, KilledWorker) and len(items) > 1:  # find the file that kills it
                     for item in items:
                         pending.add(submit([item]))
                     future.release()
                     continue
                 result = {
-                    "summaries": [
-                        _task_failure(root, item, batch_id, exc) for item in items
-                    ],
+                    "summaries": [_task_failure(root, item, batch_id, exc) for item in items],
                     "staged": None,
                     "keys": [],
                 }
             future.release()
             if result["staged"] is not None:
-                committer.place(
-                    folder_of(items[0]["path"]),
-                    fragment,
-                    Path(result["staged"]),
-                    set(result["keys"]),
-                )
+                committer.place(folder_of(items[0]["path"]), fragment, Path(result["staged"]), set(result["keys"]))
             for summary in result["summaries"]:
                 done += 1
                 _take(summary, committer, report)
@@ -333,9 +275,7 @@ def _run(
 def _take(summary: dict, committer: Committer, report: BatchReport) -> None:
     if summary["status"] == SKIPPED and "why" in summary:
         entry = {"path": summary["path"], "why": summary["why"]}
-        (report.not_loaded if summary.get("planner_output") else report.others).append(
-            entry
-        )
+        (report.not_loaded if summary.get("planner_output") else report.others).append(entry)
         return
     report.results.append(summary)
     if summary["status"] != SKIPPED and not summary.get("keep_previous"):

@@ -66,18 +66,14 @@ REPAIR_HINT = "`tilescope batch DIR --out DATASET` repairs the dataset"
 
 
 def _digest(text: str) -> str:
-    return hashlib.blake2b(
-        text.encode("utf-8", "surrogateescape"), digest_size=10
-    ).hexdigest()
+    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=10).hexdigest()
 
 
 def profile_key(path: str, content_hash: str | None, partitions: bool) -> str:
     """Key of one content of an input file (its rows in every table). A row with partitions (a
     loaded memory profile) and one without (a search state, a failure) never share a key, so
     replacing one by the other is the same commit as any other change."""
-    return _digest(
-        f"{path}\0{content_hash or ''}\0{'partitions' if partitions else 'row only'}"
-    )
+    return _digest(f"{path}\0{content_hash or ''}\0{'partitions' if partitions else 'row only'}")
 
 
 def folder_of(path: str) -> str:
@@ -91,12 +87,7 @@ def partition_name(folder: str) -> str:
 
 
 def _unreadable(path: Path, table: str, found: str) -> InputError:
-    return InputError(
-        "$",
-        f"a Parquet file of the dataset's {table} table ({REPAIR_HINT})",
-        found,
-        file=str(path),
-    )
+    return InputError("$", f"a Parquet file of the dataset's {table} table ({REPAIR_HINT})", found, file=str(path))
 
 
 def read_parquet(path: Path, table: str, columns: list[str] | None = None) -> pa.Table:
@@ -106,9 +97,7 @@ def read_parquet(path: Path, table: str, columns: list[str] | None = None) -> pa
     try:
         found = pf.read(columns=columns)
     except (OSError, pa.ArrowException) as exc:
-        raise _unreadable(
-            path, table, " ".join(str(exc).split()) or type(exc).__name__
-        ) from None
+        raise _unreadable(path, table, " ".join(str(exc).split()) or type(exc).__name__) from None
     finally:
         pf.close(force=True)
     return found
@@ -133,9 +122,7 @@ def open_parquet(path: Path, table: str) -> pq.ParquetFile:
         raise
     except (OSError, pa.ArrowException) as exc:
         (handle.close() if handle else os.close(fd))
-        raise _unreadable(
-            path, table, " ".join(str(exc).split()) or type(exc).__name__
-        ) from None
+        raise _unreadable(path, table, " ".join(str(exc).split()) or type(exc).__name__) from None
     expected = PROFILES if table == "profiles" else PROFILE_TABLES[table]
     found = pf.schema_arrow
     if [(f.name, f.type) for f in found] != [(f.name, f.type) for f in expected]:
@@ -149,9 +136,7 @@ class Dataset:
     """A fleet dataset directory. ``Dataset.open`` to read (checked), ``fleet.commit`` to write."""
 
     def __init__(self, root: str | Path):
-        self.root = Path(
-            os.path.abspath(root)
-        )  # absolute: a relative 'ds:x' is never read as a URI
+        self.root = Path(os.path.abspath(root))  # absolute: a relative 'ds:x' is never read as a URI
 
     # ----------------------------------------------------------------------------- opening
 
@@ -168,17 +153,8 @@ class Dataset:
             problems = dataset.problems()
             if problems:
                 path, why = problems[0]
-                more = (
-                    f" (and {len(problems) - 1} more damaged)"
-                    if len(problems) > 1
-                    else ""
-                )
-                raise InputError(
-                    "$",
-                    f"a file of the dataset ({REPAIR_HINT}){more}",
-                    why,
-                    file=str(path),
-                )
+                more = f" (and {len(problems) - 1} more damaged)" if len(problems) > 1 else ""
+                raise InputError("$", f"a file of the dataset ({REPAIR_HINT}){more}", why, file=str(path))
             for table in tables:  # every file's footer: a Parquet file of its table's columns
                 for _, path in dataset.table_files(table):
                     open_parquet(path, table).close(force=True)
@@ -186,35 +162,20 @@ class Dataset:
 
     def read_manifest(self, name: str) -> None:
         if not self.root.is_dir():
-            raise InputError(
-                "$",
-                "a dataset directory written by `tilescope batch`",
-                "no such directory",
-                file=name,
-            )
+            raise InputError("$", "a dataset directory written by `tilescope batch`", "no such directory", file=name)
         manifest = self.root / MANIFEST_NAME
         try:
             mode = manifest.lstat().st_mode
             if not stat.S_ISREG(mode):
-                raise InputError(
-                    "$",
-                    f"{MANIFEST_NAME} a regular file",
-                    file_kind(mode),
-                    file=str(manifest),
-                )
+                raise InputError("$", f"{MANIFEST_NAME} a regular file", file_kind(mode), file=str(manifest))
             found = json.loads(manifest.read_bytes())
         except (OSError, ValueError):
             raise InputError(
-                "$",
-                f"a dataset directory written by `tilescope batch` (with {MANIFEST_NAME})",
-                "none",
-                file=name,
+                "$", f"a dataset directory written by `tilescope batch` (with {MANIFEST_NAME})", "none", file=name
             ) from None
         if not isinstance(found, dict) or found.get("layout_version") != LAYOUT_VERSION:
             version = found.get("layout_version") if isinstance(found, dict) else None
-            earlier = (
-                "; batch the files again into a new DATASET" if version == 1 else ""
-            )
+            earlier = "; batch the files again into a new DATASET" if version == 1 else ""
             raise InputError(
                 "$.layout_version",
                 f"dataset layout version {LAYOUT_VERSION}{earlier}",
@@ -238,14 +199,8 @@ class Dataset:
         is not a dataset is refused: a batch deletes stale files in it."""
         path = Path(root)
         if path.exists() and not path.is_dir():
-            raise InputError(
-                "$", "a directory for the dataset", "an existing file", file=str(path)
-            )
-        if (
-            path.is_dir()
-            and not os.path.lexists(path / MANIFEST_NAME)
-            and any(path.iterdir())
-        ):
+            raise InputError("$", "a directory for the dataset", "an existing file", file=str(path))
+        if path.is_dir() and not os.path.lexists(path / MANIFEST_NAME) and any(path.iterdir()):
             raise InputError(
                 "$",
                 f"an empty or new directory for the dataset, or a dataset (with {MANIFEST_NAME})",
@@ -268,26 +223,14 @@ class Dataset:
         regular file, a ``.staging`` or ``batches`` that is not a directory. Names starting with
         '.' inside partitions (files being written) are not read and not listed."""
         out: list[tuple[Path, str]] = []
-        for name, want_dir in (
-            (LOCK, False),
-            (STAGING, True),
-            (BATCHES, True),
-            *((t, True) for t in TABLES),
-        ):
+        for name, want_dir in ((LOCK, False), (STAGING, True), (BATCHES, True), *((t, True) for t in TABLES)):
             path = self.root / name
             try:
                 mode = path.lstat().st_mode
             except FileNotFoundError:
                 continue
-            if stat.S_ISDIR(mode) != want_dir or (
-                not want_dir and not stat.S_ISREG(mode)
-            ):
-                out.append(
-                    (
-                        path,
-                        f"{file_kind(mode)}, expected {'a directory' if want_dir else 'a regular file'}",
-                    )
-                )
+            if stat.S_ISDIR(mode) != want_dir or (not want_dir and not stat.S_ISREG(mode)):
+                out.append((path, f"{file_kind(mode)}, expected {'a directory' if want_dir else 'a regular file'}"))
                 continue
             if name in TABLES:
                 out += self._table_problems(path)
@@ -299,20 +242,13 @@ class Dataset:
             for entry in entries:
                 if entry.name.startswith("."):
                     continue
-                if not entry.name.startswith(f"{FOLDER}=") or not entry.is_dir(
-                    follow_symlinks=False
-                ):
+                if not entry.name.startswith(f"{FOLDER}=") or not entry.is_dir(follow_symlinks=False):
                     kind = (
                         "a directory"
                         if entry.is_dir(follow_symlinks=False)
                         else file_kind(entry.stat(follow_symlinks=False).st_mode)
                     )
-                    out.append(
-                        (
-                            Path(entry.path),
-                            f"{kind}, expected a partition directory {FOLDER}=…",
-                        )
-                    )
+                    out.append((Path(entry.path), f"{kind}, expected a partition directory {FOLDER}=…"))
                     continue
                 with os.scandir(entry.path) as files:
                     for f in files:
@@ -348,11 +284,7 @@ class Dataset:
         for part in sorted(base.iterdir()):
             if part.name.startswith(f"{FOLDER}=") and part.is_dir():
                 folder = unquote(part.name[len(FOLDER) + 1 :])
-                out += [
-                    (folder, f)
-                    for f in sorted(part.glob("*.parquet"))
-                    if not f.name.startswith(".")
-                ]
+                out += [(folder, f) for f in sorted(part.glob("*.parquet")) if not f.name.startswith(".")]
         return out
 
     def staging_dir(self, name: str | None = None) -> Path:
@@ -367,19 +299,11 @@ class Dataset:
 
     # ----------------------------------------------------------------------------- batches
 
-    def write_batch_record(
-        self, batch_id: str, directory: str | Path, started_at: str
-    ) -> None:
+    def write_batch_record(self, batch_id: str, directory: str | Path, started_at: str) -> None:
         """Record where a batch's input files are (before it writes any row)."""
         (self.root / BATCHES).mkdir(exist_ok=True)
-        record = {
-            "batch_id": batch_id,
-            "directory": os.fsdecode(directory),
-            "started_at": started_at,
-        }
-        text = json.dumps(
-            record, indent=1, ensure_ascii=True
-        )  # a non-UTF-8 DIR stays writable
+        record = {"batch_id": batch_id, "directory": os.fsdecode(directory), "started_at": started_at}
+        text = json.dumps(record, indent=1, ensure_ascii=True)  # a non-UTF-8 DIR stays writable
         write_atomically(self.root / BATCHES / f"{batch_id}.json", text.encode())
 
     def batch_directory(self, batch_id: str) -> Path | None:
@@ -419,28 +343,15 @@ class Dataset:
         key, fragment = row["profile_key"], row.get("fragment")
         path = self.fragment_path(table, folder_of(row["path"]), fragment or "(none)")
         if not fragment or not os.path.lexists(path):
-            raise InputError(
-                "$",
-                f"the profile's {table} fragment ({REPAIR_HINT})",
-                "no such file",
-                file=str(path),
-            )
+            raise InputError("$", f"the profile's {table} fragment ({REPAIR_HINT})", "no such file", file=str(path))
         pf = open_parquet(path, table)
         try:
             groups = []
             for i in range(pf.num_row_groups):
                 stats = pf.metadata.row_group(i).column(0).statistics
-                if (
-                    stats is None
-                    or not stats.has_min_max
-                    or stats.min <= key <= stats.max
-                ):
+                if stats is None or not stats.has_min_max or stats.min <= key <= stats.max:
                     groups.append(i)
-            found = (
-                pf.read_row_groups(groups)
-                if groups
-                else PROFILE_TABLES[table].empty_table()
-            )
+            found = pf.read_row_groups(groups) if groups else PROFILE_TABLES[table].empty_table()
         except (OSError, pa.ArrowException) as exc:
             raise _unreadable(path, table, " ".join(str(exc).split())) from None
         finally:
@@ -455,18 +366,11 @@ def locked(dataset: Dataset):
     import fcntl
 
     try:
-        fd = os.open(
-            dataset.root / LOCK,
-            os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0),
-            0o666,
-        )
+        fd = os.open(dataset.root / LOCK, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), 0o666)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
             raise InputError(
-                "$",
-                f"{LOCK} a regular file ({REPAIR_HINT})",
-                exc.strerror,
-                file=str(dataset.root / LOCK),
+                "$", f"{LOCK} a regular file ({REPAIR_HINT})", exc.strerror, file=str(dataset.root / LOCK)
             ) from None
         raise
     try:

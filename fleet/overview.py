@@ -1,6 +1,7 @@
 """What the app's fleet view lists: the ``profiles`` rows of a dataset, each of its files checked
 as it is read (``fleet.layout``: regular files only, Parquet of the table's columns). Called in a
 worker thread, never on a session's event loop."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,8 +12,22 @@ import pyarrow as pa
 from .layout import Dataset
 
 COLUMNS = (
-    "path", "kind", "scope", "standard_peak", "interleaved_peak", "total_peak", "effective_peak_bytes", "fits_budget",
-    "budget_bytes", "n_values", "n_steps", "check_mismatches", "error", "profile_key", "content_hash", "batch_id",
+    "path",
+    "kind",
+    "scope",
+    "standard_peak",
+    "interleaved_peak",
+    "total_peak",
+    "effective_peak_bytes",
+    "fits_budget",
+    "budget_bytes",
+    "n_values",
+    "n_steps",
+    "check_mismatches",
+    "error",
+    "profile_key",
+    "content_hash",
+    "batch_id",
 )
 # Whole numbers stay exact (nullable Int64: a row that failed has no peaks); so do verdicts.
 _TYPES = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}

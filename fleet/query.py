@@ -9,6 +9,7 @@ was interrupted can leave fragments no row names until the next batch removes th
 only, so a FIFO never blocks a query; each file's columns its table's), and files are passed to
 DuckDB as a list, not a glob, so a dataset path holding glob characters or quotes reads as it is.
 """
+
 from __future__ import annotations
 
 import datetime

@@ -27,6 +27,7 @@
 - **Inconclusive**: nothing compared, or scopes held by several profiles of a side (``--by
   scope``): the gate cannot pass (exit 3) unless the caller allows it (``allow_inconclusive``).
 """
+
 from __future__ import annotations
 
 import re
@@ -43,8 +44,18 @@ from .reopen import is_loaded_profile, reopen_profile
 
 BY = ("path", "scope")
 # figure → its column in ``profiles``; the attribution that explains it (derived.compare)
-FIGURES = {"standard": "standard_peak", "interleaved": "interleaved_peak", "total": "total_peak", "effective_peak_bytes": "effective_peak_bytes"}
-ATTRIBUTED_AS = {"standard": "standard", "interleaved": "interleaved", "total": "total", "effective_peak_bytes": "total"}
+FIGURES = {
+    "standard": "standard_peak",
+    "interleaved": "interleaved_peak",
+    "total": "total_peak",
+    "effective_peak_bytes": "effective_peak_bytes",
+}
+ATTRIBUTED_AS = {
+    "standard": "standard",
+    "interleaved": "interleaved",
+    "total": "total",
+    "effective_peak_bytes": "total",
+}
 DEFAULT_TOP = 5
 EXIT_PASSED, EXIT_REGRESSED, EXIT_USAGE, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 
@@ -79,7 +90,9 @@ def parse_side(text: str, which: str) -> SideSpec:
         raise TilescopeError(f"{which}: {exc}") from None
     folder = folder.strip("/")
     if folder and (".." in folder.split("/") or "\\" in folder):
-        raise TilescopeError(f"{which}: folder {folder!r}: expected a folder of the dataset's paths ('/'-separated, no '..')")
+        raise TilescopeError(
+            f"{which}: folder {folder!r}: expected a folder of the dataset's paths ('/'-separated, no '..')"
+        )
     return SideSpec(text, dataset, f"{folder}/" if folder else "")
 
 
@@ -182,7 +195,7 @@ class RegressReport:
 def _side_rows(spec: SideSpec, all_rows: list[dict]) -> list[dict]:
     rows = [dict(r) for r in all_rows if r["path"].startswith(spec.folder)]
     for r in rows:
-        r["relative_path"] = r["path"][len(spec.folder):]
+        r["relative_path"] = r["path"][len(spec.folder) :]
     return sorted(rows, key=lambda r: r["path"])
 
 
@@ -192,10 +205,13 @@ def existing_folders(paths: list[str], folder: str, limit: int = 20) -> str:
     parts = folder.strip("/").split("/")
     depth = len(parts)
     parent = "/".join(parts[:-1])
-    found = sorted({
-        "/".join(p.split("/")[:depth]) for p in paths
-        if p.count("/") >= depth and (not parent or p.startswith(parent + "/"))
-    })
+    found = sorted(
+        {
+            "/".join(p.split("/")[:depth])
+            for p in paths
+            if p.count("/") >= depth and (not parent or p.startswith(parent + "/"))
+        }
+    )
     if not found:
         found = sorted({p.split("/")[0] for p in paths if "/" in p})
     if not found:
@@ -219,7 +235,9 @@ def _match(base: list[dict], head: list[dict], by: str, report: RegressReport) -
                 if r["error"] is not None:
                     report.failed.append({"key": None, "side": side, "path": r["path"], "error": r["error"]})
                 else:
-                    report.not_compared.append({"key": None, "side": side, "path": r["path"], "reason": f"a {r['kind']} has no scope"})
+                    report.not_compared.append(
+                        {"key": None, "side": side, "path": r["path"], "reason": f"a {r['kind']} has no scope"}
+                    )
                 continue
             groups.setdefault(key, []).append(r)
         keyed.append(groups)
@@ -227,17 +245,23 @@ def _match(base: list[dict], head: list[dict], by: str, report: RegressReport) -
     for key in sorted(set(keyed[0]) | set(keyed[1])):
         b_rows, h_rows = keyed[0].get(key, []), keyed[1].get(key, [])
         if len(b_rows) > 1 or len(h_rows) > 1:
-            report.ambiguous.append({"key": key, "base": [r["path"] for r in b_rows], "head": [r["path"] for r in h_rows]})
+            report.ambiguous.append(
+                {"key": key, "base": [r["path"] for r in b_rows], "head": [r["path"] for r in h_rows]}
+            )
             continue
         if not h_rows:
             report.only_base.append({"key": key, **_brief(b_rows[0])})
             if b_rows[0]["error"] is not None:
-                report.failed.append({"key": key, "side": "base", "path": b_rows[0]["path"], "error": b_rows[0]["error"]})
+                report.failed.append(
+                    {"key": key, "side": "base", "path": b_rows[0]["path"], "error": b_rows[0]["error"]}
+                )
             continue
         if not b_rows:
             report.only_head.append({"key": key, **_brief(h_rows[0])})
             if h_rows[0]["error"] is not None:
-                report.failed.append({"key": key, "side": "head", "path": h_rows[0]["path"], "error": h_rows[0]["error"]})
+                report.failed.append(
+                    {"key": key, "side": "head", "path": h_rows[0]["path"], "error": h_rows[0]["error"]}
+                )
             continue
         pairs.append((key, b_rows[0], h_rows[0]))
     return pairs
@@ -284,13 +308,20 @@ def attribution_json(comparison: Comparison, figure: str, top: int) -> dict:
         out["exchange_rows_delta"] = a.exchange_rows_delta
         delta, rest = a.delta, a.exchange_rows_delta
     if a.parts_total + a.scratch_delta + rest != delta:  # never print parts that do not add up
-        raise ArithmeticError(f"{comparison.b.label}: {figure} Δ {delta} ≠ parts {a.parts_total} + scratch {a.scratch_delta} + {rest}")
+        raise ArithmeticError(
+            f"{comparison.b.label}: {figure} Δ {delta} ≠ parts {a.parts_total} + scratch {a.scratch_delta} + {rest}"
+        )
     out["delta"] = delta
     return out
 
 
 def regress(
-    base: SideSpec, head: SideSpec, *, by: str = "path", threshold: Threshold | None = None, top: int = DEFAULT_TOP,
+    base: SideSpec,
+    head: SideSpec,
+    *,
+    by: str = "path",
+    threshold: Threshold | None = None,
+    top: int = DEFAULT_TOP,
     allow_inconclusive: bool = False,
 ) -> RegressReport:
     if by not in BY:
@@ -302,35 +333,55 @@ def regress(
         rows = _side_rows(spec, all_rows)
         if not rows:  # a gate that compared nothing must not pass
             if spec.folder:
-                raise TilescopeError(f"{which}: {spec.dataset.root} has no profiles under {spec.folder!r}; "
-                                     f"{existing_folders([r['path'] for r in all_rows], spec.folder)}")
+                raise TilescopeError(
+                    f"{which}: {spec.dataset.root} has no profiles under {spec.folder!r}; "
+                    f"{existing_folders([r['path'] for r in all_rows], spec.folder)}"
+                )
             raise TilescopeError(f"{which}: {spec.dataset.root} has no profiles at all")
         side_rows.append(rows)
     base_rows, head_rows = side_rows
-    report = RegressReport(base, head, by, threshold, len(base_rows), len(head_rows), allow_inconclusive=allow_inconclusive)
+    report = RegressReport(
+        base, head, by, threshold, len(base_rows), len(head_rows), allow_inconclusive=allow_inconclusive
+    )
     for key, b, h in _match(base_rows, head_rows, by, report):
         sides = {"base": b, "head": h}
         if b["error"] is not None or h["error"] is not None:
-            report.failed += [{"key": key, "side": s, "path": r["path"], "error": r["error"]} for s, r in sides.items() if r["error"] is not None]
+            report.failed += [
+                {"key": key, "side": s, "path": r["path"], "error": r["error"]}
+                for s, r in sides.items()
+                if r["error"] is not None
+            ]
             continue
         if not (is_loaded_profile(b) and is_loaded_profile(h)):
             kinds = " and ".join(sorted({r["kind"] for r in sides.values() if r["kind"] != "memory_profile"}))
-            report.not_compared.append({"key": key, "base_path": b["path"], "head_path": h["path"], "reason": f"{kinds}: no peaks"})
+            report.not_compared.append(
+                {"key": key, "base_path": b["path"], "head_path": h["path"], "reason": f"{kinds}: no peaks"}
+            )
             continue
         verified = _verified(report, key, base, b, head, h)
         if verified is None:
             continue
-        entry = {"key": key, "base_path": b["path"], "head_path": h["path"], "base_scope": b["scope"], "head_scope": h["scope"],
-                 "figures": _figures(b, h, threshold)}
+        entry = {
+            "key": key,
+            "base_path": b["path"],
+            "head_path": h["path"],
+            "base_scope": b["scope"],
+            "head_scope": h["scope"],
+            "figures": _figures(b, h, threshold),
+        }
         report.compared.append(entry)
         grown = [f for f, v in entry["figures"].items() if v["regressed"]]
         if grown:
             comparison = compare_plans(*verified)
-            report.regressed.append({**entry, "attribution": {figure: attribution_json(comparison, figure, top) for figure in grown}})
+            report.regressed.append(
+                {**entry, "attribution": {figure: attribution_json(comparison, figure, top) for figure in grown}}
+            )
     return report
 
 
-def _verified(report: RegressReport, key: str, base: SideSpec, b: dict, head: SideSpec, h: dict) -> list[CompareSide] | None:
+def _verified(
+    report: RegressReport, key: str, base: SideSpec, b: dict, head: SideSpec, h: dict
+) -> list[CompareSide] | None:
     """Both sides rebuilt and verified (module doc), or None with each side that does not listed as failed."""
     sides = []
     for which, spec, row in (("base", base, b), ("head", head, h)):

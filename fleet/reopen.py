@@ -14,6 +14,7 @@ row's peaks, else the profile is refused. So a dataset edited consistently (a va
 bytes, the steps' usage and the row's peaks lowered together) is refused too: its stored tiling
 still gives the old size. A dataset whose parts disagree gives no answer rather than a wrong one.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,14 +29,24 @@ from .layout import Dataset, folder_of
 
 # Loader table ← dataset table of the same rows (with ``profile_key`` and recomputed columns).
 SOURCES = {
-    "profile": "profile_headers", "values": "values", "axes": "axes", "steps": "steps", "live_intervals": "live_intervals",
-    "value_tiles": "value_tiles", "step_tiles": "step_tiles",
+    "profile": "profile_headers",
+    "values": "values",
+    "axes": "axes",
+    "steps": "steps",
+    "live_intervals": "live_intervals",
+    "value_tiles": "value_tiles",
+    "step_tiles": "step_tiles",
 }
 # profiles-row column ← the plan's figure
 ROW_PEAKS = {
-    "standard_peak": "standard", "interleaved_peak": "interleaved", "total_peak": "total",
-    "effective_peak_bytes": "effective_peak_bytes", "fits_budget": "fits_budget",
-    "standard_peak_step": "standard_step", "interleaved_peak_step": "interleaved_step", "total_peak_step": "total_step",
+    "standard_peak": "standard",
+    "interleaved_peak": "interleaved",
+    "total_peak": "total",
+    "effective_peak_bytes": "effective_peak_bytes",
+    "fits_budget": "fits_budget",
+    "standard_peak_step": "standard_step",
+    "interleaved_peak_step": "interleaved_step",
+    "total_peak_step": "total_step",
 }
 
 
@@ -51,7 +62,12 @@ def _path(dataset: Dataset, table: str, row: dict) -> str:
 def _read(dataset: Dataset, table: str, row: dict) -> pa.Table:
     found = dataset.profile_rows(table, row)  # the row group of the row's key, checked
     if table in ("profile_headers", "steps") and not found.num_rows:
-        raise InputError("$.profile_key", f"rows keyed {row['profile_key']}", "none (the dataset is incomplete)", file=_path(dataset, table, row))
+        raise InputError(
+            "$.profile_key",
+            f"rows keyed {row['profile_key']}",
+            "none (the dataset is incomplete)",
+            file=_path(dataset, table, row),
+        )
     return found
 
 
@@ -60,7 +76,9 @@ def _loader_table(found: pa.Table, schema: pa.Schema, path: str) -> pa.Table:
     try:
         return pa.table({f.name: found.column(f.name) for f in schema}).cast(schema)
     except (KeyError, pa.ArrowException) as exc:
-        raise InputError("$", f"the loader's columns ({', '.join(schema.names)})", " ".join(str(exc).split()), file=path) from None
+        raise InputError(
+            "$", f"the loader's columns ({', '.join(schema.names)})", " ".join(str(exc).split()), file=path
+        ) from None
 
 
 def profile_tables(dataset: Dataset, row: dict, source: str) -> tuple[MemoryProfile, dict[str, pa.Table]]:
@@ -69,14 +87,24 @@ def profile_tables(dataset: Dataset, row: dict, source: str) -> tuple[MemoryProf
         what = "a search state" if row.get("kind") == "search_state" else "a file that did not load"
         raise InputError("$", "a memory profile that loaded", what, file=source)
     found = {name: _read(dataset, table, row) for name, table in SOURCES.items()}
-    tables = {name: _loader_table(found[name], schemas.PROFILE_TABLES[name], _path(dataset, SOURCES[name], row)) for name in SOURCES}
+    tables = {
+        name: _loader_table(found[name], schemas.PROFILE_TABLES[name], _path(dataset, SOURCES[name], row))
+        for name in SOURCES
+    }
     if tables["profile"].num_rows != 1:
-        raise InputError("$", "one header row", f"{tables['profile'].num_rows} rows", file=_path(dataset, "profile_headers", row))
+        raise InputError(
+            "$", "one header row", f"{tables['profile'].num_rows} rows", file=_path(dataset, "profile_headers", row)
+        )
     return MemoryProfile(source, **tables), found
 
 
 def _disagree(path: str, what: str, expected: object, found: object) -> InputError:
-    return InputError("$", f"{what} = {expected} (as the dataset records it)", f"{found} recomputed from its stored tilings and shapes", file=path)
+    return InputError(
+        "$",
+        f"{what} = {expected} (as the dataset records it)",
+        f"{found} recomputed from its stored tilings and shapes",
+        file=path,
+    )
 
 
 def reopen_profile(dataset: Dataset, row: dict, source: str) -> tuple[MemoryProfile, ProfileArrays, Plan]:
@@ -97,12 +125,21 @@ def reopen_profile(dataset: Dataset, row: dict, source: str) -> tuple[MemoryProf
         recorded = found[table].column(column).to_numpy(zero_copy_only=False)
         if recorded.shape != recomputed.shape or not np.array_equal(recorded, recomputed):
             wrong = int(np.flatnonzero(recorded != recomputed)[0]) if recorded.shape == recomputed.shape else None
-            raise _disagree(_path(dataset, table, row), column + (f" at {unit} {wrong}" if wrong is not None else ""),
-                            recorded[wrong] if wrong is not None else f"{recorded.size} rows", recomputed[wrong] if wrong is not None else f"{recomputed.size} rows")
+            raise _disagree(
+                _path(dataset, table, row),
+                column + (f" at {unit} {wrong}" if wrong is not None else ""),
+                recorded[wrong] if wrong is not None else f"{recorded.size} rows",
+                recomputed[wrong] if wrong is not None else f"{recomputed.size} rows",
+            )
     for column, attribute in ROW_PEAKS.items():
         recomputed = getattr(plan.peaks, attribute)
         if row.get(column) != recomputed:
-            raise _disagree(str(dataset.profiles_path(folder_of(row["path"]))), f"{column} of {row['path']}", row.get(column), recomputed)
+            raise _disagree(
+                str(dataset.profiles_path(folder_of(row["path"]))),
+                f"{column} of {row['path']}",
+                row.get(column),
+                recomputed,
+            )
     read_only(arrays)
     read_only(plan)
     return profile, arrays, plan

@@ -1,6 +1,7 @@
 """A loaded memory profile → its fields of ``profiles`` and its partitions
 (``schema.PROFILE_TABLES``): the loader's tables with the profile key and the planner's
 recomputation (``planner.model.plan_profile``; mismatches from ``planner.check.check_plan``)."""
+
 from __future__ import annotations
 
 import pyarrow as pa
@@ -29,8 +30,13 @@ def _figure_text(value: object) -> str:
 def _mismatches_table(key: str, mismatches: list) -> pa.Table:
     rows = [
         {
-            "profile_key": key, "subject": m.scope, "key": m.key, "field": m.field,
-            "recorded": _figure_text(m.recorded), "recomputed": _figure_text(m.recomputed), "tile": m.tile,
+            "profile_key": key,
+            "subject": m.scope,
+            "key": m.key,
+            "field": m.field,
+            "recorded": _figure_text(m.recorded),
+            "recomputed": _figure_text(m.recomputed),
+            "tile": m.tile,
         }
         for m in mismatches
         if isinstance(m, Mismatch)  # (a v2/v3 field's mismatches past the listed ones are only counted)
@@ -70,7 +76,9 @@ def memory_profile_rows(profile: MemoryProfile, key: str) -> tuple[dict, dict[st
     tables = {
         "profile_headers": _keyed("profile_headers", key, profile.profile),
         "values": _keyed(
-            "values", key, profile.values,
+            "values",
+            key,
+            profile.values,
             {
                 "recomputed_shard_bytes": pa.array(figures.shard, pa.int64()),
                 "recomputed_aligned_bytes": pa.array(figures.aligned, pa.int64()),
@@ -79,7 +87,9 @@ def memory_profile_rows(profile: MemoryProfile, key: str) -> tuple[dict, dict[st
         ),
         "axes": _keyed("axes", key, profile.axes),
         "steps": _keyed(
-            "steps", key, profile.steps,
+            "steps",
+            key,
+            profile.steps,
             {
                 "recomputed_usage_standard": pa.array(plan.usage_standard, pa.int64()),
                 "recomputed_usage_interleaved": pa.array(plan.usage_interleaved, pa.int64()),
@@ -93,4 +103,3 @@ def memory_profile_rows(profile: MemoryProfile, key: str) -> tuple[dict, dict[st
         "step_tiles": _keyed("step_tiles", key, profile.step_tiles),
     }
     return fields, tables
-

@@ -44,7 +44,11 @@ from .tables import memory_profile_rows
 LOADED, SKIPPED, FAILED = "loaded", "skipped", "failed"
 # Planner outputs whose loader batch uses; other kinds are recorded as skipped, not failed.
 LOADED_KINDS = ("memory_profile", "search_state", "placement_dump", "placement_profile")
-VALIDATE = {"search_state": parse_search_state, "placement_dump": load_placement_dump, "placement_profile": parse_placement_profile}
+VALIDATE = {
+    "search_state": parse_search_state,
+    "placement_dump": load_placement_dump,
+    "placement_profile": parse_placement_profile,
+}
 NAMED_SUFFIXES = (".memory_profile.json", ".search_state.json")
 
 
@@ -62,12 +66,7 @@ def content_hash_of(data: bytes | memoryview) -> str:
 
 
 def empty_row(
-    batch_id: str,
-    path: str,
-    content_hash: str | None,
-    file_bytes: int | None,
-    error: str | None,
-    seconds: float,
+    batch_id: str, path: str, content_hash: str | None, file_bytes: int | None, error: str | None, seconds: float
 ) -> dict:
     """A ``profiles`` row with only what is known without loading the file (no partitions)."""
     return {
@@ -85,20 +84,11 @@ def empty_row(
 
 
 def _head(source: str) -> bytes:
-    with open_input(
-        source
-    ) as handle:  # a FIFO put there since the listing is refused, not waited on
+    with open_input(source) as handle:  # a FIFO put there since the listing is refused, not waited on
         return handle.read(SNIFF_BYTES)
 
 
-def normalise_file(
-    root: str,
-    item: dict,
-    batch_id: str,
-    fragment: str,
-    retry_failed: bool,
-    tables_out: list,
-) -> dict:
+def normalise_file(root: str, item: dict, batch_id: str, fragment: str, retry_failed: bool, tables_out: list) -> dict:
     """One file of a task (module doc). ``item``: ``path``, ``fs_path`` and the dataset's
     ``previous`` row (or None). A loaded memory profile's tables are appended to ``tables_out``."""
     started = time.perf_counter()
@@ -106,19 +96,10 @@ def normalise_file(
     source = os.path.join(root, *item["fs_path"].split("/"))
     try:
         kind, what = sniff(_head(source))
-        if kind is None and path.endswith(
-            NAMED_SUFFIXES
-        ):  # named as one: its loader says what is wrong
-            kind = (
-                "search_state" if path.endswith(NAMED_SUFFIXES[1]) else "memory_profile"
-            )
+        if kind is None and path.endswith(NAMED_SUFFIXES):  # named as one: its loader says what is wrong
+            kind = "search_state" if path.endswith(NAMED_SUFFIXES[1]) else "memory_profile"
         if kind is None:
-            return {
-                "status": SKIPPED,
-                "path": path,
-                "why": f"not a planner output ({what})",
-                "planner_output": False,
-            }
+            return {"status": SKIPPED, "path": path, "why": f"not a planner output ({what})", "planner_output": False}
         if kind not in LOADED_KINDS:
             return {
                 "status": SKIPPED,
@@ -131,14 +112,7 @@ def normalise_file(
     except (OSError, InputError) as exc:
         if isinstance(exc, OSError):
             exc = cannot_read(path, exc)
-        row = empty_row(
-            batch_id,
-            path,
-            None,
-            None,
-            located_error(exc, path),
-            time.perf_counter() - started,
-        )
+        row = empty_row(batch_id, path, None, None, located_error(exc, path), time.perf_counter() - started)
         # Not readable now (gone since the listing) says nothing about its content: a row written
         # before stays; a file never seen gets a failed row.
         return {"status": FAILED, "keep_previous": previous is not None, **row}
@@ -161,14 +135,11 @@ def normalise_file(
         else:  # the whole file validated, as `tilescope summary` does; a row without tables
             VALIDATE[kind](bytes(data), path)
             fields = {"kind": kind}
-    except Exception as exc:  # noqa: BLE001 - recorded in the row; the batch goes on
+    except Exception as exc:
         error, fields, tables = located_error(exc, path), {}, None
     if error is not None and kind == "memory_profile" and "$.version" in error:
         version = what.rsplit("v", 1)[-1]
-        if version not in (
-            "1",
-            "?",
-        ):  # a version this tilescope's loader does not read yet
+        if version not in ("1", "?"):  # a version this tilescope's loader does not read yet
             return {
                 "status": SKIPPED,
                 "path": path,
@@ -186,21 +157,13 @@ def normalise_file(
 
 
 def normalise_task(
-    root: str,
-    items: list[dict],
-    dataset_root: str,
-    batch_id: str,
-    fragment: str,
-    retry_failed: bool = False,
+    root: str, items: list[dict], dataset_root: str, batch_id: str, fragment: str, retry_failed: bool = False
 ) -> dict:
     """Normalise ``items`` (files of one folder, see ``normalise_file``); the loaded profiles'
     tables written to ``.staging/<fragment>/<table>.parquet``. Returns ``{"summaries": [...],
     "staged": the staging folder or None, "keys": the profile keys in the fragment}``."""
     loaded: list[dict[str, pa.Table]] = []
-    summaries = [
-        normalise_file(root, item, batch_id, fragment, retry_failed, loaded)
-        for item in items
-    ]
+    summaries = [normalise_file(root, item, batch_id, fragment, retry_failed, loaded) for item in items]
     if not loaded:
         return {"summaries": summaries, "staged": None, "keys": []}
     stage = Dataset(dataset_root).staging_dir(fragment)

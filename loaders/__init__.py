@@ -2,6 +2,7 @@
 
 The public names below are imported on first use (``__getattr__``), so importing one module of the
 package does not import the rest."""
+
 from __future__ import annotations
 
 from importlib import import_module
@@ -32,7 +33,21 @@ _FROM = {
     "load_search_state": "search_state",
     "parse_search_state": "search_state",
 }
-__all__ = ["cached_profile", "load_edit_set", "load_memory_profile", "load_minimalloc_csv", "load_placement_dump", "load_profile_cached", "load_search_state", "open_cached", "parse_edit_set", "parse_memory_profile", "parse_search_state", "top_fields", "write_parquet_tables"]
+__all__ = [
+    "cached_profile",
+    "load_edit_set",
+    "load_memory_profile",
+    "load_minimalloc_csv",
+    "load_placement_dump",
+    "load_profile_cached",
+    "load_search_state",
+    "open_cached",
+    "parse_edit_set",
+    "parse_memory_profile",
+    "parse_search_state",
+    "top_fields",
+    "write_parquet_tables",
+]
 
 
 def __getattr__(name: str) -> Any:

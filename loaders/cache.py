@@ -15,15 +15,16 @@ time its tables take to map. An entry may also hold tables that layers above kee
 profile (``CacheEntry.read_table``/``write_table``: the timeline's ``derived.overview``); they go
 with the entry when it is evicted.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pyarrow as pa
 import pyarrow.feather as feather
@@ -205,8 +206,14 @@ def locate(path: str | Path, cache_dir: str | Path | None = None, progress: Prog
     return CacheEntry(folder, key), before
 
 
-def _load_and_store(path: str | Path, entry: CacheEntry, before: dict | None, note: Progress, start: float,
-                    buffer: InputBuffer | None = None) -> MemoryProfile:
+def _load_and_store(
+    path: str | Path,
+    entry: CacheEntry,
+    before: dict | None,
+    note: Progress,
+    start: float,
+    buffer: InputBuffer | None = None,
+) -> MemoryProfile:
     """Load the file (progress from ``start`` to 0.9) and write its entry, unless the file
     changed since its key was found (the entry would hold another content than its key's)."""
     max_bytes = cache_store.max_cache_bytes()
@@ -216,15 +223,22 @@ def _load_and_store(path: str | Path, entry: CacheEntry, before: dict | None, no
         if stage != "done":  # the load is not the end of this call: writing the entry follows
             note(stage, start + scale * fraction)
 
-    profile = dataclasses.replace(memory_profile.load_memory_profile(path, loading, buffer), content_sha256=entry.sha256)
+    profile = dataclasses.replace(
+        memory_profile.load_memory_profile(path, loading, buffer), content_sha256=entry.sha256
+    )
     note("writing cache", 0.9)
     if before is None or cache_files.file_state(path) == before:
         entry.write_profile(profile, path, max_bytes)
     return profile
 
 
-def open_cached(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None,
-                buffer: InputBuffer | None = None, located: Located | None = None) -> CachedProfile:
+def open_cached(
+    path: str | Path,
+    cache_dir: str | Path | None = None,
+    progress: Progress | None = None,
+    buffer: InputBuffer | None = None,
+    located: Located | None = None,
+) -> CachedProfile:
     """The file as a memory profile through the cache: a content normalised before comes back
     without its tables read yet (``CachedProfile.read``), else loaded (from ``buffer``, the file's
     bytes, when they were read already) and written to the cache. ``located``: ``locate``'s answer
@@ -239,7 +253,9 @@ def open_cached(path: str | Path, cache_dir: str | Path | None = None, progress:
     return CachedProfile(entry, str(path), _load_and_store(path, entry, before, note, _HASH_SHARE, buffer))
 
 
-def find_cached(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None) -> tuple[CachedProfile | None, Located]:
+def find_cached(
+    path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None
+) -> tuple[CachedProfile | None, Located]:
     """``cached_profile``'s answer, and ``locate``'s (for ``open_cached`` when it is None)."""
     note = progress or (lambda stage, fraction: None)
     cache_store.max_cache_bytes()  # a bad setting is said before a long load, not after
@@ -250,14 +266,18 @@ def find_cached(path: str | Path, cache_dir: str | Path | None = None, progress:
     return CachedProfile(located[0], str(path)), located
 
 
-def cached_profile(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None) -> CachedProfile | None:
+def cached_profile(
+    path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None
+) -> CachedProfile | None:
     """The file's entry when its content was normalised before (only memory profiles are: the
     file is one), its tables not read yet; else None. Hashes the file unless its key is
     remembered; never parses it."""
     return find_cached(path, cache_dir, progress)[0]
 
 
-def load_profile_cached(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None) -> MemoryProfile:
+def load_profile_cached(
+    path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None
+) -> MemoryProfile:
     """``load_memory_profile(path)``, from the cache when this content was normalised before;
     the profile's ``content_sha256`` is the file's.
 
@@ -304,7 +324,9 @@ def open_planner_output(
         return "search_state", _search_state_or(path, not_a_profile, progress)
 
 
-def open_cached_output(path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None) -> tuple[str, CachedProfile | bytes]:
+def open_cached_output(
+    path: str | Path, cache_dir: str | Path | None = None, progress: Progress | None = None
+) -> tuple[str, CachedProfile | bytes]:
     """``open_planner_output`` through the cache, a cached profile's tables not read yet:
     ``("memory_profile", CachedProfile)`` or ``("search_state", the file's bytes)``."""
     try:

@@ -19,6 +19,7 @@ Two guards against a change the times cannot show:
 A missing, unreadable or foreign record only costs the hash. ``cache_store.clear`` removes the
 records with the entries.
 """
+
 from __future__ import annotations
 
 import contextlib

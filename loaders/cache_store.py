@@ -19,6 +19,7 @@
 Only files named like entries are ever removed, so a cache folder pointed at the wrong place by
 mistake loses nothing else.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -65,7 +66,9 @@ def max_cache_bytes() -> int:
     try:
         return parse_size(configured)
     except ValueError:
-        raise TilescopeError(f"{MAX_BYTES_ENV}: expected a size in bytes such as {SIZE_EXAMPLES} or 0, found {configured!r}") from None
+        raise TilescopeError(
+            f"{MAX_BYTES_ENV}: expected a size in bytes such as {SIZE_EXAMPLES} or 0, found {configured!r}"
+        ) from None
 
 
 def entry_paths(cache_dir: Path, key: str, tables: list[str]) -> dict[str, Path]:
@@ -107,9 +110,12 @@ class Entry:
 
     def to_json(self) -> dict:
         return {
-            "key": self.key, "sha256": self.sha256, "size_bytes": self.size_bytes,
+            "key": self.key,
+            "sha256": self.sha256,
+            "size_bytes": self.size_bytes,
             "last_used": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.last_used)),
-            "source": self.source, "source_bytes": self.source_bytes,
+            "source": self.source,
+            "source_bytes": self.source_bytes,
         }
 
 
@@ -146,10 +152,16 @@ def entries(cache_dir: Path | None = None) -> list[Entry]:
     for key, files in groups.items():
         meta = next((p for p, _ in files if p.name.endswith(ENTRY_SUFFIX)), None)
         source, source_bytes = _read_meta(meta) if meta is not None else (None, None)
-        found.append(Entry(
-            key, tuple(sorted(p for p, _ in files)), sum(s.st_size for _, s in files),
-            max(s.st_mtime for _, s in files), source, source_bytes,
-        ))
+        found.append(
+            Entry(
+                key,
+                tuple(sorted(p for p, _ in files)),
+                sum(s.st_size for _, s in files),
+                max(s.st_mtime for _, s in files),
+                source,
+                source_bytes,
+            )
+        )
     found.sort(key=lambda e: (-e.last_used, e.key))
     return found
 

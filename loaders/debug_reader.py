@@ -1,5 +1,6 @@
 """Reading a parsed line of Rust ``Debug`` text (``loaders.debug_text``) with located errors:
 ``$.context line N <path in the Debug value>``, for the search state's context lines."""
+
 from __future__ import annotations
 
 import math

@@ -10,12 +10,13 @@ The parse gives plain data: ``Struct``/``Tuple``/``Unit`` records for named thin
 ``Map``/``Set`` records for braces, and str/int/float/bool for literals. Nothing here knows what a
 layout is; ``loaders.layouts`` turns these into the tiling model.
 """
+
 from __future__ import annotations
 
 import re
 import sys
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from lark import Lark, Transformer, v_args
@@ -104,8 +105,7 @@ class DebugSyntaxError(ValueError):
         self.snippet = text[start : position + 20].replace("\n", "\\n")
         self.caret = position - start
         super().__init__(
-            f"Debug text does not parse at character {position}: expected {expected}, "
-            f"near {self.snippet!r}"
+            f"Debug text does not parse at character {position}: expected {expected}, near {self.snippet!r}"
         )
 
 
@@ -169,7 +169,9 @@ class _ToData(Transformer):
         try:
             return _unescape(token[1:-1])
         except (ValueError, IndexError):
-            raise _BadLiteral(token.start_pos, "a string whose \\u{...} escapes name Unicode characters (not surrogates D800–DFFF)") from None
+            raise _BadLiteral(
+                token.start_pos, "a string whose \\u{...} escapes name Unicode characters (not surrogates D800–DFFF)"
+            ) from None
 
     def number(self, items):
         token = items[0]
@@ -217,16 +219,26 @@ class _ToData(Transformer):
         return list(items)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parser(start: str) -> Lark:
     # The parser is immutable once built; caching it per process is safe for concurrent sessions.
     return Lark(GRAMMAR, parser="lalr", start=start, transformer=_ToData(), maybe_placeholders=True)
 
 
 _TERMINALS = {
-    "COMMA": "','", "COLON": "':'", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'",
-    "LBRACE": "'{'", "RBRACE": "'}'", "NAME": "a name", "NUMBER": "a number", "STRING": "a string",
-    "TRUE": "true", "FALSE": "false",
+    "COMMA": "','",
+    "COLON": "':'",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "NAME": "a name",
+    "NUMBER": "a number",
+    "STRING": "a string",
+    "TRUE": "true",
+    "FALSE": "false",
 }
 
 
@@ -245,7 +257,7 @@ class _Reader:
     """Recursive descent over ``GRAMMAR``, one character of look-ahead; raises ``_NotRead`` at the
     first thing it does not expect."""
 
-    __slots__ = ("text", "pos")
+    __slots__ = ("pos", "text")
 
     def __init__(self, text: str):
         self.text = text

@@ -7,6 +7,7 @@ still checked to be JSON.
 - ``kind_of_bytes``: whether bytes are a v1 memory profile or search state, for the loaders'
   messages about a file of the wrong kind or version.
 """
+
 from __future__ import annotations
 
 import re
@@ -17,9 +18,8 @@ import msgspec
 
 from tilescope.models.errors import InputError
 
-from .json_scan import decode_error
-
 from .json_input import read_bytes
+from .json_scan import decode_error
 
 Kind = Literal["memory_profile", "search_state"]
 

@@ -1,5 +1,6 @@
 """Edit-set files (``models.edits``): ``parse_edit_set`` reads one from its bytes (an upload),
 ``load_edit_set`` from disk (a regular file only, ``json_input.open_input``)."""
+
 from __future__ import annotations
 
 import re

@@ -1,5 +1,6 @@
 """Reading fields of decoded JSON (dicts, lists, numbers) with located errors: the search-state
 readers' helpers. Each raises ``InputError`` at the JSON path it is given."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -69,6 +70,6 @@ def id_keys(obj: dict, path: str) -> list[tuple[int, str, Any]]:
     for key, value in obj.items():
         # One spelling per id: "07" or "+7" would alias "7".
         if not (key.isascii() and key.isdigit()) or len(key) > _ID_DIGITS or key != str(int(key)) or int(key) > MAX_INT:
-            raise InputError(path, "object keys that are ids (\"0\", \"1\", …)", describe(key))
+            raise InputError(path, 'object keys that are ids ("0", "1", …)', describe(key))
         out.append((int(key), key, value))
     return sorted(out)

@@ -6,6 +6,7 @@ FIFO, a device such as ``/dev/zero``, a directory or a socket is refused before 
 with a one-line error naming what it is, so no reader can block on a pipe, read forever or fill
 memory. The FIFO is opened non-blocking, so even opening it cannot wait for a writer.
 """
+
 from __future__ import annotations
 
 import io
@@ -115,7 +116,7 @@ class InputBuffer:
         self._base = np.frombuffer(data, dtype=np.uint8).ctypes.data if isinstance(data, mmap.mmap) and len(data) else 0
 
     @classmethod
-    def read(cls, path: str | Path) -> "InputBuffer":
+    def read(cls, path: str | Path) -> InputBuffer:
         """The file's bytes; a missing, unreadable or non-regular file is an InputError."""
         with open_input(path) as handle:
             try:

@@ -14,6 +14,7 @@ files): checks of JSON text vectorised with numpy over its bytes.
 The scans assume text a JSON decoder has accepted (or, for nesting, got as far as decoding):
 on other bytes they return nothing rather than fail.
 """
+
 from __future__ import annotations
 
 import re
@@ -92,7 +93,8 @@ def decode_error(data: bytes, exc: msgspec.DecodeError, what: str = "a JSON obje
         surrogate = lone_surrogate(data)
         if surrogate is not None:
             return InputError(
-                locate_byte(data, surrogate), "text of Unicode characters (a \\ud800–\\udfff escape is half of a pair)",
+                locate_byte(data, surrogate),
+                "text of Unicode characters (a \\ud800–\\udfff escape is half of a pair)",
                 f"a lone {bytes(data[surrogate : surrogate + 6]).decode('ascii')}",
             )
     if "truncated" in text:
@@ -195,7 +197,9 @@ class _Words:
     def __init__(self, buf: np.ndarray):
         self.buf = buf
         whole = buf[: buf.size // 8 * 8].view("<u8")
-        self.windows = np.lib.stride_tricks.as_strided(whole, shape=(max(buf.size - 7, 0),), strides=(1,), writeable=False)
+        self.windows = np.lib.stride_tricks.as_strided(
+            whole, shape=(max(buf.size - 7, 0),), strides=(1,), writeable=False
+        )
 
     def at(self, start: np.ndarray, length: np.ndarray) -> np.ndarray:
         """The first ``min(length, 8)`` bytes from each ``start`` (the rest zero)."""
@@ -293,9 +297,13 @@ def first_duplicate_key(data) -> DuplicateKey | None:
         depth_after = depth + np.cumsum(np.where(opens, 1, -1))
         # Each key's object: the last '{' before it opened at the key's depth (else still open from before).
         before = np.searchsorted(braces, key_open)
-        key_depth = np.concatenate(([depth], depth_after)).astype(np.int64)[before]  # the depth after the braces before it
+        key_depth = np.concatenate(([depth], depth_after)).astype(np.int64)[
+            before
+        ]  # the depth after the braces before it
         # Sorted by (depth, offset), after a sentinel (-1: depth -1) so every search lands on an entry.
-        opener_key = np.concatenate(([-1], np.sort((depth_after[opens].astype(np.int64) << _DEPTH_SHIFT) | braces[opens])))
+        opener_key = np.concatenate(
+            ([-1], np.sort((depth_after[opens].astype(np.int64) << _DEPTH_SHIFT) | braces[opens]))
+        )
         found = np.searchsorted(opener_key, (key_depth << _DEPTH_SHIFT) | key_open) - 1
         in_chunk = (opener_key[found] >> _DEPTH_SHIFT) == key_depth
         stack = np.array(open_at, dtype=np.int64)
@@ -305,8 +313,15 @@ def first_duplicate_key(data) -> DuplicateKey | None:
         key_start = key_open + 1
         key_length = key_close - key_start
         first = words.at(key_start, key_length)
-        last = np.where(key_length > 8, words.at(np.maximum(key_close - 8, 0), np.full(key_length.size, 8)), 0).astype(np.uint64)
-        hashes = (first * _MIX[0]) ^ (last * _MIX[1]) ^ (key_length.astype(np.uint64) * _MIX[2]) ^ (objects.astype(np.uint64) * _MIX[3])
+        last = np.where(key_length > 8, words.at(np.maximum(key_close - 8, 0), np.full(key_length.size, 8)), 0).astype(
+            np.uint64
+        )
+        hashes = (
+            (first * _MIX[0])
+            ^ (last * _MIX[1])
+            ^ (key_length.astype(np.uint64) * _MIX[2])
+            ^ (objects.astype(np.uint64) * _MIX[3])
+        )
         keys = (hashes, objects, key_start, key_length, key_open)
 
         # Chunk end: the objects still open, for the next chunk and for what to keep.
@@ -336,7 +351,8 @@ def _first_confirmed(buf: np.ndarray, keys: tuple[np.ndarray, ...], seen: _Keys)
 
     def same(i: int, object_offset: int, start: int, length: int) -> bool:
         return (
-            int(objects[i]) == object_offset and int(lengths[i]) == length
+            int(objects[i]) == object_offset
+            and int(lengths[i]) == length
             and bytes(buf[int(starts[i]) : int(starts[i]) + length]) == bytes(buf[start : start + length])
         )
 
@@ -363,7 +379,9 @@ def _first_confirmed(buf: np.ndarray, keys: tuple[np.ndarray, ...], seen: _Keys)
         return None
     offset, first_offset = min(candidates)
     i = int(np.searchsorted(offsets, offset))
-    return DuplicateKey(offset, first_offset, int(objects[i]), bytes(buf[int(starts[i]) : int(starts[i]) + int(lengths[i])]))
+    return DuplicateKey(
+        offset, first_offset, int(objects[i]), bytes(buf[int(starts[i]) : int(starts[i]) + int(lengths[i])])
+    )
 
 
 def json_path_to(data, offset: int) -> str | None:
@@ -417,7 +435,8 @@ def refuse_duplicate_keys(data) -> None:
     if parent is not None:
         where += f" ({locate_byte(data, duplicate.offset)})"
     raise InputError(
-        where, "each key once in an object (a JSON decoder would keep only the last)",
+        where,
+        "each key once in an object (a JSON decoder would keep only the last)",
         f"{describe(key)} a second time (the first at {locate_byte(data, duplicate.first_offset)})",
     )
 
@@ -434,7 +453,10 @@ def deeper_than(data, limit: int = MAX_JSON_DEPTH) -> int | None:
         stop = min(start + _CHUNK, buf.size)
         q = quotes.chunk(start, stop)
         piece = buf[start:stop]
-        brackets = np.flatnonzero((piece == _LBRACE) | (piece == _RBRACE) | (piece == _LBRACKET) | (piece == _RBRACKET)) + start
+        brackets = (
+            np.flatnonzero((piece == _LBRACE) | (piece == _RBRACE) | (piece == _LBRACKET) | (piece == _RBRACKET))
+            + start
+        )
         brackets = brackets[quotes.outside(q, brackets)]
         opens = (buf[brackets] == _LBRACE) | (buf[brackets] == _LBRACKET)
         levels = depth + np.cumsum(np.where(opens, 1, -1))

@@ -6,6 +6,7 @@ serde spelling:  ``{"order": {"Amp": "Left"}, "tiling": {...}, "memory_class": "
 Errors are ``InputError`` located by the JSON path of the field that holds the text (``where``)
 plus the path inside the layout.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -201,7 +202,7 @@ def axis_from_serde(value: Any, where: str) -> Axis:
     if value == "Linear":
         return Axis("Linear")
     if isinstance(value, dict) and len(value) == 1:
-        (kind, index), = value.items()
+        ((kind, index),) = value.items()
         if kind in ("FromStart", "FromEnd"):
             return Axis(kind, _count(index, where, "", minimum=0 if kind == "FromStart" else 1))
     raise InputError(where, f"an axis kind ({', '.join(AXIS_KINDS)})", describe(value))
@@ -245,7 +246,7 @@ def serde_to_debug_text(value: Any) -> str:
         return "[" + ", ".join(serde_to_debug_text(v) for v in value) + "]"
     if isinstance(value, dict):
         if len(value) == 1:
-            (name, inner), = value.items()
+            ((name, inner),) = value.items()
             if isinstance(inner, dict):
                 body = ", ".join(f"{k}: {serde_to_debug_text(v)}" for k, v in inner.items())
                 return f"{name} {{ {body} }}"
@@ -258,7 +259,7 @@ def order_from_serde(value: Any) -> LayoutOrder:
     if isinstance(value, str):
         return LayoutOrder(value)
     if isinstance(value, dict) and len(value) == 1:
-        (name, inner), = value.items()
+        ((name, inner),) = value.items()
         return LayoutOrder(name, serde_to_debug_text(inner))
     return LayoutOrder(serde_to_debug_text(value))
 

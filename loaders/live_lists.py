@@ -6,10 +6,11 @@ vectorised numpy over the bytes, a chunk of steps at a time (about 1 MiB of text
 in the CPU cache), and each chunk is reduced at once to the starts and ends of live runs: memory
 stays proportional to one chunk plus the number of intervals, however large the file.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -89,7 +90,9 @@ def _eight_digit_numbers(padded_value: np.ndarray, num_end: np.ndarray, width: n
     the number masked off, and the digits combined pairwise (SWAR: 2 → 4 → 8 digits)."""
     # An unaligned uint64 view starting at every byte: window k covers buf[k - 8 : k].
     whole_words = padded_value[: padded_value.size // 8 * 8].view("<u8")
-    windows = np.lib.stride_tricks.as_strided(whole_words, shape=(padded_value.size - _PAD + 1,), strides=(1,), writeable=False)
+    windows = np.lib.stride_tricks.as_strided(
+        whole_words, shape=(padded_value.size - _PAD + 1,), strides=(1,), writeable=False
+    )
     v = windows[num_end].astype(np.uint64)
     v &= _KEEP_LAST_BYTES[np.minimum(width, 8)]
     v = v * np.uint64(10) + (v >> np.uint64(8))
@@ -154,7 +157,11 @@ class _RankOf:
             bounds = np.cumsum(counts)
             step = int(np.searchsorted(bounds, entry, side="right"))
             k = entry - (int(bounds[step - 1]) if step else 0)
-            raise InputError(f"$.timeline.steps[{first_step + step}].live[{k}]", "the id of a value in timeline.values", str(int(ids[entry])))
+            raise InputError(
+                f"$.timeline.steps[{first_step + step}].live[{k}]",
+                "the id of a value in timeline.values",
+                str(int(ids[entry])),
+            )
         return rank
 
 
@@ -217,10 +224,7 @@ class _RunCollector:
 
 
 def live_lists(
-    raws: Sequence[bytes],
-    ids_sorted: np.ndarray,
-    order: np.ndarray,
-    parsed: Callable[[int, int], None] | None = None,
+    raws: Sequence[bytes], ids_sorted: np.ndarray, order: np.ndarray, parsed: Callable[[int, int], None] | None = None
 ) -> LiveLists:
     """Live intervals (by value-table row) and distinct live counts from each step's raw list.
 

@@ -12,20 +12,20 @@ whichever way the file was read. Values are checked by ``loaders.profile_values`
 whole (ids, aliases, figure bounds, repeated keys) by ``loaders.profile_checks``: docs/formats.md §6
 says what is refused and why.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import gc
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
 
 import msgspec
 import numpy as np
 import pyarrow as pa
 
 from tilescope.models.errors import InputError, describe
-from .json_scan import decode_error, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
 from tilescope.models.profile import MemoryProfile
 from tilescope.models.records import MemoryProfileRecord, StepRecord, ValueRecord
 from tilescope.models.schemas import LIVE_INTERVALS, PROFILE, STEP_TILES, STEPS, VALUE_TILES
@@ -33,9 +33,20 @@ from tilescope.models.schemas import LIVE_INTERVALS, PROFILE, STEP_TILES, STEPS,
 from .debug_text import DebugSyntaxError, Struct, Tuple, Unit, parse_debug_sequence
 from .detect import kind_of_bytes
 from .json_input import InputBuffer, validation_error
+from .json_scan import decode_error, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
 from .layouts import debug_syntax_error
 from .live_lists import live_lists
-from .profile_checks import STEP_KEYS, TILED_STEP_KEYS, TILED_VALUE_KEYS, VALUE_KEYS, KeyTally, check_alias_layouts, check_figure_bounds, check_ids, largest_costs
+from .profile_checks import (
+    STEP_KEYS,
+    TILED_STEP_KEYS,
+    TILED_VALUE_KEYS,
+    VALUE_KEYS,
+    KeyTally,
+    check_alias_layouts,
+    check_figure_bounds,
+    check_ids,
+    largest_costs,
+)
 from .profile_tiles import VERSIONS, TileRuns, coarse_columns
 from .profile_values import ValueColumns, gather
 
@@ -133,16 +144,26 @@ def _given(value, default):
 
 def _profile_table(r: MemoryProfileRecord) -> pa.Table:
     row = {
-        "version": r.version, "scope": r.scope, "model": _given(r.model, ""), "tile_count": r.tile_count,
-        "budget_bytes": r.budget_bytes, "interleaved_budget_bytes": r.interleaved_budget_bytes,
+        "version": r.version,
+        "scope": r.scope,
+        "model": _given(r.model, ""),
+        "tile_count": r.tile_count,
+        "budget_bytes": r.budget_bytes,
+        "interleaved_budget_bytes": r.interleaved_budget_bytes,
         "support_reserve_bytes": r.support_reserve_bytes,
         "standard_contiguous_overflow_bytes": _given(r.standard_contiguous_overflow_bytes, 0),
-        "fits_budget": r.fits_budget, "effective_peak_bytes": r.effective_peak_bytes,
-        "peak_standard": r.peak.standard, "peak_interleaved": r.peak.interleaved, "peak_total": r.peak.total,
-        "exchange_rows": r.peak.exchange_rows, "maximum_standard_allocation": r.peak.maximum_standard_allocation,
-        "total_peak_step": r.total_peak_step, "standard_peak_step": r.standard_peak_step,
+        "fits_budget": r.fits_budget,
+        "effective_peak_bytes": r.effective_peak_bytes,
+        "peak_standard": r.peak.standard,
+        "peak_interleaved": r.peak.interleaved,
+        "peak_total": r.peak.total,
+        "exchange_rows": r.peak.exchange_rows,
+        "maximum_standard_allocation": r.peak.maximum_standard_allocation,
+        "total_peak_step": r.total_peak_step,
+        "standard_peak_step": r.standard_peak_step,
         "interleaved_peak_step": r.interleaved_peak_step,
-        "gemm_output_packing": _given(r.gemm_output_packing, None), "attention_products": _given(r.attention_products, None),
+        "gemm_output_packing": _given(r.gemm_output_packing, None),
+        "attention_products": _given(r.attention_products, None),
     }
     return pa.Table.from_pylist([row], schema=PROFILE)
 
@@ -170,16 +191,20 @@ def _steps_table(steps: list[StepRecord], live_count: np.ndarray, tally: KeyTall
         "usage_interleaved": [s.usage.interleaved for s in steps],
     }
     arrays = [
-        gather(columns[n], np.arange(len(steps)), STEPS.field(n).type) if pa.types.is_dictionary(STEPS.field(n).type)
+        gather(columns[n], np.arange(len(steps)), STEPS.field(n).type)
+        if pa.types.is_dictionary(STEPS.field(n).type)
         else pa.array(columns[n], type=STEPS.field(n).type)
-        for n in STEPS.names if n not in ("live_count", "coarse_standard", "coarse_interleaved")
+        for n in STEPS.names
+        if n not in ("live_count", "coarse_standard", "coarse_interleaved")
     ]
     arrays.append(pa.array(live_count, type=pa.int64()))
     arrays.extend(coarse_columns(steps, tiled))
     return pa.Table.from_arrays(arrays, schema=STEPS)
 
 
-def parse_memory_profile(data: bytes, source: str = "<memory profile>", progress: Progress | None = None) -> MemoryProfile:
+def parse_memory_profile(
+    data: bytes, source: str = "<memory profile>", progress: Progress | None = None
+) -> MemoryProfile:
     """Validate and normalise a memory profile's bytes. Errors name ``source``.
 
     ``progress(stage, fraction)`` is told each stage and the fraction of the whole load done
@@ -188,7 +213,9 @@ def parse_memory_profile(data: bytes, source: str = "<memory profile>", progress
     return _parse_input(InputBuffer(data), source, progress)
 
 
-def load_memory_profile(path: str | Path, progress: Progress | None = None, buffer: InputBuffer | None = None) -> MemoryProfile:
+def load_memory_profile(
+    path: str | Path, progress: Progress | None = None, buffer: InputBuffer | None = None
+) -> MemoryProfile:
     """``parse_memory_profile`` of a file, whose text is released as it is parsed (peak memory);
     ``buffer``: the file's bytes when they were read already (to recognise its kind)."""
     return _parse_input(buffer if buffer is not None else InputBuffer.read(path), str(path), progress)
@@ -251,7 +278,10 @@ def _read(record: LazyProfileRecord, data: InputBuffer, note: Progress) -> Memor
     kinds = columns.kinds
     kind = columns.code
     per_kind = np.bincount(kind, minlength=len(kinds["text_colons"]))  # values of each kind
-    tally.add((VALUE_KEYS + (TILED_VALUE_KEYS if tiled else 0)) * n_values, columns.text_colons + int(np.dot(per_kind, kinds["text_colons"])))
+    tally.add(
+        (VALUE_KEYS + (TILED_VALUE_KEYS if tiled else 0)) * n_values,
+        columns.text_colons + int(np.dot(per_kind, kinds["text_colons"])),
+    )
     ids = values.column("id").to_numpy()
     roots = values.column("root").to_numpy()
     order, root_rows = check_ids(ids, roots)
@@ -286,5 +316,9 @@ def _read(record: LazyProfileRecord, data: InputBuffer, note: Progress) -> Memor
         schema=LIVE_INTERVALS,
     )
     note("done", 1.0)
-    value_tiles, step_tiles = tiles.tables() if tiles is not None else (VALUE_TILES.empty_table(), STEP_TILES.empty_table())
-    return MemoryProfile("", _profile_table(record), values, axes, steps_table, live, value_tiles=value_tiles, step_tiles=step_tiles)
+    value_tiles, step_tiles = (
+        tiles.tables() if tiles is not None else (VALUE_TILES.empty_table(), STEP_TILES.empty_table())
+    )
+    return MemoryProfile(
+        "", _profile_table(record), values, axes, steps_table, live, value_tiles=value_tiles, step_tiles=step_tiles
+    )

@@ -12,11 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tilescope.models.errors import InputError, describe
-from tilescope.models.placement_problem import (
-    STANDARD,
-    PlacementProblem,
-    PlacementRequest,
-)
+from tilescope.models.placement_problem import STANDARD, PlacementProblem, PlacementRequest
 
 from .json_input import read_bytes
 from .placement_dump import MAX_ADDRESS
@@ -32,9 +28,7 @@ def _integer(text: str, line: int, column: str, minimum: int) -> int:
     number = int(value)
     if not minimum <= number <= MAX_ADDRESS:
         raise InputError(
-            f"line {line}, column {column}",
-            f"an integer from {minimum} to {MAX_ADDRESS:,}",
-            describe(number),
+            f"line {line}, column {column}", f"an integer from {minimum} to {MAX_ADDRESS:,}", describe(number)
         )
     return number
 
@@ -76,17 +70,11 @@ def _parse(data: bytes, label: str, capacity: int | None) -> PlacementProblem:
     header = [cell.strip().lower() for cell in lines[0].split(",")]
     for column in _REQUIRED:
         if column not in header:
-            raise InputError(
-                "line 1",
-                f"a header with a column `{column}` (id,lower,upper,size)",
-                describe(lines[0]),
-            )
+            raise InputError("line 1", f"a header with a column `{column}` (id,lower,upper,size)", describe(lines[0]))
     for column in header:
         if column not in _REQUIRED + _OPTIONAL:
             raise InputError(
-                "line 1",
-                "only the columns id, lower, upper, size, alignment, offset",
-                f"a column {describe(column)}",
+                "line 1", "only the columns id, lower, upper, size, alignment, offset", f"a column {describe(column)}"
             )
     if len(set(header)) != len(header):
         raise InputError("line 1", "each column once", describe(lines[0]))
@@ -99,19 +87,13 @@ def _parse(data: bytes, label: str, capacity: int | None) -> PlacementProblem:
             continue
         cells = line.split(",")
         if len(cells) != len(header):
-            raise InputError(
-                f"line {number}",
-                f"{len(header)} comma-separated cells",
-                f"{len(cells)}",
-            )
+            raise InputError(f"line {number}", f"{len(header)} comma-separated cells", f"{len(cells)}")
         ident = cells[at["id"]].strip()
         if not ident:
             raise InputError(f"line {number}, column id", "an id", "an empty cell")
         if ident in seen:
             raise InputError(
-                f"line {number}, column id",
-                f"a new id (line {seen[ident]} has {describe(ident)})",
-                describe(ident),
+                f"line {number}, column id", f"a new id (line {seen[ident]} has {describe(ident)})", describe(ident)
             )
         seen[ident] = number
         lower = _integer(cells[at["lower"]], number, "lower", 0)
@@ -125,21 +107,9 @@ def _parse(data: bytes, label: str, capacity: int | None) -> PlacementProblem:
         size = _integer(cells[at["size"]], number, "size", 0)
         alignment = _integer(cells[at["alignment"]], number, "alignment", 1) if "alignment" in at else 1
         if alignment & (alignment - 1):
-            raise InputError(
-                f"line {number}, column alignment",
-                "a power of two",
-                describe(alignment),
-            )
+            raise InputError(f"line {number}, column alignment", "a power of two", describe(alignment))
         requests.append(
-            PlacementRequest(
-                len(requests),
-                ((len(requests), 0),),
-                STANDARD,
-                lower,
-                upper - 1,
-                size,
-                alignment,
-            )
+            PlacementRequest(len(requests), ((len(requests), 0),), STANDARD, lower, upper - 1, size, alignment)
         )
         ids.append(ident)
     return PlacementProblem(

@@ -12,19 +12,28 @@ key-value metadata gives
 - ``tilescope.units``: how figures are measured; and for each column ``tilescope.field.NAME.doc``
   and, where it has one, ``tilescope.field.NAME.unit``.
 """
+
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tilescope.models.version import __version__
-from tilescope.models.files import FileAccessError, InputPaths, atomic_output, cannot_read, exists_already, make_directory, refuse_inputs
+from tilescope.models.files import (
+    FileAccessError,
+    InputPaths,
+    atomic_output,
+    cannot_read,
+    exists_already,
+    make_directory,
+    refuse_inputs,
+)
 from tilescope.models.schemas import SCHEMA_VERSION, UNITS
+from tilescope.models.version import __version__
 
 KEY_PREFIX = "tilescope."
 
@@ -38,11 +47,11 @@ class Source:
     sha256: str
 
     @classmethod
-    def of_bytes(cls, path: str | Path, data: bytes) -> "Source":
+    def of_bytes(cls, path: str | Path, data: bytes) -> Source:
         return cls(Path(path).name, len(data), hashlib.sha256(data).hexdigest())
 
     @classmethod
-    def of_file(cls, path: str | Path, sha256: str | None = None) -> "Source":
+    def of_file(cls, path: str | Path, sha256: str | None = None) -> Source:
         """The file at ``path``; ``sha256`` when it is known already (the cache's key)."""
         from .cache import file_sha256
 
@@ -75,11 +84,18 @@ def file_metadata(table_name: str, schema: pa.Schema, source: Source) -> dict[st
 
 def with_file_metadata(table: pa.Table, table_name: str, source: Source) -> pa.Table:
     kept = {k: v for k, v in (table.schema.metadata or {}).items() if not k.startswith(KEY_PREFIX.encode())}
-    return table.replace_schema_metadata({**kept, **{k.encode(): v.encode() for k, v in file_metadata(table_name, table.schema, source).items()}})
+    return table.replace_schema_metadata(
+        {**kept, **{k.encode(): v.encode() for k, v in file_metadata(table_name, table.schema, source).items()}}
+    )
 
 
 def write_parquet_tables(
-    tables: Mapping[str, pa.Table], out_dir: str | Path, source: Source, *, overwrite: bool = False, inputs: InputPaths = (),
+    tables: Mapping[str, pa.Table],
+    out_dir: str | Path,
+    source: Source,
+    *,
+    overwrite: bool = False,
+    inputs: InputPaths = (),
 ) -> list[Path]:
     """Write each table atomically with its metadata. Existing files are never replaced unless
     ``overwrite``; then nothing at all is written. A target that is one of ``inputs`` is refused,

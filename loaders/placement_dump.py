@@ -13,7 +13,6 @@ from typing import Any
 import msgspec
 
 from tilescope.models.errors import InputError, describe, json_path
-from .json_scan import decode_error
 from tilescope.models.placement_problem import (
     DEFAULT_HOST_SCRATCH_RANGE,
     DEFAULT_REGION0_ELEMENT_BYTES,
@@ -27,6 +26,7 @@ from tilescope.models.placement_problem import (
 
 from .json_fields import as_integer, as_list, as_object, field_of
 from .json_input import read_bytes
+from .json_scan import decode_error
 
 _CLASSES = (STANDARD, INTERLEAVED)
 MAX_ADDRESS = 1 << 40  # far above any tile's memory; keeps every sum of sizes exact in int64
@@ -75,11 +75,7 @@ def _request(raw: Any, index: int) -> PlacementRequest:
     first = as_integer(field_of(lifetime, "first", f"{path}.lifetime"), f"{path}.lifetime.first")
     last = as_integer(field_of(lifetime, "last", f"{path}.lifetime"), f"{path}.lifetime.last")
     if last < first:
-        raise InputError(
-            f"{path}.lifetime.last",
-            f"an event at or after first ({first})",
-            describe(last),
-        )
+        raise InputError(f"{path}.lifetime.last", f"an event at or after first ({first})", describe(last))
     size = as_integer(field_of(obj, "bytes", path), f"{path}.bytes")
     if size > MAX_ADDRESS:
         raise InputError(f"{path}.bytes", f"at most {MAX_ADDRESS:,} bytes", describe(size))
@@ -96,11 +92,7 @@ def _request(raw: Any, index: int) -> PlacementRequest:
             raise InputError(where, "[root id, byte offset]", describe(pair))
         roots.append((as_integer(pair[0], f"{where}[0]"), as_integer(pair[1], f"{where}[1]")))
     if not roots:
-        raise InputError(
-            f"{path}.assignments",
-            "at least one [root id, byte offset]",
-            "an empty list",
-        )
+        raise InputError(f"{path}.assignments", "at least one [root id, byte offset]", "an empty list")
     conflicts = tuple(
         as_integer(c, f"{path}.conflicts[{j}]")
         for j, c in enumerate(as_list(field_of(obj, "conflicts", path, []), f"{path}.conflicts"))
@@ -112,11 +104,7 @@ def _parse(doc: Any, name: str) -> PlacementProblem:
     obj = as_object(doc, "$", "a placement dump (a JSON object)")
     version = field_of(obj, "version", "$", None)
     if version is not None and (isinstance(version, bool) or version != 1):
-        raise InputError(
-            "$.version",
-            "1 (the only placement dump version tilescope reads)",
-            describe(version),
-        )
+        raise InputError("$.version", "1 (the only placement dump version tilescope reads)", describe(version))
     tile = field_of(obj, "tile", "$", None)
     tile = None if tile is None else as_integer(tile, "$.tile")
     placed = field_of(obj, "placed", "$", None)
@@ -127,41 +115,26 @@ def _parse(doc: Any, name: str) -> PlacementProblem:
         start, end = _interval(item, json_path("ranges", i), "a range")
         if ranges and start < ranges[-1][1]:
             raise InputError(
-                json_path("ranges", i),
-                f"ranges ascending and disjoint (start ≥ {ranges[-1][1]})",
-                describe(start),
+                json_path("ranges", i), f"ranges ascending and disjoint (start ≥ {ranges[-1][1]})", describe(start)
             )
         ranges.append((start, end))
-    boundary = as_integer(
-        field_of(obj, "region_boundary", "$", DEFAULT_REGION_BOUNDARY),
-        "$.region_boundary",
-    )
+    boundary = as_integer(field_of(obj, "region_boundary", "$", DEFAULT_REGION_BOUNDARY), "$.region_boundary")
     element0 = _power_of_two(
-        field_of(obj, "region0_element_bytes", "$", DEFAULT_REGION0_ELEMENT_BYTES),
-        "$.region0_element_bytes",
+        field_of(obj, "region0_element_bytes", "$", DEFAULT_REGION0_ELEMENT_BYTES), "$.region0_element_bytes"
     )
     element1 = _power_of_two(
-        field_of(obj, "region1_element_bytes", "$", DEFAULT_REGION1_ELEMENT_BYTES),
-        "$.region1_element_bytes",
+        field_of(obj, "region1_element_bytes", "$", DEFAULT_REGION1_ELEMENT_BYTES), "$.region1_element_bytes"
     )
     if boundary % element0 or boundary % element1 or boundary > MAX_ADDRESS:
         raise InputError(
-            "$.region_boundary",
-            f"a multiple of both element sizes ({element0}, {element1})",
-            describe(boundary),
+            "$.region_boundary", f"a multiple of both element sizes ({element0}, {element1})", describe(boundary)
         )
     offset = as_integer(field_of(obj, "interleaved_offset", "$", 0), "$.interleaved_offset")
     if offset >= element1:
-        raise InputError(
-            "$.interleaved_offset",
-            f"less than the region-1 element ({element1})",
-            describe(offset),
-        )
+        raise InputError("$.interleaved_offset", f"less than the region-1 element ({element1})", describe(offset))
     host_raw = field_of(obj, "host_scratch_range", "$", list(DEFAULT_HOST_SCRATCH_RANGE))
     host = None if host_raw is None else _interval(host_raw, "$.host_scratch_range", "the host scratch range")
-    requests = tuple(
-        _request(raw, i) for i, raw in enumerate(as_list(field_of(obj, "requests", "$"), "$.requests"))
-    )
+    requests = tuple(_request(raw, i) for i, raw in enumerate(as_list(field_of(obj, "requests", "$"), "$.requests")))
     owner: dict[int, int] = {}
     for request in requests:
         for j, (root, _offset) in enumerate(request.roots):

@@ -24,23 +24,11 @@ import numpy as np
 import pyarrow as pa
 
 from tilescope.models.errors import InputError, describe
-from .json_scan import (
-    decode_error,
-    nesting_error,
-    refuse_deep_nesting,
-    refuse_duplicate_keys,
-)
 from tilescope.models.limits import MAX_INT
-from tilescope.models.placement_profile import (
-    ALLOCATIONS,
-    KINDS,
-    PROGRAM_END,
-    SCHEMA_VERSION,
-    TILES,
-    PlacementProfile,
-)
+from tilescope.models.placement_profile import ALLOCATIONS, KINDS, PROGRAM_END, SCHEMA_VERSION, TILES, PlacementProfile
 
 from .json_input import read_bytes, validation_error
+from .json_scan import decode_error, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
 
 _Int = Annotated[int, msgspec.Meta(ge=0, le=MAX_INT)]
 SNIFF_BYTES = 4096  # how much of a file ``looks_like_placement_profile`` reads
@@ -145,20 +133,14 @@ def _check_row(row: _Allocation, where: str, top: _Profile) -> None:
     if row.kind not in KIND_CODE:
         raise InputError(f"{where}.kind", "one of " + ", ".join(KINDS), describe(row.kind))
     if row.label >= len(top.labels):
-        raise InputError(
-            f"{where}.label", f"an index into labels (0 to {len(top.labels) - 1})", str(row.label)
-        )
+        raise InputError(f"{where}.label", f"an index into labels (0 to {len(top.labels) - 1})", str(row.label))
     if not row.start <= row.payload_end <= row.end:
         raise InputError(
-            where,
-            "start ≤ payload_end ≤ end",
-            f"start {row.start:,}, payload_end {row.payload_end:,}, end {row.end:,}",
+            where, "start ≤ payload_end ≤ end", f"start {row.start:,}, payload_end {row.payload_end:,}, end {row.end:,}"
         )
     if row.start < top.start or row.end > top.end:
         raise InputError(
-            where,
-            f"an address range inside the file's [{top.start:,}, {top.end:,})",
-            f"[{row.start:,}, {row.end:,})",
+            where, f"an address range inside the file's [{top.start:,}, {top.end:,})", f"[{row.start:,}, {row.end:,})"
         )
     if row.first > row.last or row.last > PROGRAM_END:
         raise InputError(where, f"events first ≤ last ≤ {PROGRAM_END}", f"first {row.first}, last {row.last}")

@@ -10,6 +10,7 @@
 - ``KeyTally``: no object of the file names a key twice, proved by counting colons
   (below) or, when the count cannot prove it, by ``loaders.json_scan.refuse_duplicate_keys``.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,7 +21,14 @@ import pyarrow as pa
 
 from tilescope.models.errors import InputError
 from tilescope.models.limits import MAX_BYTES
-from tilescope.models.records import MemoryProfileRecord, PeakRecord, RegionBytes, StepRecord, TimelineRecord, ValueRecord
+from tilescope.models.records import (
+    MemoryProfileRecord,
+    PeakRecord,
+    RegionBytes,
+    StepRecord,
+    TimelineRecord,
+    ValueRecord,
+)
 from tilescope.models.shard_rule import infer_granules
 from tilescope.models.tiling import Layout
 
@@ -38,7 +46,11 @@ def check_ids(ids: np.ndarray, roots: np.ndarray) -> tuple[np.ndarray, np.ndarra
     dup = np.flatnonzero(sorted_ids[1:] == sorted_ids[:-1])
     if dup.size:
         first = int(order[dup[0] + 1])
-        raise InputError(f"$.timeline.values[{first}].id", "a unique value id", f"{int(ids[first])}, already used by values[{int(order[dup[0]])}]")
+        raise InputError(
+            f"$.timeline.values[{first}].id",
+            "a unique value id",
+            f"{int(ids[first])}, already used by values[{int(order[dup[0]])}]",
+        )
     pos = np.searchsorted(sorted_ids, roots).clip(0, max(ids.size - 1, 0))
     unknown = np.flatnonzero(sorted_ids[pos] != roots) if ids.size else np.zeros(0, int)
     if unknown.size:
@@ -57,7 +69,9 @@ def check_ids(ids: np.ndarray, roots: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return order, root_rows
 
 
-def check_alias_layouts(ids: np.ndarray, roots: np.ndarray, root_rows: np.ndarray, kind: np.ndarray, kind_layouts: list[Layout]) -> None:
+def check_alias_layouts(
+    ids: np.ndarray, roots: np.ndarray, root_rows: np.ndarray, kind: np.ndarray, kind_layouts: list[Layout]
+) -> None:
     """Every alias (``root != id``) has its root's layout, compared as parsed (spacing aside):
     a what-if edit of either re-tiles the whole class with one layout (docs/formats.md §2)."""
     alias = np.flatnonzero(roots != ids)
@@ -77,7 +91,8 @@ def check_alias_layouts(ids: np.ndarray, roots: np.ndarray, root_rows: np.ndarra
         root = int(root_rows[row])
         raise InputError(
             f"$.timeline.values[{row}].layout ({inner})",
-            f"{want} as in the layout of its root, value {int(ids[root])} (values[{root}]): an alias shares its root's layout", got,
+            f"{want} as in the layout of its root, value {int(ids[root])} (values[{root}]): an alias shares its root's layout",
+            got,
         )
 
 
@@ -90,7 +105,9 @@ def largest_costs(values: pa.Table, kind: np.ndarray, largest_shard: list[int], 
     (``models.shard_rule.infer_granules``, fixed under edits), times its copies."""
     largest = np.array(largest_shard, dtype=np.int64)[kind] if kind.size else np.zeros(0, np.int64)
     interleaved = (np.array(kind_region, dtype=object) == "interleaved")[kind] if kind.size else np.zeros(0, bool)
-    granule = infer_granules(values.column("shard_bytes").to_numpy(), values.column("aligned_bytes").to_numpy(), interleaved)
+    granule = infer_granules(
+        values.column("shard_bytes").to_numpy(), values.column("aligned_bytes").to_numpy(), interleaved
+    )
     rounded = -(-largest // granule) * granule  # at most 2^53 + 2^20
     copies = values.column("copies").to_numpy()
     over = np.flatnonzero(copies > MAX_BYTES // np.maximum(rounded, 1))
@@ -202,7 +219,9 @@ class KeyTally:
     def header(self, record: MemoryProfileRecord) -> None:
         present = [name for name in record.__struct_fields__ if getattr(record, name) is not msgspec.UNSET]
         self.expected += len(present) + _fields(PeakRecord) + _fields(TimelineRecord)
-        self.expected += sum(getattr(record, name).count(":") for name in _HEADER_STRINGS if isinstance(getattr(record, name), str))
+        self.expected += sum(
+            getattr(record, name).count(":") for name in _HEADER_STRINGS if isinstance(getattr(record, name), str)
+        )
 
     def add(self, keys: int, colons_in_strings: int) -> None:
         self.expected += keys + colons_in_strings

@@ -31,9 +31,7 @@ def _missing(record, fields: Sequence[str]) -> str | None:
 
 def _require(where: str, version: int, name: str) -> InputError:
     return InputError(
-        f"{where}.{name}",
-        f"a field `{name}` (a version {version} profile records per-tile figures)",
-        "none",
+        f"{where}.{name}", f"a field `{name}` (a version {version} profile records per-tile figures)", "none"
     )
 
 
@@ -106,11 +104,7 @@ class TileRuns:
             part = steps[begin + b : begin + e]
             at = begin + b
             usage = parse_tile_lists(
-                [_raw(s.tile_usage) for s in part],
-                self.tiles,
-                True,
-                at,
-                lambda i: f"$.timeline.steps[{i}].tile_usage",
+                [_raw(s.tile_usage) for s in part], self.tiles, True, at, lambda i: f"$.timeline.steps[{i}].tile_usage"
             )
             scratch = parse_tile_lists(
                 [_raw(s.tile_scratch) for s in part],
@@ -121,16 +115,8 @@ class TileRuns:
             )
             self.step_runs.append(runs_of(np.concatenate((scratch, usage), axis=2), at))
         if release is not None and end > begin:
-            first, _ = _span(
-                [steps[begin].live, _raw(steps[begin].tile_usage), _raw(steps[begin].tile_scratch)]
-            )
-            _, last = _span(
-                [
-                    steps[end - 1].live,
-                    _raw(steps[end - 1].tile_usage),
-                    _raw(steps[end - 1].tile_scratch),
-                ]
-            )
+            first, _ = _span([steps[begin].live, _raw(steps[begin].tile_usage), _raw(steps[begin].tile_scratch)])
+            _, last = _span([steps[end - 1].live, _raw(steps[end - 1].tile_usage), _raw(steps[end - 1].tile_scratch)])
             release(first, last)
 
     def tables(self) -> tuple[pa.Table, pa.Table]:

@@ -4,10 +4,11 @@ checked against docs/formats.md §2 and §6 (``check_kind``).
 Everything checked or derived per value depends only on its layout, precision, class, shape and
 copies, so it runs once per distinct combination of those (a "kind"), at the first value having it.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import msgspec
 import numpy as np
@@ -41,13 +42,27 @@ class ValueColumns:
         # What each kind derives from its layout and precision, by kind code.
         self.kinds: dict[str, list] = {
             name: []
-            for name in ("layout", "precision", "memory_class", "precision_name", "element_bytes", "order", "region", "tile_count",
-                         "replicas", "axes_count", "largest_shard", "text_colons")
+            for name in (
+                "layout",
+                "precision",
+                "memory_class",
+                "precision_name",
+                "element_bytes",
+                "order",
+                "region",
+                "tile_count",
+                "replicas",
+                "axes_count",
+                "largest_shard",
+                "text_colons",
+            )
         }
         self.kind_axes: dict[str, list] = {name: [] for name in AXES.names if name != "value_id"}
         self.codes: list[np.ndarray] = []  # kind of each value, a batch per array
         self.chunks: dict[str, list[pa.Array]] = {f.name: [] for f in VALUES if f.name not in self.kinds}
-        self.text_colons = 0  # ':' in the values' own strings (name, group, layout_error): see profile_checks.check_keys
+        self.text_colons = (
+            0  # ':' in the values' own strings (name, group, layout_error): see profile_checks.check_keys
+        )
 
     def _layout(self, text: str, where: str) -> Layout:
         layout = self.layouts.get(text)
@@ -67,11 +82,19 @@ class ValueColumns:
         layout = self._layout(v.layout, f"{where}.layout")
         precision = self._precision(v.precision, f"{where}.precision")
         if v.memory_class not in MEMORY_CLASS_REGION:
-            raise InputError(f"{where}.class", "a memory class (" + ", ".join(MEMORY_CLASS_REGION) + ")", describe(v.memory_class))
+            raise InputError(
+                f"{where}.class", "a memory class (" + ", ".join(MEMORY_CLASS_REGION) + ")", describe(v.memory_class)
+            )
         if layout.region is None:
-            raise InputError(f"{where}.layout (memory_class)", "a memory class (" + ", ".join(MEMORY_CLASS_REGION) + ")", describe(layout.memory_class))
+            raise InputError(
+                f"{where}.layout (memory_class)",
+                "a memory class (" + ", ".join(MEMORY_CLASS_REGION) + ")",
+                describe(layout.memory_class),
+            )
         if layout.memory_class != v.memory_class:  # docs/formats.md §2 invariant; `class` decides the region
-            raise InputError(f"{where}.class", f"the layout's memory class {layout.memory_class}", describe(v.memory_class))
+            raise InputError(
+                f"{where}.class", f"the layout's memory class {layout.memory_class}", describe(v.memory_class)
+            )
         dims = _axis_dimensions(where, v.shape, layout.tiling)
         largest = check_kind(where, v, layout.tiling, precision.element_bytes, self.device_tiles)
         kind = self.kinds
@@ -106,7 +129,15 @@ class ValueColumns:
         columns = dict(zip(ValueRecord.__struct_fields__, zip(*map(msgspec.structs.astuple, values))))
         if not values:
             return
-        keys = list(zip(columns["layout"], columns["precision"], columns["memory_class"], map(tuple, columns["shape"]), columns["copies"]))
+        keys = list(
+            zip(
+                columns["layout"],
+                columns["precision"],
+                columns["memory_class"],
+                map(tuple, columns["shape"]),
+                columns["copies"],
+            )
+        )
         kind_of = self.kind_of
         known = kind_of.get
         codes = [known(key, -1) for key in keys]  # (one C-level pass; new kinds below, in file order)
@@ -120,7 +151,9 @@ class ValueColumns:
                     codes[i] = code
         self.codes.append(np.array(codes, dtype=np.int64))
         # (filter drops None and empty texts, which hold no ':')
-        self.text_colons += sum("".join(filter(None, columns[name])).count(":") for name in ("name", "group", "layout_error"))
+        self.text_colons += sum(
+            "".join(filter(None, columns[name])).count(":") for name in ("name", "group", "layout_error")
+        )
         for field in VALUES:
             if field.name not in self.kinds:
                 column = columns[field.name]
@@ -140,7 +173,9 @@ class ValueColumns:
                 columns.append(pa.chunked_array([gather(self.kinds[field.name], code, field.type)], type=field.type))
             else:
                 chunks = self.chunks.pop(field.name)
-                joined = pa.concat_arrays(chunks) if chunks else pa.array([], type=field.type)  # no values: an empty column
+                joined = (
+                    pa.concat_arrays(chunks) if chunks else pa.array([], type=field.type)
+                )  # no values: an empty column
                 columns.append(pa.chunked_array([joined], type=field.type))
                 pa.default_memory_pool().release_unused()  # the batches' memory, before the next copy
         value_table = pa.Table.from_arrays(columns, schema=VALUES)
@@ -153,7 +188,9 @@ class ValueColumns:
         rows = np.repeat(kind_start[code] - value_start, counts) + np.arange(int(counts.sum()), dtype=np.int64)
         ids = value_table.column("id").to_numpy()
         axes = [
-            pa.array(np.repeat(ids, counts), type=pa.int64()) if f.name == "value_id" else gather(self.kind_axes[f.name], rows, f.type)
+            pa.array(np.repeat(ids, counts), type=pa.int64())
+            if f.name == "value_id"
+            else gather(self.kind_axes[f.name], rows, f.type)
             for f in AXES
         ]
         return value_table, pa.Table.from_arrays(axes, schema=AXES)
@@ -178,7 +215,9 @@ def gather(values: list, index: np.ndarray, type_: pa.DataType) -> pa.Array:
     """``[values[i] for i in index]`` as an Arrow array, gathered by numpy (None stays null)."""
     if pa.types.is_dictionary(type_):
         codes, distinct = _dictionary_codes(values)
-        return pa.DictionaryArray.from_arrays(pa.array(codes[index], type=type_.index_type), pa.array(distinct, type=type_.value_type))
+        return pa.DictionaryArray.from_arrays(
+            pa.array(codes[index], type=type_.index_type), pa.array(distinct, type=type_.value_type)
+        )
     if pa.types.is_integer(type_):
         present = np.array([v is not None for v in values], dtype=bool)
         numbers = np.array([0 if v is None else v for v in values], dtype=np.int64)
@@ -209,7 +248,9 @@ def _axis_dimensions(where: str, shape: list[int], tiling: TensorTiling) -> list
             what = "the one dimension left by Linear" if flattened else f"the rank-{rank} shape {shape}"
             raise InputError(here, f"an axis of {what}", str(axis.axis))
         if dim in cut:
-            raise InputError(here, "each dimension tiled by at most one axis", f"{axis.axis}, a second cut of dimension {dim}")
+            raise InputError(
+                here, "each dimension tiled by at most one axis", f"{axis.axis}, a second cut of dimension {dim}"
+            )
         cut.add(dim)
         dims.append(dim)
     return dims
@@ -229,19 +270,25 @@ def check_kind(where: str, v: ValueRecord, tiling: TensorTiling, element_bytes: 
         raise InputError(f"{where}.shape", "a tensor of at most 2^53 bytes", f"{whole:,} bytes")
     largest = largest_shard_bytes(v.shape, element_bytes, tiling)
     if largest > MAX_BYTES:
-        raise InputError(f"{where}.layout (tiling)", "padding that keeps the tensor at most 2^53 bytes", f"{largest:,} bytes padded")
+        raise InputError(
+            f"{where}.layout (tiling)", "padding that keeps the tensor at most 2^53 bytes", f"{largest:,} bytes padded"
+        )
     product = math.prod(a.partitions for a in tiling.axes) * tiling.replicas
     if tiling.tile_count != product:
-        raise InputError(f"{where}.layout (tiling.tile_count)", f"partitions × replicas = {product}", str(tiling.tile_count))
+        raise InputError(
+            f"{where}.layout (tiling.tile_count)", f"partitions × replicas = {product}", str(tiling.tile_count)
+        )
     if tiling.tile_count > device_tiles:
         raise InputError(
-            f"{where}.layout (tiling.tile_count)", f"at most the device's {device_tiles:,} tiles ($.tile_count): one shard per tile",
+            f"{where}.layout (tiling.tile_count)",
+            f"at most the device's {device_tiles:,} tiles ($.tile_count): one shard per tile",
             f"{tiling.tile_count:,} tiles",
         )
     for k, (axis, cut) in enumerate(zip(tiling.axes, shard_cuts(v.shape, tiling)[1])):
         if axis.partitions > cut.blocks:
             raise InputError(
                 f"{where}.layout (tiling.axes[{k}].partitions)",
-                f"at most the axis's {cut.blocks:,} blocks of {axis.block_size} (no empty partition)", f"{axis.partitions:,} partitions",
+                f"at most the axis's {cut.blocks:,} blocks of {axis.block_size} (no empty partition)",
+                f"{axis.partitions:,} partitions",
             )
     return largest

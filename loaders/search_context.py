@@ -1,6 +1,7 @@
 """A search state's ``context`` (docs/formats.md §3): Rust ``Debug`` text, one value per line, the
 ``ComputeGraph`` then the ``PipelineConfig`` (its options typed by ``models.search_schemas.CONFIG``)
 and whatever follows (kept as written)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -41,7 +42,9 @@ def read_graph(value: Any) -> ComputeGraph:
     fields = d.struct(value, root, root)
 
     shapes: dict[int, tuple[int, ...]] = {}
-    for key, shape in d.entries(d.field(fields, "shapes", root), f"{root}.shapes", "a map {ValueId(n): TensorShape([…])}"):
+    for key, shape in d.entries(
+        d.field(fields, "shapes", root), f"{root}.shapes", "a map {ValueId(n): TensorShape([…])}"
+    ):
         vid = d.wrapped(key, "ValueId", f"{root}.shapes")
         if vid in shapes:
             raise d.error(f"{root}.shapes", "each ValueId once", key)
@@ -53,7 +56,9 @@ def read_graph(value: Any) -> ComputeGraph:
         return vid
 
     def value_ids(listing: Any, path: str) -> tuple[int, ...]:
-        return tuple(known(d.wrapped(v, "ValueId", f"{path}[{i}]"), f"{path}[{i}]") for i, v in enumerate(d.items(listing, path)))
+        return tuple(
+            known(d.wrapped(v, "ValueId", f"{path}[{i}]"), f"{path}[{i}]") for i, v in enumerate(d.items(listing, path))
+        )
 
     if "values" in fields:  # a set of ValueIds; `{}` parses as an empty map
         listed = fields["values"]
@@ -73,7 +78,9 @@ def read_graph(value: Any) -> ComputeGraph:
         vid = known(d.wrapped(d.field(f, "value", path), "ValueId", f"{path}.value"), f"{path}.value")
         shape = d.shape(d.field(f, "shape", path), f"{path}.shape")
         if shape != shapes[vid]:
-            raise d.error(f"{path}.shape", f"the shape of ValueId({vid}) in ComputeGraph.shapes, {list(shapes[vid])}", list(shape))
+            raise d.error(
+                f"{path}.shape", f"the shape of ValueId({vid}) in ComputeGraph.shapes, {list(shapes[vid])}", list(shape)
+            )
         inputs.append(GraphInput(name, variant_text(d.field(f, "kind", path)), vid, shape))
 
     operations: list[Operation] = []
@@ -153,7 +160,9 @@ def read_config(value: Any) -> tuple[dict[str, OptionValue], dict[str, str], lis
 
     formats = []
     path = "PipelineConfig.inputs"
-    for key, item in d.entries(d.field(fields, "inputs", "PipelineConfig"), path, "a map {ValueId(n): TensorFormat { … }}"):
+    for key, item in d.entries(
+        d.field(fields, "inputs", "PipelineConfig"), path, "a map {ValueId(n): TensorFormat { … }}"
+    ):
         vid = d.wrapped(key, "ValueId", path)
         if any(vid == seen for seen, _, _ in formats):
             raise d.error(path, "each ValueId once", key)

@@ -1,9 +1,11 @@
 """Formats in a search state (docs/formats.md §3): both spellings of a format read once each, their
 shard sizes on a value's shape (docs/formats.md §2), and the input formats, whose two spellings
 (``$.inputs`` serde, ``PipelineConfig.inputs`` Debug) must agree where both give one."""
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 
@@ -78,7 +80,9 @@ def read_input_formats(
     serde: dict[int, tuple[TensorFormat, str]] = {}
     for vid, key, value in id_keys(as_object(field_of(top, "inputs", "$"), "$.inputs"), "$.inputs"):
         serde[vid] = (formats.serde(value, f"$.inputs.{key}"), f"$.inputs.{key}")
-    debug: dict[int, tuple[TensorFormat, str]] = {vid: (format_from_debug(item, where), where) for vid, item, where in debug_formats}
+    debug: dict[int, tuple[TensorFormat, str]] = {
+        vid: (format_from_debug(item, where), where) for vid, item, where in debug_formats
+    }
 
     out: dict[int, InputFormat] = {}
     for vid in sorted(set(serde) | set(debug)):

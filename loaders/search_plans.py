@@ -1,6 +1,7 @@
 """A search state's plans (docs/formats.md §3): each operation's candidate plans
 (``$.alternatives``), the recipe's chosen one located among them, the rest of the recipe and the
 search bookkeeping."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -10,7 +11,16 @@ import msgspec
 from tilescope.models.errors import InputError, describe
 from tilescope.models.search_state import ComputeGraph, Operation, OperationPlans, Plan, Requirement, SearchBookkeeping
 
-from .json_fields import as_list, as_object, debug_text_of, field_of, id_keys, optional_boolean, optional_integer, variant_name
+from .json_fields import (
+    as_list,
+    as_object,
+    debug_text_of,
+    field_of,
+    id_keys,
+    optional_boolean,
+    optional_integer,
+    variant_name,
+)
 from .layouts import serde_to_debug_text
 from .search_formats import FormatCache, serde_path
 
@@ -25,7 +35,7 @@ def flatten_dispatch(dispatch: Any) -> tuple[str | None, dict[str, Any], dict[st
         return dispatch, {}, {}
     kind, body, base = None, dispatch, "dispatch"
     if isinstance(dispatch, dict) and len(dispatch) == 1:
-        (kind, body), = dispatch.items()
+        ((kind, body),) = dispatch.items()
         base = f"dispatch.{kind}"
     flat: dict[str, Any] = {}
     paths: dict[str, str] = {}
@@ -63,7 +73,9 @@ def read_requirement(
     )
 
 
-def read_plan(value: Any, path: str, operation: Operation, index: int, graph: ComputeGraph, formats: FormatCache) -> Plan:
+def read_plan(
+    value: Any, path: str, operation: Operation, index: int, graph: ComputeGraph, formats: FormatCache
+) -> Plan:
     plan = as_object(value, path, "a plan object (operator, dispatch, requirements)")
     operator = field_of(plan, "operator", path)
     dispatch_kind, dispatch, dispatch_paths = flatten_dispatch(field_of(plan, "dispatch", path))
@@ -72,14 +84,18 @@ def read_plan(value: Any, path: str, operation: Operation, index: int, graph: Co
     listed = as_list(field_of(requirements, "inputs", rpath), f"{rpath}.inputs")
     if len(listed) != len(operation.inputs):
         raise InputError(
-            f"{rpath}.inputs", f"{len(operation.inputs)} entries, one per input of operation {operation.id}", describe(listed)
+            f"{rpath}.inputs",
+            f"{len(operation.inputs)} entries, one per input of operation {operation.id}",
+            describe(listed),
         )
     inputs = tuple(
         read_requirement(item, f"{rpath}.inputs[{i}]", "input", i, operation.inputs[i], graph, formats)
         for i, item in enumerate(listed)
     )
     result = operation.results[0] if len(operation.results) == 1 else None
-    output = read_requirement(field_of(requirements, "output", rpath), f"{rpath}.output", "output", None, result, graph, formats)
+    output = read_requirement(
+        field_of(requirements, "output", rpath), f"{rpath}.output", "output", None, result, graph, formats
+    )
     return Plan(
         operation=operation.id,
         index=index,
@@ -129,11 +145,15 @@ def read_plans(recipe: dict, top: dict, graph: ComputeGraph, formats: FormatCach
         if operation.id in chosen:
             key, plan = chosen[operation.id]
             if operation.id not in listed:
-                raise InputError(f"$.alternatives.{key}", "the candidate plans of an operation with a chosen plan", "none")
+                raise InputError(
+                    f"$.alternatives.{key}", "the candidate plans of an operation with a chosen plan", "none"
+                )
             # Compare JSON values with keys sorted; msgspec keeps `true` and `1` apart, unlike `==`.
             wanted = msgspec.json.encode(plan, order="sorted")
             candidates = as_list(alternatives[key], f"$.alternatives.{key}")
-            index = next((i for i, c in enumerate(candidates) if msgspec.json.encode(c, order="sorted") == wanted), None)
+            index = next(
+                (i for i, c in enumerate(candidates) if msgspec.json.encode(c, order="sorted") == wanted), None
+            )
             if index is None:
                 raise InputError(
                     f"$.recipe.plans.{key}",

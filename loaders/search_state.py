@@ -23,6 +23,7 @@ Every malformed input raises ``InputError`` with a JSON path (``$.recipe.plans.0
 or, inside the context, ``$.context line N`` followed by the position or the Debug field path.
 An object naming a key twice is refused at the second (``loaders.json_scan``).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,11 +31,11 @@ from pathlib import Path
 import msgspec
 
 from tilescope.models.errors import InputError, describe
-from .json_scan import decode_error, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
 from tilescope.models.search_state import SEARCH_STATE_VERSIONS, V8_KEYS, SearchState
 
 from .json_fields import as_object, field_of
 from .json_input import read_bytes
+from .json_scan import decode_error, nesting_error, refuse_deep_nesting, refuse_duplicate_keys
 from .layouts import parse_debug_at
 from .search_context import CONFIG_LINE, GRAPH_LINE, context_lines, read_config, read_graph
 from .search_formats import FormatCache, read_input_formats
@@ -57,12 +58,18 @@ def _decode(data: bytes) -> dict:
         raise InputError("$", "a search state", "a memory profile")
     version = field_of(top, "version", "$")
     if isinstance(version, bool) or not isinstance(version, int) or version not in SEARCH_STATE_VERSIONS:
-        raise InputError("$.version", f"version {', '.join(map(str, SEARCH_STATE_VERSIONS[:-1]))} or {SEARCH_STATE_VERSIONS[-1]}", describe(version))
+        raise InputError(
+            "$.version",
+            f"version {', '.join(map(str, SEARCH_STATE_VERSIONS[:-1]))} or {SEARCH_STATE_VERSIONS[-1]}",
+            describe(version),
+        )
     if version == 8:
         # The compiler writes exactly these keys; a `mapping` here is a version 3 file mislabelled.
         for key in top:
             if key not in V8_KEYS:
-                raise InputError(f"$.{key}", f"only the keys of a version 8 search state ({', '.join(V8_KEYS)})", f"a key `{key}`")
+                raise InputError(
+                    f"$.{key}", f"only the keys of a version 8 search state ({', '.join(V8_KEYS)})", f"a key `{key}`"
+                )
         for key in V8_KEYS:
             field_of(top, key, "$")
     return top

@@ -1,5 +1,6 @@
 """A read search state (``models.search_state.SearchState``) → its Arrow tables, by name (schemas
 in ``models.search_schemas``), and those tables out to Parquet."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -89,10 +90,17 @@ def _formats_rows(state: SearchState) -> list[dict]:
     for f in state.input_formats.values():
         rows.append(
             {
-                "role": "arrives", "value_id": f.value, "operation_id": None, "alternative": None, "chosen": None,
-                "input_position": None, "source": f.source, "json_path": f.json_path,
+                "role": "arrives",
+                "value_id": f.value,
+                "operation_id": None,
+                "alternative": None,
+                "chosen": None,
+                "input_position": None,
+                "source": f.source,
+                "json_path": f.json_path,
                 **columns(f.format, f.shape, f.shard_bytes),
-                "local_staging": None, "materialization": None,
+                "local_staging": None,
+                "materialization": None,
             }
         )
     for plans in state.plans.values():
@@ -100,11 +108,17 @@ def _formats_rows(state: SearchState) -> list[dict]:
             for r in (*plan.inputs, plan.output):
                 rows.append(
                     {
-                        "role": r.role, "value_id": r.value, "operation_id": plan.operation,
-                        "alternative": plan.index, "chosen": plan.index == plans.chosen,
-                        "input_position": r.position, "source": "alternatives", "json_path": r.json_path,
+                        "role": r.role,
+                        "value_id": r.value,
+                        "operation_id": plan.operation,
+                        "alternative": plan.index,
+                        "chosen": plan.index == plans.chosen,
+                        "input_position": r.position,
+                        "source": "alternatives",
+                        "json_path": r.json_path,
                         **columns(r.format, r.shape, r.shard_bytes),
-                        "local_staging": r.local_staging, "materialization": r.materialization,
+                        "local_staging": r.local_staging,
+                        "materialization": r.materialization,
                     }
                 )
     return rows
@@ -206,13 +220,17 @@ def search_state_tables(state: SearchState) -> dict[str, pa.Table]:
     input_values = {i.value for i in g.inputs}
     tables = {
         "graph_inputs": _table(
-            [{"name": i.name, "kind": i.kind, "value_id": i.value, "shape": list(i.shape)} for i in g.inputs], GRAPH_INPUTS
+            [{"name": i.name, "kind": i.kind, "value_id": i.value, "shape": list(i.shape)} for i in g.inputs],
+            GRAPH_INPUTS,
         ),
         "operations": _table(
             [
                 {
-                    "id": op.id, "kind_name": op.kind_name, "kind": op.kind,
-                    "inputs": list(op.inputs), "results": list(op.results),
+                    "id": op.id,
+                    "kind_name": op.kind_name,
+                    "kind": op.kind,
+                    "inputs": list(op.inputs),
+                    "results": list(op.results),
                     "alternatives": len(state.plans[op.id].alternatives),
                     "chosen_alternative": state.plans[op.id].chosen,
                 }
@@ -223,8 +241,11 @@ def search_state_tables(state: SearchState) -> dict[str, pa.Table]:
         "graph_values": _table(
             [
                 {
-                    "id": vid, "shape": list(shape), "is_graph_input": vid in input_values,
-                    "is_graph_output": vid in g.outputs, "producer": producers.get(vid),
+                    "id": vid,
+                    "shape": list(shape),
+                    "is_graph_input": vid in input_values,
+                    "is_graph_output": vid in g.outputs,
+                    "producer": producers.get(vid),
                 }
                 for vid, shape in g.shapes.items()
             ],

@@ -39,9 +39,7 @@ def _text(raw: bytes, offset: int) -> str:
     )
 
 
-def parse_tile_lists(
-    raws: Sequence[msgspec.Raw], tiles: int, pairs: bool, first: int, where: Where
-) -> np.ndarray:
+def parse_tile_lists(raws: Sequence[msgspec.Raw], tiles: int, pairs: bool, first: int, where: Where) -> np.ndarray:
     """The lists ``raws`` (items ``first``…) as one int64 array ``[len(raws), tiles]`` (``pairs``:
     ``[len(raws), tiles, 2]``, each list a list of ``[a, b]``); a list of another shape, or an
     entry that is not a non-negative integer of at most 2^53, raises an InputError at its path."""
@@ -65,9 +63,7 @@ def parse_tile_lists(
     opening = buf == ord("[")
     n_open = int(np.count_nonzero(opening))
     n_close = int(np.count_nonzero(buf == ord("]")))
-    compact = (
-        int(np.count_nonzero(digit)) + int(np.count_nonzero(buf == ord(","))) + n_open + n_close == buf.size
-    )
+    compact = int(np.count_nonzero(digit)) + int(np.count_nonzero(buf == ord(","))) + n_open + n_close == buf.size
     if not compact:  # whitespace, or a character no list of numbers has
         bad = np.flatnonzero(~_ALLOWED[buf])
         if bad.size:
@@ -79,19 +75,7 @@ def parse_tile_lists(
     width = num_end - num_start
     if not (compact and _regular(buf, starts, num_start, num_end, n_open, tiles, pairs)):
         _check_structure(buf, raws, starts, opening, num_start, tiles, pairs, first, where, expected)
-    return _numbers(
-        padded_value,
-        raws,
-        starts,
-        num_start,
-        num_end,
-        width,
-        tiles,
-        pairs,
-        first,
-        where,
-        expected,
-    )
+    return _numbers(padded_value, raws, starts, num_start, num_end, width, tiles, pairs, first, where, expected)
 
 
 def _regular(
@@ -125,16 +109,7 @@ def _regular(
 
 
 def _check_structure(
-    buf,
-    raws,
-    starts,
-    opening,
-    num_start,
-    tiles: int,
-    pairs: bool,
-    first: int,
-    where: Where,
-    expected: str,
+    buf, raws, starts, opening, num_start, tiles: int, pairs: bool, first: int, where: Where, expected: str
 ) -> None:
     """The general check of the lists' shape (any spacing): raises at the first that is wrong."""
     k = starts.size - 1
@@ -150,25 +125,15 @@ def _check_structure(
     if depth.size and int(depth.max()) > allowed_depth:
         pos = int(np.argmax(depth > allowed_depth))
         i = item_of(pos)
-        raise InputError(
-            where(first + i),
-            expected,
-            "a list nested deeper: " + _text(raws[i], pos - int(starts[i])),
-        )
+        raise InputError(where(first + i), expected, "a list nested deeper: " + _text(raws[i], pos - int(starts[i])))
     if k and not np.all(buf[starts[:-1]] == ord("[")):  # a number or text where a list is due
         i = int(np.flatnonzero(buf[starts[:-1]] != ord("["))[0])
         raise InputError(where(first + i), expected, _text(raws[i], 0))
 
-    if num_start.size and np.any(
-        depth[num_start] != allowed_depth
-    ):  # e.g. [1, [2, 3]]: a number outside a pair
+    if num_start.size and np.any(depth[num_start] != allowed_depth):  # e.g. [1, [2, 3]]: a number outside a pair
         pos = int(num_start[np.argmax(depth[num_start] != allowed_depth)])
         i = item_of(pos)
-        raise InputError(
-            where(first + i),
-            expected,
-            "a number outside a pair: " + _text(raws[i], pos - int(starts[i])),
-        )
+        raise InputError(where(first + i), expected, "a number outside a pair: " + _text(raws[i], pos - int(starts[i])))
     per_item = np.diff(np.searchsorted(num_start, starts))
     if pairs:
         # Every '[' but each list's first opens a pair; each pair must hold exactly two numbers:
@@ -176,17 +141,11 @@ def _check_structure(
         pair_of = opens_so_far[num_start]
         whole = num_start.size // 2 * 2
         wrong = np.flatnonzero(pair_of[0:whole:2] != pair_of[1:whole:2]) * 2
-        wrong = np.concatenate(
-            (
-                wrong,
-                np.flatnonzero(pair_of[1 : whole - 1 : 2] == pair_of[2:whole:2]) * 2 + 1,
-            )
-        )
+        wrong = np.concatenate((wrong, np.flatnonzero(pair_of[1 : whole - 1 : 2] == pair_of[2:whole:2]) * 2 + 1))
         if num_start.size % 2:
             wrong = np.append(wrong, num_start.size - 1)
         opens_per_item = (
-            opens_so_far[np.maximum(starts[1:] - 1, 0)]
-            - np.concatenate(([0], opens_so_far[starts[1:-1] - 1]))
+            opens_so_far[np.maximum(starts[1:] - 1, 0)] - np.concatenate(([0], opens_so_far[starts[1:-1] - 1]))
             if k
             else per_item
         )
@@ -235,11 +194,7 @@ def _numbers(
     if width.size and width.max() > _MAX_DIGITS:
         pos = int(num_start[np.argmax(width > _MAX_DIGITS)])
         i = item_of(pos)
-        raise InputError(
-            where(first + i),
-            expected + " of at most 2^53",
-            f"a number of {int(width.max())} digits",
-        )
+        raise InputError(where(first + i), expected + " of at most 2^53", f"a number of {int(width.max())} digits")
     numbers = _eight_digit_numbers(padded_value, num_end, width)
     wide = np.flatnonzero(width > 8)
     if wide.size:  # the digits before the last eight, as a second window
@@ -249,11 +204,7 @@ def _numbers(
         if over.size:
             pos = int(num_start[over[0]])
             i = item_of(pos)
-            raise InputError(
-                where(first + i),
-                expected + " of at most 2^53",
-                f"{int(numbers[over[0]]):,}",
-            )
+            raise InputError(where(first + i), expected + " of at most 2^53", f"{int(numbers[over[0]]):,}")
     return numbers.reshape((k, tiles, 2) if pairs else (k, tiles))
 
 

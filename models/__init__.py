@@ -2,6 +2,7 @@
 
 The public names below are imported on first use (``__getattr__``), so importing one module of the
 package does not import the rest."""
+
 from __future__ import annotations
 
 from importlib import import_module
@@ -35,7 +36,23 @@ _FROM = {
     "TensorTiling": "tiling",
     "__version__": "version",
 }
-__all__ = ["InputError", "MemoryProfile", "PlacementProblem", "PlacementRequest", "SearchState", "TensorFormat", "TensorTiling", "TilescopeError", "TilingEdit", "__version__", "define", "fmt_bytes", "fmt_change", "fmt_signed_bytes", "save_edit_set"]
+__all__ = [
+    "InputError",
+    "MemoryProfile",
+    "PlacementProblem",
+    "PlacementRequest",
+    "SearchState",
+    "TensorFormat",
+    "TensorTiling",
+    "TilescopeError",
+    "TilingEdit",
+    "__version__",
+    "define",
+    "fmt_bytes",
+    "fmt_change",
+    "fmt_signed_bytes",
+    "save_edit_set",
+]
 
 
 def __getattr__(name: str) -> Any:

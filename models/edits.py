@@ -6,6 +6,7 @@ a file (a regular file only). Ids are at most 2^53, axis positions and counts at
 (``models.limits``); a key given twice, JSON nested deeper than ``MAX_JSON_DEPTH`` or a lone
 surrogate escape is refused where it is, like any other fault, with one located line.
 """
+
 from __future__ import annotations
 
 import json
@@ -65,10 +66,14 @@ class TilingEdit:
     @staticmethod
     def from_json(obj: Any, where: str = "$") -> TilingEdit:
         if not isinstance(obj, dict):
-            raise InputError(where, 'an edit object {"value", "axis", "partitions"} or {"value", "replicas"}', describe(obj))
+            raise InputError(
+                where, 'an edit object {"value", "axis", "partitions"} or {"value", "replicas"}', describe(obj)
+            )
         unknown = set(obj) - {"value", "axis", "partitions", "replicas"}
         if unknown:
-            raise InputError(f"{where}.{sorted(unknown)[0]}", "only value, axis, partitions or replicas", "an unknown field")
+            raise InputError(
+                f"{where}.{sorted(unknown)[0]}", "only value, axis, partitions or replicas", "an unknown field"
+            )
 
         def integer(key: str, minimum: int) -> int:
             v = obj[key]

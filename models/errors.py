@@ -6,8 +6,8 @@ Messages are one line whatever the file holds or is called: every character that
 (a 5,000-digit number, a path of thousands of characters) is cut in the middle, saying how long
 it was (``one_line``).
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import re
 import sys
@@ -85,14 +85,14 @@ class InputError(TilescopeError):
     def __str__(self) -> str:
         return self.message
 
-    def in_file(self, file: str) -> "InputError":
+    def in_file(self, file: str) -> InputError:
         """The same error, naming the file (loaders add it once, at the boundary)."""
         if self.file is None:
             self.file = file
             self.args = (self.message,)
         return self
 
-    def naming(self, file: str) -> "InputError":
+    def naming(self, file: str) -> InputError:
         """A copy of this error (of the same kind) naming ``file`` instead: the file as the user
         named it, not the path it was read from."""
         renamed = type(self).__new__(type(self))  # (copy.copy would call __init__ with ``args``)

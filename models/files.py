@@ -10,6 +10,7 @@ device and inode, checked before the work and again just before the rename).
 Errors of the file system (a missing folder, no permission, a file in the way) are
 ``FileAccessError``: one line naming the file and what the system said, no JSON path.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -73,7 +74,9 @@ def refuse_inputs(target: str | Path, inputs: InputPaths) -> None:
     for given in named:
         if _identity(given) == reached:
             same = "" if str(given) == str(target) else f" (given as {given})"
-            raise FileAccessError(target, f"is an input of this command{same}: inputs are never written, even with --overwrite")
+            raise FileAccessError(
+                target, f"is an input of this command{same}: inputs are never written, even with --overwrite"
+            )
 
 
 def _create_temporary(folder: Path, name: str) -> tuple[int, Path]:
@@ -88,7 +91,9 @@ def _create_temporary(folder: Path, name: str) -> tuple[int, Path]:
 
 
 @contextlib.contextmanager
-def atomic_output(path: str | Path, *, overwrite: bool = False, buffering: int = -1, inputs: InputPaths = ()) -> Iterator[BinaryIO]:
+def atomic_output(
+    path: str | Path, *, overwrite: bool = False, buffering: int = -1, inputs: InputPaths = ()
+) -> Iterator[BinaryIO]:
     """``with atomic_output(path) as handle: handle.write(...)``: the file appears whole when the
     block ends without an exception, and not at all otherwise.
 

@@ -3,6 +3,7 @@ these and nothing else, so a figure reads the same everywhere (``429,904 B (419.
 
 ``parse_size`` is the other direction: every size a person types (an option, an environment
 variable) is read by it, so ``5MB`` means the same to every command."""
+
 from __future__ import annotations
 
 import re
@@ -39,7 +40,9 @@ def fmt_signed_bytes(n: int) -> str:
 
 # Decimal units are powers of 1000, binary ones (``i``) of 1024; ``B`` optional, any case. ASCII
 # digits only: ``str.isdigit`` and ``\d`` also take ``²`` or ``٨``, which ``int`` then refuses or reads.
-_SIZE = re.compile(r"(?P<number>[0-9]+(?:\.[0-9]+)?)\s*(?:(?P<unit>[kmgtp])(?P<binary>i?))?b?", re.IGNORECASE | re.ASCII)
+_SIZE = re.compile(
+    r"(?P<number>[0-9]+(?:\.[0-9]+)?)\s*(?:(?P<unit>[kmgtp])(?P<binary>i?))?b?", re.IGNORECASE | re.ASCII
+)
 SIZE_EXAMPLES = "4096, 500K, 5MB, 2G or 1GiB"
 
 

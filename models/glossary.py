@@ -4,6 +4,7 @@ Every view shows these definitions on hover (the app's ``title`` attributes and 
 the app lists them under the timeline, and the README's glossary quotes them word for word
 (``tests/test_glossary.py`` checks it): one meaning per word wherever it appears.
 """
+
 from __future__ import annotations
 
 GLOSSARY: dict[str, str] = {

@@ -1,13 +1,15 @@
 """``lazy``: a result computed on first use and kept on its (immutable) owner: the one way lazy
 results are written (planner, derived), never ``functools.cached_property``."""
+
 from __future__ import annotations
 
-from typing import Any, Callable, Generic, TypeVar, overload
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar, overload
 
 T = TypeVar("T")
 
 
-class lazy(Generic[T]):  # noqa: N801 (used like ``property``)
+class lazy(Generic[T]):
     """Like ``functools.cached_property``, without Python 3.11's lock shared by every instance of
     the class: one session computing a large profile's table must not stall another session's
     small one. Two threads asking at once may both compute; the results are equal (pure inputs),
@@ -22,11 +24,11 @@ class lazy(Generic[T]):  # noqa: N801 (used like ``property``)
         self.name = name
 
     @overload
-    def __get__(self, owner: None, cls: type | None = None) -> "lazy[T]": ...
+    def __get__(self, owner: None, cls: type | None = None) -> lazy[T]: ...
     @overload
     def __get__(self, owner: object, cls: type | None = None) -> T: ...
 
-    def __get__(self, owner: object | None, cls: type | None = None) -> "T | lazy[T]":
+    def __get__(self, owner: object | None, cls: type | None = None) -> T | lazy[T]:
         if owner is None:
             return self
         value = self.compute(owner)

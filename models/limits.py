@@ -4,6 +4,7 @@ Every figure tilescope computes (a shard, a value's bytes, a step's usage, a pea
 ``MAX_BYTES`` = 2^53: exact in int64, in float64 (JSON readers, the browser) and in every sum the
 planner forms. The loaders refuse a file whose figures could pass it, even after a what-if edit.
 """
+
 from __future__ import annotations
 
 # Largest byte count, id, dimension or recorded figure accepted, and the largest figure computed.

@@ -16,43 +16,22 @@ import pyarrow as pa
 from .schemas import documented_field as _f
 
 SCHEMA_VERSION = 1
-KINDS = (
-    "parameter",
-    "activation",
-    "scratch",
-    "support",
-    "padding",
-)  # ``kind`` codes, in this order
-TENSOR_KINDS = (
-    "parameter",
-    "activation",
-    "scratch",
-)  # rows that hold a tensor's alias group
-PROGRAM_END = (
-    4294967295  # ``last`` of a row needed after the device finishes (2**32 - 1)
-)
+KINDS = ("parameter", "activation", "scratch", "support", "padding")  # ``kind`` codes, in this order
+TENSOR_KINDS = ("parameter", "activation", "scratch")  # rows that hold a tensor's alias group
+PROGRAM_END = 4294967295  # ``last`` of a row needed after the device finishes (2**32 - 1)
 
 TILES = pa.schema(
     [
         _f("logical", pa.int64(), "the tile's logical index"),
         _f("physical", pa.int64(), "the C600 physical tile number of the logical tile"),
-        _f(
-            "first_row",
-            pa.int64(),
-            "index of the tile's first row in the allocations table",
-        ),
+        _f("first_row", pa.int64(), "index of the tile's first row in the allocations table"),
         _f("rows", pa.int64(), "how many allocations the tile has"),
     ]
 )
 ALLOCATIONS = pa.schema(
     [
         _f("tile", pa.int64(), "logical index of the tile the allocation is on"),
-        _f(
-            "start",
-            pa.int64(),
-            "first byte address of the allocation",
-            unit="byte address",
-        ),
+        _f("start", pa.int64(), "first byte address of the allocation", unit="byte address"),
         _f(
             "end",
             pa.int64(),
@@ -66,28 +45,15 @@ ALLOCATIONS = pa.schema(
             unit="byte address",
         ),
         _f("label", pa.int32(), "index into the profile's labels"),
-        _f(
-            "kind",
-            pa.int8(),
-            "index into KINDS: parameter, activation, scratch, support, padding",
-        ),
-        _f(
-            "first",
-            pa.int64(),
-            "first event the allocation is live at (inclusive)",
-            unit="event",
-        ),
+        _f("kind", pa.int8(), "index into KINDS: parameter, activation, scratch, support, padding"),
+        _f("first", pa.int64(), "first event the allocation is live at (inclusive)", unit="event"),
         _f(
             "last",
             pa.int64(),
             "last event the allocation is live at (inclusive; 4294967295: after the program)",
             unit="event",
         ),
-        _f(
-            "shards",
-            pa.list_(pa.int64()),
-            "shard ids of the alias group (empty for support and padding)",
-        ),
+        _f("shards", pa.list_(pa.int64()), "shard ids of the alias group (empty for support and padding)"),
     ]
 )
 

@@ -1,4 +1,5 @@
 """A loaded memory profile: its Arrow tables (schemas in ``models.schemas``) and where it came from."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

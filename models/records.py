@@ -3,6 +3,7 @@
 A step's ``live`` list is kept as raw JSON bytes (``msgspec.Raw``): the loader turns all of them
 into one numpy array without building a Python object per live entry (the lists dominate the file).
 """
+
 from __future__ import annotations
 
 from typing import Annotated
@@ -88,5 +89,5 @@ class MemoryProfileRecord(msgspec.Struct, frozen=True):
     # (loaders.profile_checks.check_keys); the tables read "", 0 and null for them.
     model: str | msgspec.UnsetType = msgspec.UNSET
     standard_contiguous_overflow_bytes: Count | msgspec.UnsetType = msgspec.UNSET
-    gemm_output_packing: str | None | msgspec.UnsetType = msgspec.UNSET
-    attention_products: str | None | msgspec.UnsetType = msgspec.UNSET
+    gemm_output_packing: str | msgspec.UnsetType | None = msgspec.UNSET
+    attention_products: str | msgspec.UnsetType | None = msgspec.UNSET

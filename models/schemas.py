@@ -1,6 +1,7 @@
 """Arrow schemas of every table tilescope produces. Each field carries its doc (and its unit, where
 it has one) in its metadata; Parquet files repeat them as plain key-value metadata
 (``loaders.parquet``), so any tool can read them."""
+
 from __future__ import annotations
 
 import pyarrow as pa
@@ -14,7 +15,9 @@ STEP_INDEX = "step index"  # 0-based, in program order
 UNITS = f"memory figures in {BYTES_PER_TILE} (one tile's share, as docs/formats.md §1 records them); steps as 0-based {STEP_INDEX}es in program order"
 
 
-def documented_field(name: str, type_: pa.DataType, doc: str, nullable: bool = False, unit: str | None = None) -> pa.Field:
+def documented_field(
+    name: str, type_: pa.DataType, doc: str, nullable: bool = False, unit: str | None = None
+) -> pa.Field:
     """A field with its doc (never empty) and unit in its metadata."""
     if not doc:
         raise ValueError(f"field {name!r} needs a doc")
@@ -42,9 +45,19 @@ PROFILE = pa.schema(
         _f("budget_bytes", pa.int64(), "per-tile memory budget", unit=B),
         _f("interleaved_budget_bytes", pa.int64(), "budget of the interleaved region", unit=B),
         _f("support_reserve_bytes", pa.int64(), "reserved for runtime support code", unit=B),
-        _f("standard_contiguous_overflow_bytes", pa.int64(), "recorded overflow of contiguous standard-region allocations", unit=B),
+        _f(
+            "standard_contiguous_overflow_bytes",
+            pa.int64(),
+            "recorded overflow of contiguous standard-region allocations",
+            unit=B,
+        ),
         _f("fits_budget", pa.bool_(), "the planner's verdict, as recorded"),
-        _f("effective_peak_bytes", pa.int64(), "recorded max over steps of usage.standard + usage.interleaved, plus support_reserve_bytes (docs/formats.md §2)", unit=B),
+        _f(
+            "effective_peak_bytes",
+            pa.int64(),
+            "recorded max over steps of usage.standard + usage.interleaved, plus support_reserve_bytes (docs/formats.md §2)",
+            unit=B,
+        ),
         _f("peak_standard", pa.int64(), "recorded peak.standard", unit=B),
         _f("peak_interleaved", pa.int64(), "recorded peak.interleaved", unit=B),
         _f("peak_total", pa.int64(), "recorded peak.total", unit=B),
@@ -93,9 +106,21 @@ AXES = pa.schema(
         _f("dimension", pa.int64(), "dimension of the shape the axis cuts; null for Linear", True),
         _f("partitions", pa.int64(), "how many parts the axis is cut into (docs/formats.md §2)"),
         _f("padding_groups", pa.int64(), "as written; carried, does not change the shard (docs/formats.md §5)"),
-        _f("block_size", pa.int64(), "elements per block: the padded size is cut into blocks, blocks into partitions (docs/formats.md §2)"),
-        _f("padding_multiple", pa.int64(), "the axis size is padded up to a multiple of this before blocking (docs/formats.md §2)"),
-        _f("shard_padding_multiple", pa.int64(), "the per-partition size is rounded up to a multiple of this (docs/formats.md §2)"),
+        _f(
+            "block_size",
+            pa.int64(),
+            "elements per block: the padded size is cut into blocks, blocks into partitions (docs/formats.md §2)",
+        ),
+        _f(
+            "padding_multiple",
+            pa.int64(),
+            "the axis size is padded up to a multiple of this before blocking (docs/formats.md §2)",
+        ),
+        _f(
+            "shard_padding_multiple",
+            pa.int64(),
+            "the per-partition size is rounded up to a multiple of this (docs/formats.md §2)",
+        ),
         _f("padding", pa.string(), "Zero, Reject, …"),
         _f("tile_stride", pa.int64(), "Some(n) → n, None → null", True),
     ]
@@ -113,7 +138,13 @@ STEPS = pa.schema(
         _f("usage_standard", pa.int64(), "recorded bytes used, standard region", unit=B),
         _f("usage_interleaved", pa.int64(), "recorded bytes used, interleaved region", unit=B),
         _f("live_count", pa.int64(), "distinct values live at the step"),
-        _f("coarse_standard", pa.int64(), "recorded coarse_usage.standard (v2/v3: the v1 scalar rule; null in v1)", True, unit=B),
+        _f(
+            "coarse_standard",
+            pa.int64(),
+            "recorded coarse_usage.standard (v2/v3: the v1 scalar rule; null in v1)",
+            True,
+            unit=B,
+        ),
         _f("coarse_interleaved", pa.int64(), "recorded coarse_usage.interleaved (v2/v3; null in v1)", True, unit=B),
     ]
 )

@@ -4,6 +4,7 @@ Every table has a fixed schema except ``plans``: its dispatch columns come from 
 dispatch object flattened, nested keys joined by '_'), so ``plans_schema`` builds it from the fixed
 part and the dispatch fields ``dispatch_field`` makes.
 """
+
 from __future__ import annotations
 
 import pyarrow as pa
@@ -119,7 +120,11 @@ FORMATS = pa.schema(
         _f("alternative", pa.int64(), "the plan's index in $.alternatives.<op>; null for role arrives", True),
         _f("chosen", pa.bool_(), "the plan is the recipe's; null for role arrives", True),
         _f("input_position", pa.int64(), "index in requirements.inputs; null unless role is input", True),
-        _f("source", pa.string(), "which spellings hold it: 'inputs and context', 'inputs', 'context' or 'alternatives'"),
+        _f(
+            "source",
+            pa.string(),
+            "which spellings hold it: 'inputs and context', 'inputs', 'context' or 'alternatives'",
+        ),
         _f("json_path", pa.string(), "where the format is written"),
         _f("shape", SHAPE, "the value's shape", True),
         _f("precision", pa.string(), "precision in Debug spelling"),
@@ -165,7 +170,11 @@ SETTINGS = pa.list_(pa.struct([pa.field("name", pa.string()), pa.field("value", 
 RECIPE = pa.schema(
     [
         _f("plan_count", pa.int64(), "operations with a plan in $.recipe.plans"),
-        _f("open_boundaries", pa.list_(pa.string()), "entries in Debug spelling (element type not pinned by the sample)"),
+        _f(
+            "open_boundaries",
+            pa.list_(pa.string()),
+            "entries in Debug spelling (element type not pinned by the sample)",
+        ),
         _f("cast_before_copies", pa.list_(pa.list_(pa.int64(), 2)), "pairs, as written"),
         _f("packing_rows", pa.string(), "Debug spelling; null when null (type not pinned by the sample)", True),
         _f("parallel_reductions", pa.int64(), "as written", True),
@@ -176,10 +185,18 @@ RECIPE = pa.schema(
         _f("mapping_checked", pa.bool_(), "search bookkeeping", True),
         _f("attempts", pa.int64(), "search bookkeeping", True),
         _f("version", pa.int64(), "the file's version (1, 3 or 8)"),
-        _f("settings", SETTINGS, "every recipe setting besides plans and open boundaries, Debug spelling, file order "
-           "(version 8: $.recipe.options)"),
-        _f("tile_mapping", pa.list_(pa.int64()), "version 8: $.recipe.options.tile_mapping (device tile of each tile); "
-           "null in other versions", True),
+        _f(
+            "settings",
+            SETTINGS,
+            "every recipe setting besides plans and open boundaries, Debug spelling, file order "
+            "(version 8: $.recipe.options)",
+        ),
+        _f(
+            "tile_mapping",
+            pa.list_(pa.int64()),
+            "version 8: $.recipe.options.tile_mapping (device tile of each tile); null in other versions",
+            True,
+        ),
     ]
 )
 
@@ -187,8 +204,11 @@ RECIPE = pa.schema(
 VISITED = pa.schema(
     [
         _f("index", pa.int64(), "position in $.visited"),
-        _f("plans", pa.list_(pa.struct([pa.field("operation_id", pa.int64()), pa.field("alternative", pa.int64())])),
-           "each operation's plan: its index among $.alternatives.<op>, null when equal to none of them"),
+        _f(
+            "plans",
+            pa.list_(pa.struct([pa.field("operation_id", pa.int64()), pa.field("alternative", pa.int64())])),
+            "each operation's plan: its index among $.alternatives.<op>, null when equal to none of them",
+        ),
         _f("open_boundaries", pa.list_(pa.string()), "entries in Debug spelling"),
         _f("settings", SETTINGS, "every setting besides plans and open boundaries, Debug spelling, file order"),
     ]

@@ -5,10 +5,11 @@ format has been applied to its value's shape (``shard_bytes`` is the per-tile fi
 docs/formats.md §2), and the chosen plan of each operation has been located among its alternatives.
 The Arrow tables are built from these records by ``loaders.search_tables.search_state_tables``.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from .tiling import TensorFormat
 
@@ -23,7 +24,14 @@ SEARCH_STATE_VERSIONS = (1, 3, 8)
 # Top-level keys of a version 8 file, exactly, in the order the compiler writes them.
 V8_KEYS = ("version", "context", "recipe", "alternatives", "inputs", "visited", "attempts")
 # ``recipe.options`` of version 8, in declaration order.
-V8_OPTIONS = ("cast_before_copies", "reuse_cast_inputs", "packing_rows", "parallel_reductions", "disjoint_copy_sources", "tile_mapping")
+V8_OPTIONS = (
+    "cast_before_copies",
+    "reuse_cast_inputs",
+    "packing_rows",
+    "parallel_reductions",
+    "disjoint_copy_sources",
+    "tile_mapping",
+)
 
 # Which spelling of the input formats the explorer uses. Both are read and must agree.
 INPUT_FORMAT_SOURCE = "$.inputs"

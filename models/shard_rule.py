@@ -3,11 +3,12 @@
 The rule both the loaders (to bound what a file's figures can become, docs/formats.md §6) and the
 planner (to compute them) apply; ``planner.shards`` is the planner's name for it.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -52,7 +53,9 @@ class ShapeMismatch(ValueError):
         super().__init__(f"axis {position} ({axis}) names no dimension of a rank-{rank} shape")
 
 
-def shard_cuts(shape: Sequence[int], tiling: TensorTiling, *, one_partition: bool = False) -> tuple[list[int], list[AxisCut]]:
+def shard_cuts(
+    shape: Sequence[int], tiling: TensorTiling, *, one_partition: bool = False
+) -> tuple[list[int], list[AxisCut]]:
     """Apply each axis in order; returns the shard's dims and what each axis did.
 
     ``Linear`` first flattens the whole (current) tensor into one dimension. With

@@ -4,6 +4,7 @@ The loaders build these records; the planner computes shard sizes from them. Var
 model does not need (layout orders, padding kinds) are kept as their text, never rejected; the axis
 kind is the exception, since the shard-size rule depends on it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -52,13 +53,13 @@ class TensorTiling:
     replicas: int
     axes: tuple[AxisTiling, ...]
 
-    def with_partitions(self, position: int, partitions: int) -> "TensorTiling":
+    def with_partitions(self, position: int, partitions: int) -> TensorTiling:
         """This tiling with one axis re-partitioned; the tile count follows."""
         axes = list(self.axes)
         axes[position] = replace(axes[position], partitions=partitions)
         return replace(self, axes=tuple(axes), tile_count=_tile_count(axes, self.replicas))
 
-    def with_replicas(self, replicas: int) -> "TensorTiling":
+    def with_replicas(self, replicas: int) -> TensorTiling:
         return replace(self, replicas=replicas, tile_count=_tile_count(self.axes, replicas))
 
 

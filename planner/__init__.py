@@ -2,6 +2,7 @@
 
 The public names below are imported on first use (``__getattr__``), so importing one module of the
 package does not import the rest."""
+
 from __future__ import annotations
 
 from importlib import import_module
@@ -28,7 +29,20 @@ _FROM = {
     "SolveResult": "solver",
     "solve": "solver",
 }
-__all__ = ["EditError", "Placement", "Plan", "ProfileArrays", "SolveResult", "Suggestion", "WhatIf", "advise", "apply_edits", "place", "plan_profile", "solve"]
+__all__ = [
+    "EditError",
+    "Placement",
+    "Plan",
+    "ProfileArrays",
+    "SolveResult",
+    "Suggestion",
+    "WhatIf",
+    "advise",
+    "apply_edits",
+    "place",
+    "plan_profile",
+    "solve",
+]
 
 
 def __getattr__(name: str) -> Any:

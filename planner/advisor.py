@@ -12,6 +12,7 @@ Replicas alone never shrink a shard (docs/formats.md §2), so they only appear p
 partitions. Each candidate set is re-planned with ``apply_edits`` (on top of the current what-if
 edits when given); the list keeps the ones whose verified peak is lower, best saving first.
 """
+
 from __future__ import annotations
 
 import math
@@ -148,7 +149,14 @@ def advise(
                     tally.lowest_after, tally.lowest_step = after, peak_step(result.plan.peaks, peak)
             if after < before:
                 found.append(
-                    Suggestion(edits, _describe(arrays, tiling, edits), before, after, before - after, peak_step(result.plan.peaks, peak))
+                    Suggestion(
+                        edits,
+                        _describe(arrays, tiling, edits),
+                        before,
+                        after,
+                        before - after,
+                        peak_step(result.plan.peaks, peak),
+                    )
                 )
     found.sort(key=lambda s: (-s.saving, len(s.edits), s.edits[0].value, s.description))
     return found[:limit]
@@ -157,7 +165,8 @@ def advise(
 def peak_steps(plan: Plan, peak: str) -> np.ndarray:
     """Every step at which ``peak`` is reached (the peak's own step among them), ascending."""
     usage = {
-        "standard": plan.usage_standard, "interleaved": plan.usage_interleaved,
+        "standard": plan.usage_standard,
+        "interleaved": plan.usage_interleaved,
         "total": plan.usage_standard + plan.usage_interleaved,  # the exchange rows are the same at every step
     }[peak]
     return np.flatnonzero(usage == usage.max())
@@ -167,14 +176,22 @@ def why_none(plan: Plan, peak: str, tally: AdviceTally) -> str:
     """Why ``advise`` found nothing, from what it tried: nothing to split, every candidate refused,
     or candidates that left the peak where it was (typically because other steps reach it too)."""
     if tally.tried == 0:
-        return (f"no value live at the {peak} peak's step has an axis with more than one block per partition, "
-                "so no edit can split one further")
+        return (
+            f"no value live at the {peak} peak's step has an axis with more than one block per partition, "
+            "so no edit can split one further"
+        )
     if tally.refused == tally.tried:
         return f"all {tally.tried:,} candidate edits were refused (the first: {tally.first_refusal})"
     ties = peak_steps(plan, peak)
     shown = ", ".join(str(int(s)) for s in ties[:5]) + (", …" if len(ties) > 5 else "")
-    where = (f"the {peak} peak is reached at {len(ties):,} steps ({shown}), and an edit lowers only the steps where "
-             "its value is live" if len(ties) > 1 else f"the {peak} peak is reached at step {int(ties[0])} only")
+    where = (
+        f"the {peak} peak is reached at {len(ties):,} steps ({shown}), and an edit lowers only the steps where "
+        "its value is live"
+        if len(ties) > 1
+        else f"the {peak} peak is reached at step {int(ties[0])} only"
+    )
     refused = f"; {tally.refused:,} more were refused (the first: {tally.first_refusal})" if tally.refused else ""
-    return (f"{where}: each of the {tally.not_lower:,} candidate edits that re-planned left the peak at "
-            f"{tally.lowest_after:,} B or more (the lowest at step {tally.lowest_step}){refused}")
+    return (
+        f"{where}: each of the {tally.not_lower:,} candidate edits that re-planned left the peak at "
+        f"{tally.lowest_after:,} B or more (the lowest at step {tally.lowest_step}){refused}"
+    )

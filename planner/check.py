@@ -10,6 +10,7 @@ invariants of docs/formats.md §2 that ``check`` (not the loader) answers for (d
 Everything else §2 states is refused by the loader (``loaders.profile_values``,
 ``loaders.profile_checks``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -56,7 +57,9 @@ class Violation:
         return f"{self.scope} {self.key}: {self.rule}: {self.detail}"
 
 
-def _array_mismatches(scope: str, keys: np.ndarray, field: str, recorded: np.ndarray, recomputed: np.ndarray) -> list[Mismatch]:
+def _array_mismatches(
+    scope: str, keys: np.ndarray, field: str, recorded: np.ndarray, recomputed: np.ndarray
+) -> list[Mismatch]:
     bad = np.flatnonzero(recorded != recomputed)
     return [Mismatch(scope, int(keys[i]), field, int(recorded[i]), int(recomputed[i])) for i in bad]
 
@@ -72,7 +75,10 @@ def check_plan(profile: MemoryProfile, arrays: ProfileArrays, plan: Plan) -> lis
     out += _array_mismatches("value", ids, "bytes", arrays.recorded_bytes, plan.figures.bytes)
     steps = profile.steps
     index = steps.column("index").to_numpy()
-    recorded_std, recorded_intl = steps.column("usage_standard").to_numpy(), steps.column("usage_interleaved").to_numpy()
+    recorded_std, recorded_intl = (
+        steps.column("usage_standard").to_numpy(),
+        steps.column("usage_interleaved").to_numpy(),
+    )
     if arrays.tiles is not None and plan.tiles is not None:
         from .tile_check import step_mismatches, value_mismatches
 
@@ -121,11 +127,15 @@ def reject_padding_violations(arrays: ProfileArrays) -> list[Violation]:
                 if axis.padding == "Reject" and cut.size % axis.padding_multiple
             ]
         for k, size, multiple in bad:
-            out.append(Violation(
-                "value", int(arrays.value_ids[row]), RULE_REJECT_PADDING,
-                f"axis {k} has size {size:,}, not a multiple of its padding_multiple {multiple} (padded to "
-                f"{-(-size // multiple) * multiple:,} as docs/formats.md §2 computes)",
-            ))
+            out.append(
+                Violation(
+                    "value",
+                    int(arrays.value_ids[row]),
+                    RULE_REJECT_PADDING,
+                    f"axis {k} has size {size:,}, not a multiple of its padding_multiple {multiple} (padded to "
+                    f"{-(-size // multiple) * multiple:,} as docs/formats.md §2 computes)",
+                )
+            )
     return out
 
 
@@ -133,7 +143,12 @@ def alias_overlap_violations(arrays: ProfileArrays) -> list[Violation]:
     """Each run of steps where two values of one alias class are both live, at its first step."""
     roots = arrays.root_rows[arrays.interval_row]
     order = np.lexsort((arrays.interval_first, roots))
-    root, first, last, row = roots[order], arrays.interval_first[order], arrays.interval_last[order], arrays.interval_row[order]
+    root, first, last, row = (
+        roots[order],
+        arrays.interval_first[order],
+        arrays.interval_last[order],
+        arrays.interval_row[order],
+    )
     if root.size < 2:
         return []
     # Within one class (sorted by first step) an interval overlaps an earlier one when it starts
@@ -151,9 +166,13 @@ def alias_overlap_violations(arrays: ProfileArrays) -> list[Violation]:
             continue  # (a value's own runs never overlap)
         end = min(int(last[i]), int(last[j]))
         ids = arrays.value_ids
-        out.append(Violation(
-            "step", int(first[i]), RULE_ONE_ALIAS_LIVE,
-            f"values {int(ids[row[j]])} and {int(ids[row[i]])} share the storage of value {int(ids[root[i]])} and are both live "
-            f"at steps {int(first[i])}–{end} (each is counted)",
-        ))
+        out.append(
+            Violation(
+                "step",
+                int(first[i]),
+                RULE_ONE_ALIAS_LIVE,
+                f"values {int(ids[row[j]])} and {int(ids[row[i]])} share the storage of value {int(ids[root[i]])} and are both live "
+                f"at steps {int(first[i])}–{end} (each is counted)",
+            )
+        )
     return sorted(out, key=lambda v: v.key)

@@ -34,11 +34,12 @@ Every figure stays exact: the loader refuses a profile in which any value, at it
 under any partition counts (one partition per axis), or any step with all its live values so,
 could pass 2^53 bytes (docs/formats.md §6), and an edit can only choose partition and replica counts.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Sequence
 
 import numpy as np
 
@@ -55,7 +56,9 @@ from .tiling_rules import REPLICAS, tiling_violation
 
 RULE_UNKNOWN_VALUE = "no such value"
 RULE_UNKNOWN_AXIS = "no such axis position"
-RULE_UNRESOLVABLE = "the compiler's layout resolution refuses the edited layout (a per-tile profile is re-estimated per tile)"
+RULE_UNRESOLVABLE = (
+    "the compiler's layout resolution refuses the edited layout (a per-tile profile is re-estimated per tile)"
+)
 
 
 class EditError(TilescopeError):
@@ -95,7 +98,7 @@ class PlanDiff:
 class _History:
     """The edits applied so far, newest last, as a chain: extending it copies nothing."""
 
-    previous: "_History | None"
+    previous: _History | None
     applied: AppliedEdit
     length: int
 
@@ -110,7 +113,7 @@ class WhatIf:
     history: _History | None = field(default=None, repr=False)
     # What extend_edits continues from: each edited class's pending layout (by root row) and
     # every value row whose bytes differ from the base plan's, with (id, before, after).
-    classes: dict[int, "_ClassEdit"] = field(default_factory=dict, repr=False, compare=False)
+    classes: dict[int, _ClassEdit] = field(default_factory=dict, repr=False, compare=False)
     changed: dict[int, tuple[int, int, int]] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
@@ -155,7 +158,9 @@ def _row_of(arrays: ProfileArrays, edit: TilingEdit) -> int:
     return row
 
 
-def _target_roots(arrays: ProfileArrays, edit: TilingEdit, row: int, whole_storage_group: bool) -> list[tuple[int, int, str]]:
+def _target_roots(
+    arrays: ProfileArrays, edit: TilingEdit, row: int, whole_storage_group: bool
+) -> list[tuple[int, int, str]]:
     """(root row, value id named in errors, how it was reached) for every class the edit reaches."""
     own_root = int(arrays.root_rows[row])
     out = [(own_root, int(edit.value), "")]
@@ -187,7 +192,9 @@ def _pending_layouts(
         axis = _edit_axis(edit)
         own_root = int(arrays.root_rows[row])
         if axis != REPLICAS and not 0 <= axis < arrays.axes_count[own_root]:
-            raise EditError(edit.value, axis, RULE_UNKNOWN_AXIS, f"its tiling has {int(arrays.axes_count[own_root])} axes")
+            raise EditError(
+                edit.value, axis, RULE_UNKNOWN_AXIS, f"its tiling has {int(arrays.axes_count[own_root])} axes"
+            )
         roots = []
         for root, named, via in _target_roots(arrays, edit, row, whole_storage_group):
             pending = classes.get(root)
@@ -212,8 +219,9 @@ def _pending_layouts(
 
 def _validate_class(arrays: ProfileArrays, root: int, pending: _ClassEdit) -> None:
     """The rules of ``planner.tiling_rules``, blamed on the value (and route) that set the handle."""
-    violation = tiling_violation(arrays.shapes[root], pending.tiling, list(pending.named), arrays.device_tiles,
-                                 recorded=arrays.tiling(root))
+    violation = tiling_violation(
+        arrays.shapes[root], pending.tiling, list(pending.named), arrays.device_tiles, recorded=arrays.tiling(root)
+    )
     if violation is None:
         return
     named, via = pending.named.get(violation.axis) or next(iter(pending.named.values()))
@@ -231,26 +239,31 @@ def _interval_span(arrays: ProfileArrays, row: int) -> tuple[int, int]:
     return start, stop
 
 
-def _new_figures(arrays: ProfileArrays, rows: list[int], tilings: dict[int, TensorTiling]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    shard = np.array([shard_bytes(arrays.shapes[r], int(arrays.element_bytes[r]), tilings[r]) for r in rows], dtype=np.int64)
+def _new_figures(
+    arrays: ProfileArrays, rows: list[int], tilings: dict[int, TensorTiling]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    shard = np.array(
+        [shard_bytes(arrays.shapes[r], int(arrays.element_bytes[r]), tilings[r]) for r in rows], dtype=np.int64
+    )
     granule = arrays.granule[rows]
     aligned = np.array([aligned_bytes(int(s), int(g)) for s, g in zip(shard, granule)], dtype=np.int64)
     return shard, aligned, aligned * arrays.copies[rows]
 
 
 def apply_edits(
-    arrays: ProfileArrays,
-    base_plan: Plan,
-    edits: Sequence[TilingEdit],
-    *,
-    whole_storage_group: bool = False,
+    arrays: ProfileArrays, base_plan: Plan, edits: Sequence[TilingEdit], *, whole_storage_group: bool = False
 ) -> WhatIf:
     """The plan with ``edits`` applied to the recorded tilings (see the module doc).
 
     Raises EditError (nothing applied) when the resulting layouts are invalid.
     """
-    start = WhatIf(base_plan, {}, _diff(base_plan, base_plan.usage_standard, base_plan.usage_interleaved, base_plan.peaks, {}),
-                   base_plan, whole_storage_group)
+    start = WhatIf(
+        base_plan,
+        {},
+        _diff(base_plan, base_plan.usage_standard, base_plan.usage_interleaved, base_plan.peaks, {}),
+        base_plan,
+        whole_storage_group,
+    )
     return extend_edits(arrays, start, edits)
 
 
@@ -288,7 +301,9 @@ def extend_edits(arrays: ProfileArrays, whatif: WhatIf, edits: Sequence[TilingEd
             if new != old:
                 region_usage = usage[int(arrays.region[row])]
                 start, stop = _interval_span(arrays, row)
-                for first, last in zip(arrays.interval_first[start:stop].tolist(), arrays.interval_last[start:stop].tolist()):
+                for first, last in zip(
+                    arrays.interval_first[start:stop].tolist(), arrays.interval_last[start:stop].tolist()
+                ):
                     region_usage[first : last + 1] += new - old
             original = int(base.bytes[row])
             if new != original:
@@ -304,7 +319,9 @@ def extend_edits(arrays: ProfileArrays, whatif: WhatIf, edits: Sequence[TilingEd
             plan, _ = whatif_plan(arrays, figures, tilings, whatif.base)
         except LayoutUnresolvable as exc:
             last = edits[-1] if edits else None
-            raise EditError(last.value if last else -1, _edit_axis(last) if last else None, RULE_UNRESOLVABLE, str(exc)) from None
+            raise EditError(
+                last.value if last else -1, _edit_axis(last) if last else None, RULE_UNRESOLVABLE, str(exc)
+            ) from None
         usage = [plan.usage_standard, plan.usage_interleaved]
         peaks = plan.peaks
         for row in rows:
@@ -320,8 +337,14 @@ def extend_edits(arrays: ProfileArrays, whatif: WhatIf, edits: Sequence[TilingEd
         applied = AppliedEdit(edit, sorted(int(ids[r]) for root in roots for r in arrays.alias_rows[root]))
         history = _History(history, applied, (history.length if history else 0) + 1)
     return WhatIf(
-        plan, tilings, _diff(whatif.base, usage[0], usage[1], peaks, changed), whatif.base, whatif.whole_storage_group,
-        history, classes, changed,
+        plan,
+        tilings,
+        _diff(whatif.base, usage[0], usage[1], peaks, changed),
+        whatif.base,
+        whatif.whole_storage_group,
+        history,
+        classes,
+        changed,
     )
 
 

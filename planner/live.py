@@ -1,6 +1,7 @@
 """What is live when: the one place that answers "which values are live at step s", and each
 value's first and last live step, from ``ProfileArrays``' live intervals. The planner's advisor,
 the derived layer (views, reports, compare) and the CLI all ask here."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -32,4 +33,6 @@ def first_last_steps(arrays: ProfileArrays) -> tuple[np.ndarray, np.ndarray]:
 
 def live_count_per_row(arrays: ProfileArrays) -> np.ndarray:
     """Number of steps each value row is live."""
-    return np.bincount(arrays.interval_row, weights=arrays.interval_last - arrays.interval_first + 1, minlength=arrays.n_values).astype(np.int64)
+    return np.bincount(
+        arrays.interval_row, weights=arrays.interval_last - arrays.interval_first + 1, minlength=arrays.n_values
+    ).astype(np.int64)

@@ -4,18 +4,18 @@
 ``compute_plan`` recomputes everything from tilings; ``Plan`` is its result. Edits (``planner.edits``)
 derive new plans from a base plan incrementally.
 """
+
 from __future__ import annotations
 
 import dataclasses
-
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
+from tilescope.models.lazy import lazy
 from tilescope.models.profile import MemoryProfile
 from tilescope.models.tiling import Axis, AxisTiling, TensorTiling
-from tilescope.models.lazy import lazy
 
 from .shards import infer_granules, shard_bytes
 from .tile_plan import TileArrays, TilePlan, tile_arrays_of, tile_plan
@@ -145,7 +145,15 @@ def rows_of_ids(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     return order[np.searchsorted(ids[order], wanted)]
 
 
-_AXIS_INTS = ("axis_index", "partitions", "padding_groups", "block_size", "padding_multiple", "shard_padding_multiple", "tile_stride")
+_AXIS_INTS = (
+    "axis_index",
+    "partitions",
+    "padding_groups",
+    "block_size",
+    "padding_multiple",
+    "shard_padding_multiple",
+    "tile_stride",
+)
 
 
 def arrays_of(profile: MemoryProfile) -> ProfileArrays:
@@ -265,7 +273,9 @@ class Peaks:
     fits_budget: bool
 
 
-def peaks_of(arrays: ProfileArrays, usage_standard: np.ndarray, usage_interleaved: np.ndarray, cost: np.ndarray) -> Peaks:
+def peaks_of(
+    arrays: ProfileArrays, usage_standard: np.ndarray, usage_interleaved: np.ndarray, cost: np.ndarray
+) -> Peaks:
     """docs/formats.md §2. Each peak step is the first step reaching the maximum (np.argmax's rule).
 
     fits_budget is open in docs/formats.md; our rule: effective peak within the budget and the
@@ -310,8 +320,11 @@ class Plan:
         if self.tiles is None:
             return None
         p, t = self.peaks, self.tiles
-        return {"standard": int(t.largest_tile[p.standard_step, 0]), "interleaved": int(t.largest_tile[p.interleaved_step, 1]),
-                "total": int(t.usage_tile[p.total_step])}
+        return {
+            "standard": int(t.largest_tile[p.standard_step, 0]),
+            "interleaved": int(t.largest_tile[p.interleaved_step, 1]),
+            "total": int(t.usage_tile[p.total_step]),
+        }
 
 
 def compute_plan(arrays: ProfileArrays, figures: ValueBytes | None = None) -> Plan:
@@ -330,7 +343,15 @@ def per_tile_plan(arrays: ProfileArrays) -> Plan:
     exchange rows in ``standard`` and ``total`` in v2 and out in v3; each peak step the earliest."""
     t = arrays.tiles
     assert t is not None
-    tp = tile_plan(t, arrays.interval_row, arrays.interval_first, arrays.interval_last, arrays.root_rows, arrays.region, arrays.n_steps)
+    tp = tile_plan(
+        t,
+        arrays.interval_row,
+        arrays.interval_first,
+        arrays.interval_last,
+        arrays.root_rows,
+        arrays.region,
+        arrays.n_steps,
+    )
     return plan_of_tile_plan(arrays, value_bytes(arrays), tp)
 
 
@@ -344,7 +365,9 @@ def plan_of_tile_plan(arrays: ProfileArrays, figures: ValueBytes, tp: TilePlan) 
     i_step = 0 if empty else int(np.argmax(tp.largest[:, 1]))
     t_step = 0 if empty else int(np.argmax(total))
     standard_cost = figures.bytes[arrays.region == 0]
-    largest_allocation = max(int(standard_cost.max()) if standard_cost.size else 0, int(arrays.scratch_standard.max(initial=0)))
+    largest_allocation = max(
+        int(standard_cost.max()) if standard_cost.size else 0, int(arrays.scratch_standard.max(initial=0))
+    )
     effective = (0 if empty else int(total[t_step])) + arrays.support_reserve_bytes
     interleaved = 0 if empty else int(tp.largest[i_step, 1])
     peaks = Peaks(
@@ -357,8 +380,11 @@ def plan_of_tile_plan(arrays: ProfileArrays, figures: ValueBytes, tp: TilePlan) 
         interleaved_step=i_step,
         total_step=t_step,
         effective_peak_bytes=effective,
-        fits_budget=(interleaved <= arrays.interleaved_budget_bytes and effective <= arrays.budget_bytes
-                     and arrays.standard_contiguous_overflow_bytes == 0),
+        fits_budget=(
+            interleaved <= arrays.interleaved_budget_bytes
+            and effective <= arrays.budget_bytes
+            and arrays.standard_contiguous_overflow_bytes == 0
+        ),
     )
     return Plan(figures, tp.usage[:, 0].copy(), tp.usage[:, 1].copy(), peaks, tp)
 

@@ -30,10 +30,11 @@ The method (TFLite's and TVM USMP's planners are of this family):
 Everything is int64; ``planner.placement`` has checked that no sum of bytes and padding can reach
 2⁶² before calling.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

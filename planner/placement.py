@@ -51,6 +51,7 @@ overflow); after packing, alignment, no-overlap within every packed group, the s
 ``placed ≥ lower_bound`` are checked before any figure is reported. ``fits`` uses the capacity rule
 of docs/formats.md §5 (``CAPACITY_RULE``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -62,7 +63,16 @@ from .packing import PlacementError
 from .placement_exact import Improvement, improve_region, region_verdict
 from .placement_groups import Allocations, Previous, RegionState, check_stacks, place_region
 
-__all__ = ["ALGORITHM", "CAPACITY_RULE", "KIND_NAMES", "REGION_NAMES", "Placement", "PlacementError", "RegionPlacement", "place"]
+__all__ = [
+    "ALGORITHM",
+    "CAPACITY_RULE",
+    "KIND_NAMES",
+    "REGION_NAMES",
+    "Placement",
+    "PlacementError",
+    "RegionPlacement",
+    "place",
+]
 
 KIND_NAMES = ("value", "scratch", "exchange_rows")  # Placement.kind holds indices into this
 KIND_VALUE, KIND_SCRATCH, KIND_EXCHANGE_ROWS = 0, 1, 2
@@ -180,11 +190,17 @@ def _allocations_of(arrays: ProfileArrays, plan: Plan) -> Allocations:
     return Allocations(
         kind=kind,
         value_row=np.concatenate((rows, np.full(kind.size - rows.size, -1))).astype(np.int64),
-        region=np.concatenate((arrays.region[rows], np.repeat(np.array([0, 1, 0], dtype=np.int8), parts[1:]))).astype(np.int8),
-        bytes=np.concatenate((
-            plan.figures.bytes[rows], arrays.scratch_standard[std_steps], arrays.scratch_interleaved[intl_steps],
-            np.array([arrays.exchange_rows] * exchange),
-        )).astype(np.int64),
+        region=np.concatenate((arrays.region[rows], np.repeat(np.array([0, 1, 0], dtype=np.int8), parts[1:]))).astype(
+            np.int8
+        ),
+        bytes=np.concatenate(
+            (
+                plan.figures.bytes[rows],
+                arrays.scratch_standard[std_steps],
+                arrays.scratch_interleaved[intl_steps],
+                np.array([arrays.exchange_rows] * exchange),
+            )
+        ).astype(np.int64),
         granule=np.concatenate((arrays.granule[rows], np.ones(kind.size - rows.size))).astype(np.int64),
         first=np.concatenate((arrays.interval_first, std_steps, intl_steps, whole[0][:exchange])).astype(np.int64),
         last=np.concatenate((arrays.interval_last, std_steps, intl_steps, whole[1][:exchange])).astype(np.int64),
@@ -206,7 +222,9 @@ def _check_sums(alloc: Allocations) -> None:
             continue
         total = sum(alloc.bytes[mask].tolist()) + sum(alloc.granule[mask].tolist()) - count
         if total >= _SUM_LIMIT:
-            raise PlacementError(f"{name} region: {total:,} bytes of allocations and padding: too large to place exactly in int64")
+            raise PlacementError(
+                f"{name} region: {total:,} bytes of allocations and padding: too large to place exactly in int64"
+            )
 
 
 # ----------------------------------------------------------------------------- the placement
@@ -220,8 +238,13 @@ def _capacities(arrays: ProfileArrays, placed_standard: int, placed_interleaved:
 
 
 def place(
-    arrays: ProfileArrays, plan: Plan, *, previous: Placement | None = None, evaluations: int | None = None,
-    reuse_packings: bool = True, exact_seconds: float = 0.0,
+    arrays: ProfileArrays,
+    plan: Plan,
+    *,
+    previous: Placement | None = None,
+    evaluations: int | None = None,
+    reuse_packings: bool = True,
+    exact_seconds: float = 0.0,
 ) -> Placement:
     """Place every allocation of ``plan`` (module doc).
 
@@ -243,14 +266,20 @@ def place(
     offsets = np.zeros(alloc.bytes.size, dtype=np.int64)
     states = []
     for code in (0, 1):
-        before = Previous(previous._state.regions[code], previous.offset, previous.bytes) if previous is not None else None
-        states.append(place_region(code, alloc, arrays.n_steps, bounds[code], offsets, before, evaluations, reuse_packings))
+        before = (
+            Previous(previous._state.regions[code], previous.offset, previous.bytes) if previous is not None else None
+        )
+        states.append(
+            place_region(code, alloc, arrays.n_steps, bounds[code], offsets, before, evaluations, reuse_packings)
+        )
     improvements: list[Improvement | None] = [None, None]
     if exact_seconds > 0 and previous is None:
         for code in (0, 1):
             top = int((offsets + alloc.bytes)[alloc.region == code].max(initial=0))
             if top > bounds[code]:
-                improvements[code] = improve_region(code, alloc, arrays.n_steps, offsets, states[code], exact_seconds / 2)
+                improvements[code] = improve_region(
+                    code, alloc, arrays.n_steps, offsets, states[code], exact_seconds / 2
+                )
     check_stacks(alloc, offsets, states)
     ends = offsets + alloc.bytes
     placed = [int(ends[alloc.region == code].max(initial=0)) for code in (0, 1)]
@@ -260,11 +289,22 @@ def place(
     capacity = _capacities(arrays, placed[0], placed[1])
     best_capacity = _capacities(arrays, bounds[0], bounds[1])
     figures = [
-        RegionPlacement(REGION_NAMES[c], bounds[c], placed[c], placed[c] - bounds[c], capacity[c], placed[c] <= capacity[c],
-                        *region_verdict(placed[c], bounds[c], capacity[c], best_capacity[c], improvements[c]))
+        RegionPlacement(
+            REGION_NAMES[c],
+            bounds[c],
+            placed[c],
+            placed[c] - bounds[c],
+            capacity[c],
+            placed[c] <= capacity[c],
+            *region_verdict(placed[c], bounds[c], capacity[c], best_capacity[c], improvements[c]),
+        )
         for c in (0, 1)
     ]
-    value_id = np.where(alloc.value_row >= 0, arrays.value_ids[np.maximum(alloc.value_row, 0)], -1) if arrays.n_values else alloc.value_row.copy()
+    value_id = (
+        np.where(alloc.value_row >= 0, arrays.value_ids[np.maximum(alloc.value_row, 0)], -1)
+        if arrays.n_values
+        else alloc.value_row.copy()
+    )
     result = Placement(
         standard=figures[0],
         interleaved=figures[1],
@@ -282,8 +322,17 @@ def place(
         last_step=alloc.last,
         _state=_State((states[0], states[1])),
     )
-    for column in (result.kind, result.value_id, result.value_row, result.region, result.offset, result.bytes,
-                   result.granule, result.first_step, result.last_step):
+    for column in (
+        result.kind,
+        result.value_id,
+        result.value_row,
+        result.region,
+        result.offset,
+        result.bytes,
+        result.granule,
+        result.first_step,
+        result.last_step,
+    ):
         column.flags.writeable = False
     return result
 

@@ -28,11 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tilescope.models.placement_problem import (
-    STANDARD,
-    PlacementProblem,
-    PlacementRequest,
-)
+from tilescope.models.placement_problem import STANDARD, PlacementProblem, PlacementRequest
 
 from .packing import Packing, group_lower_bound
 from .placement_groups import Allocations, RegionState, stack
@@ -52,34 +48,17 @@ class Improvement:
 def _group_problem(alloc: Allocations, members: np.ndarray, floor: int, top: int) -> PlacementProblem:
     requests = tuple(
         PlacementRequest(
-            k,
-            ((k, 0),),
-            STANDARD,
-            int(alloc.first[m]),
-            int(alloc.last[m]),
-            int(alloc.bytes[m]),
-            int(alloc.granule[m]),
+            k, ((k, 0),), STANDARD, int(alloc.first[m]), int(alloc.last[m]), int(alloc.bytes[m]), int(alloc.granule[m])
         )
         for k, m in enumerate(members.tolist())
     )
     return PlacementProblem(
-        "group",
-        "minimalloc",
-        requests,
-        ((floor, top),),
-        plain=True,
-        host_scratch_range=None,
-        capacity=top - floor,
+        "group", "minimalloc", requests, ((floor, top),), plain=True, host_scratch_range=None, capacity=top - floor
     )
 
 
 def improve_region(
-    code: int,
-    alloc: Allocations,
-    n_steps: int,
-    offsets: np.ndarray,
-    state: RegionState,
-    seconds: float,
+    code: int, alloc: Allocations, n_steps: int, offsets: np.ndarray, state: RegionState, seconds: float
 ) -> Improvement | None:
     """Lower the region's top with the exact solver (module doc); updates ``offsets`` and
     ``state.packings`` in place. None when there is nothing to search."""
@@ -142,11 +121,7 @@ def improve_region(
 
 
 def region_verdict(
-    placed: int,
-    lower_bound: int,
-    capacity: int,
-    best_capacity: int,
-    improvement: Improvement | None,
+    placed: int, lower_bound: int, capacity: int, best_capacity: int, improvement: Improvement | None
 ) -> tuple[str, str, int | None]:
     """(verdict, proof, deficit_bytes) of one region (module doc)."""
     if lower_bound > best_capacity:
@@ -166,15 +141,9 @@ def region_verdict(
             if improvement.proved:
                 note += "; the exact search proved its highest groups cannot end lower"
             elif improvement.searched:
-                note += (
-                    f"; the exact search found nothing lower within {improvement.seconds:.1f} s (not proved)"
-                )
+                note += f"; the exact search found nothing lower within {improvement.seconds:.1f} s (not proved)"
     if placed <= capacity:
-        return (
-            "placed",
-            f"every allocation placed and checked within the capacity ({capacity:,} B); {note}",
-            None,
-        )
+        return ("placed", f"every allocation placed and checked within the capacity ({capacity:,} B); {note}", None)
     return (
         "unknown",
         f"the placement ends at {placed:,} B, above the capacity ({capacity:,} B), but the lower bound fits: "

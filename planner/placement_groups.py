@@ -7,6 +7,7 @@ bytes, never live steps, so the groups are the previous ones; only the groups ho
 whose bytes changed get a new key and are re-packed (warm-started from their previous order), and
 every other allocation keeps its previous offset.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -72,7 +73,10 @@ def groups_of(alloc: Allocations, movable: np.ndarray, n_steps: int, floor: int)
     floor_bytes = np.int64(floor).tobytes()
     members = movable[order]
     group_of[members] = np.repeat(np.arange(bounds.size - 1), np.diff(bounds))
-    groups = [Group(members[a:b], floor_bytes + contents[a:b].tobytes()) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+    groups = [
+        Group(members[a:b], floor_bytes + contents[a:b].tobytes())
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())
+    ]
     return groups, group_of
 
 
@@ -125,8 +129,14 @@ class Previous:
 
 
 def place_region(
-    code: int, alloc: Allocations, n_steps: int, lower_bound: int, offsets: np.ndarray,
-    previous: Previous | None, evaluations: int, reuse: bool,
+    code: int,
+    alloc: Allocations,
+    n_steps: int,
+    lower_bound: int,
+    offsets: np.ndarray,
+    previous: Previous | None,
+    evaluations: int,
+    reuse: bool,
 ) -> RegionState:
     """Fill ``offsets`` for region ``code``'s allocations (``planner.placement`` module doc)."""
     in_region = np.flatnonzero(alloc.region == code)
@@ -166,7 +176,12 @@ def place_region(
     # first (by their own lower bound), each aiming at that running ceiling.
     ceiling = max([target, floor, *(p.top for p in chosen.values())])
     todo = [i for i in range(len(groups)) if i not in chosen]
-    weight = {i: group_lower_bound(alloc.bytes[groups[i].members], alloc.first[groups[i].members], alloc.last[groups[i].members]) for i in todo}
+    weight = {
+        i: group_lower_bound(
+            alloc.bytes[groups[i].members], alloc.first[groups[i].members], alloc.last[groups[i].members]
+        )
+        for i in todo
+    }
     packings: dict[bytes, Packing] = {}  # packed in this call, by key (identical groups share one)
     for index in sorted(todo, key=lambda i: (-weight[i], i)):
         group = groups[index]
@@ -178,8 +193,15 @@ def place_region(
             conflicts = conflicts_of(alloc.first[m], alloc.last[m])
             warm = [unfinished[index].order] if index in unfinished else warm_order(group, before, index)
             packing = pack(
-                alloc.bytes[m], alloc.granule[m], alloc.first[m], alloc.last[m], floor=floor, target=ceiling,
-                orders=warm, max_evaluations=evaluations, conflicts=conflicts,
+                alloc.bytes[m],
+                alloc.granule[m],
+                alloc.first[m],
+                alloc.last[m],
+                floor=floor,
+                target=ceiling,
+                orders=warm,
+                max_evaluations=evaluations,
+                conflicts=conflicts,
             )
             check_group(packing, alloc, m, floor, conflicts)
         packings[group.key] = packing

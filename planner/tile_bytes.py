@@ -33,11 +33,12 @@ Cost: a value's per-tile bytes take O(partitions × rank + device tiles) (partit
 device tiles), memoised per distinct (layout, shape, element size); a step's map is O(live values ×
 device tiles). Block counts never enter.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -68,7 +69,11 @@ def _digits(tiling: TensorTiling) -> tuple[list[tuple[int, int, int]], list[tupl
         for position, axis in enumerate(tiling.axes)
         if axis.partitions > 1 and axis.tile_stride is not None
     )
-    free = [(axis.partitions, position) for position, axis in enumerate(tiling.axes) if axis.partitions > 1 and axis.tile_stride is None]
+    free = [
+        (axis.partitions, position)
+        for position, axis in enumerate(tiling.axes)
+        if axis.partitions > 1 and axis.tile_stride is None
+    ]
     if tiling.replicas > 1:
         free.append((tiling.replicas, REPLICAS))
     return recorded, free
@@ -104,7 +109,9 @@ def tile_strides(tiling: TensorTiling, device_tiles: int) -> TileStrides:
     recorded, free = _digits(tiling)
     digits = [(p, c) for _, c, p in recorded] + [(p, c) for c, p in free]
     for rule, strides in ((RECORDED, _strides_by_rule(recorded, free)), (PACKED, _packed(recorded, free))):
-        mapping = TileStrides(tuple(p for p, _ in digits), tuple(c for _, c in digits), tuple(strides[p] for p, _ in digits), rule)
+        mapping = TileStrides(
+            tuple(p for p, _ in digits), tuple(c for _, c in digits), tuple(strides[p] for p, _ in digits), rule
+        )
         tiles = tiles_of(mapping)
         if int(tiles.max()) < device_tiles and np.unique(tiles).size == tiles.size:
             return mapping
@@ -121,7 +128,9 @@ def tiles_of(mapping: TileStrides) -> np.ndarray:
     return tiles
 
 
-def partition_shard_bytes(shape: Sequence[int], element_bytes: int, tiling: TensorTiling) -> tuple[np.ndarray, np.ndarray]:
+def partition_shard_bytes(
+    shape: Sequence[int], element_bytes: int, tiling: TensorTiling
+) -> tuple[np.ndarray, np.ndarray]:
     """Bytes of every partition's shard (module doc) and each partition's index on every axis.
 
     Returns ``(bytes[P], index[P, n_axes])`` for the P = Π partitions combinations, C order over the axes.
@@ -146,7 +155,9 @@ def partition_shard_bytes(shape: Sequence[int], element_bytes: int, tiling: Tens
     return dims.prod(axis=1) * element_bytes, index.astype(np.int64)
 
 
-def shard_bytes_per_tile(shape: Sequence[int], element_bytes: int, tiling: TensorTiling, device_tiles: int) -> np.ndarray:
+def shard_bytes_per_tile(
+    shape: Sequence[int], element_bytes: int, tiling: TensorTiling, device_tiles: int
+) -> np.ndarray:
     """Shard bytes on each of the device's tiles (0 where the value has no partition)."""
     mapping = tile_strides(tiling, device_tiles)
     shard, index = partition_shard_bytes(shape, element_bytes, tiling)
@@ -250,7 +261,11 @@ class TileModel:
             raise TilescopeError(f"step {step} is not in 0..{a.n_steps - 1}")
         live = (a.interval_first <= step) & (a.interval_last >= step)
         rows = np.unique(a.interval_row[live])
-        held = np.stack([self.held_tiles(int(r)) for r in rows]) if rows.size else np.zeros((0, a.device_tiles), dtype=np.int64)
+        held = (
+            np.stack([self.held_tiles(int(r)) for r in rows])
+            if rows.size
+            else np.zeros((0, a.device_tiles), dtype=np.int64)
+        )
         interleaved = a.region[rows] == 1
         standard = held[~interleaved].sum(axis=0) + int(a.scratch_standard[step]) + a.exchange_rows
         intl = held[interleaved].sum(axis=0) + int(a.scratch_interleaved[step])

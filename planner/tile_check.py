@@ -67,11 +67,7 @@ def value_mismatches(arrays: ProfileArrays) -> list[Mismatch]:
     out: list[Mismatch] = []
     ids = arrays.value_ids
     for field, recorded, recomputed in (
-        (
-            "bytes (aligned_bytes × copies)",
-            arrays.recorded_bytes,
-            arrays.recorded_aligned * arrays.copies,
-        ),
+        ("bytes (aligned_bytes × copies)", arrays.recorded_bytes, arrays.recorded_aligned * arrays.copies),
         ("bytes (largest tile_bytes)", arrays.recorded_bytes, held),
         ("shard_bytes (largest tile_shards)", arrays.recorded_shard, shard),
     ):
@@ -92,19 +88,11 @@ def value_mismatches(arrays: ProfileArrays) -> list[Mismatch]:
                 int(t.value_start[r]),
             )
         )
-    held_tiles = np.bincount(
-        t.value_row, weights=t.value_stop - t.value_start, minlength=arrays.n_values
-    ).astype(np.int64)
+    held_tiles = np.bincount(t.value_row, weights=t.value_stop - t.value_start, minlength=arrays.n_values).astype(
+        np.int64
+    )
     for i in np.flatnonzero(held_tiles > arrays.tile_counts).tolist():
-        out.append(
-            Mismatch(
-                "value",
-                int(ids[i]),
-                TILES_WITH_A_SHARD,
-                int(held_tiles[i]),
-                int(arrays.tile_counts[i]),
-            )
-        )
+        out.append(Mismatch("value", int(ids[i]), TILES_WITH_A_SHARD, int(held_tiles[i]), int(arrays.tile_counts[i])))
     return out
 
 
@@ -137,13 +125,7 @@ def step_mismatches(arrays: ProfileArrays, recorded_usage: np.ndarray) -> list:
         listed.add(
             f"coarse_usage.{name}",
             [
-                Mismatch(
-                    "step",
-                    int(s),
-                    f"coarse_usage.{name}",
-                    int(t.coarse[s, c]),
-                    int(coarse[s, c]),
-                )
+                Mismatch("step", int(s), f"coarse_usage.{name}", int(t.coarse[s, c]), int(coarse[s, c]))
                 for s in bad[:LIMIT].tolist()
             ],
             bad.size,
@@ -215,10 +197,4 @@ def step_mismatches(arrays: ProfileArrays, recorded_usage: np.ndarray) -> list:
             ],
             over_step.size,
         )
-    return (
-        sorted(
-            listed.items,
-            key=lambda m: (m.key, -1 if m.tile is None else m.tile, m.field),
-        )
-        + listed.more()
-    )
+    return sorted(listed.items, key=lambda m: (m.key, -1 if m.tile is None else m.tile, m.field)) + listed.more()

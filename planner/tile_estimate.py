@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from tilescope.models.errors import TilescopeError
 from tilescope.models.tiling import AxisTiling, TensorTiling
 
@@ -115,13 +116,9 @@ def owner_elements(shape: Sequence[int], tiling: TensorTiling) -> np.ndarray:
     if grain is not None:
         total = math.prod(shape)
         if not shape or grain < 1:
-            raise LayoutUnresolvable(
-                "linear ownership of an empty shape or a grain below 1"
-            )
+            raise LayoutUnresolvable("linear ownership of an empty shape or a grain below 1")
         if tiling.axes[0].padding == "Reject" and total % grain:
-            raise LayoutUnresolvable(
-                f"{total} elements are not a multiple of grain {grain} (padding Reject)"
-            )
+            raise LayoutUnresolvable(f"{total} elements are not a multiple of grain {grain} (padding Reject)")
         grains = -(-total // grain)
         if grains < owners:
             raise LayoutUnresolvable(f"{grains} grains for {owners} owners")
@@ -133,17 +130,13 @@ def owner_elements(shape: Sequence[int], tiling: TensorTiling) -> np.ndarray:
     for axis in tiling.axes:
         dim = axis.axis.dimension(rank)
         if dim is None or not 0 <= dim < rank:
-            raise LayoutUnresolvable(
-                f"axis {axis.axis} names no dimension of a rank-{rank} shape"
-            )
+            raise LayoutUnresolvable(f"axis {axis.axis} names no dimension of a rank-{rank} shape")
         if dim in dims:
             raise LayoutUnresolvable(f"dimension {dim} is tiled twice")
         dims.append(dim)
         used *= axis.partitions
     if used != owners:
-        raise LayoutUnresolvable(
-            f"tile count {owners} is not replicas × partitions = {used}"
-        )
+        raise LayoutUnresolvable(f"tile count {owners} is not replicas × partitions = {used}")
     untiled = math.prod(int(shape[d]) for d in range(rank) if d not in dims)
     owner = np.arange(owners, dtype=np.int64)
     elements = np.full(owners, untiled, dtype=np.int64)
@@ -156,9 +149,7 @@ def owner_elements(shape: Sequence[int], tiling: TensorTiling) -> np.ndarray:
     if owners // tiling.replicas > 0 and np.any(
         np.bincount(coordinate, minlength=owners // tiling.replicas) != tiling.replicas
     ):
-        raise LayoutUnresolvable(
-            "the tile strides do not give every shard exactly `replicas` owners"
-        )
+        raise LayoutUnresolvable("the tile strides do not give every shard exactly `replicas` owners")
     return elements
 
 
@@ -240,16 +231,10 @@ def runs_of(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarr
     for column in columns:
         held |= column[start] != 0
     start, stop = start[held], stop[held]
-    return (
-        start.astype(np.int64),
-        stop.astype(np.int64),
-        [c[start].astype(np.int64) for c in columns],
-    )
+    return (start.astype(np.int64), stop.astype(np.int64), [c[start].astype(np.int64) for c in columns])
 
 
-def dense_of(
-    start: np.ndarray, stop: np.ndarray, length: int, value: np.ndarray
-) -> np.ndarray:
+def dense_of(start: np.ndarray, stop: np.ndarray, length: int, value: np.ndarray) -> np.ndarray:
     """The dense array of ``length`` that runs [start, stop) of ``value`` describe (0 elsewhere)."""
     diff = np.zeros(length + 1, dtype=np.int64)
     np.add.at(diff, start, value)
@@ -260,9 +245,7 @@ def dense_of(
 def owner_tiles(owners: int, offset: int, device_tiles: int) -> np.ndarray:
     """Device tile of each owner (§2.3): (owner + offset) mod device tiles."""
     if owners > device_tiles:
-        raise LayoutUnresolvable(
-            f"the layout's {owners:,} tiles exceed the device's {device_tiles:,}"
-        )
+        raise LayoutUnresolvable(f"the layout's {owners:,} tiles exceed the device's {device_tiles:,}")
     return (np.arange(owners, dtype=np.int64) + int(offset)) % device_tiles
 
 
@@ -274,19 +257,12 @@ def on_device(per_owner: np.ndarray, offset: int, device_tiles: int) -> np.ndarr
 
 
 def value_tiles(
-    elements: np.ndarray,
-    element_bytes: int,
-    allocation: Allocation,
-    device_tiles: int,
-    offset: int = 0,
+    elements: np.ndarray, element_bytes: int, allocation: Allocation, device_tiles: int, offset: int = 0
 ) -> TileRuns:
     """One value's ``tile_shards`` and ``tile_bytes`` (§2.4) as runs, from its owners' elements."""
     shard = elements * int(element_bytes)
     allocated = allocation.sizes(shard) * allocation.copies
-    return TileRuns.of_dense(
-        on_device(shard, offset, device_tiles),
-        on_device(allocated, offset, device_tiles),
-    )
+    return TileRuns.of_dense(on_device(shard, offset, device_tiles), on_device(allocated, offset, device_tiles))
 
 
 def estimate_value(
@@ -298,9 +274,7 @@ def estimate_value(
     offset: int = 0,
 ) -> TileRuns:
     """``value_tiles`` of a value given its shape and tiling."""
-    return value_tiles(
-        owner_elements(shape, tiling), element_bytes, allocation, device_tiles, offset
-    )
+    return value_tiles(owner_elements(shape, tiling), element_bytes, allocation, device_tiles, offset)
 
 
 def spread_scratch(scratch: int, elements: np.ndarray) -> np.ndarray:
@@ -318,16 +292,10 @@ def allocation_candidates(region: int) -> list[Allocation]:
     """The allocations §2.4 allows a value of ``region``, most likely first: unaligned, aligned to
     the memory element, aligned with an AMP tail."""
     element = ELEMENT_SIZES[region]
-    return [
-        Allocation(1, 0),
-        Allocation(element, 0),
-        *(Allocation(element, tail) for tail in AMP_TAILS),
-    ]
+    return [Allocation(1, 0), Allocation(element, 0), *(Allocation(element, tail) for tail in AMP_TAILS)]
 
 
-def infer_allocation(
-    shards: np.ndarray, sizes: np.ndarray, region: int, copies: int = 1
-) -> Allocation | None:
+def infer_allocation(shards: np.ndarray, sizes: np.ndarray, region: int, copies: int = 1) -> Allocation | None:
     """The allocation that turns each recorded shard into its recorded per-copy size, or None.
 
     Candidates in ``allocation_candidates`` order; when none fits, an unaligned one adding the same

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
+
 from tilescope.models.tiling import TensorTiling
 
 from .model import ProfileArrays
@@ -41,10 +42,7 @@ class RunTable:
     columns: tuple[np.ndarray, ...]
 
     @staticmethod
-    def of(
-        parts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[np.ndarray]]],
-        width: int,
-    ) -> RunTable:
+    def of(parts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[np.ndarray]]], width: int) -> RunTable:
         """One table of each owner's (start, stop, columns), ``width`` columns (given: there may
         be no owner to count them from)."""
         counts = np.array([p[0].size for p in parts], dtype=np.int64)
@@ -101,10 +99,7 @@ class TileFigures:
 
     def with_values(self, rows: dict[int, TileRuns], scratch: dict[int, tuple] | None = None) -> TileFigures:
         """These figures with some value rows' runs (and some steps' scratch runs) replaced."""
-        values = replace_runs(
-            self.values,
-            {r: (v.start, v.stop, (v.shard, v.bytes)) for r, v in rows.items()},
-        )
+        values = replace_runs(self.values, {r: (v.start, v.stop, (v.shard, v.bytes)) for r, v in rows.items()})
         steps = replace_runs(self.scratch, scratch or {})
         return TileFigures(self.device_tiles, values, steps, self.source)
 
@@ -114,12 +109,7 @@ def gather_runs(table: RunTable, owners: np.ndarray) -> RunTable:
     counts = np.diff(table.bounds)[owners]
     index = np.repeat(table.bounds[owners], counts) + ranks(counts)
     bounds = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return RunTable(
-        bounds,
-        table.start[index],
-        table.stop[index],
-        tuple(c[index] for c in table.columns),
-    )
+    return RunTable(bounds, table.start[index], table.stop[index], tuple(c[index] for c in table.columns))
 
 
 def ranks(counts: np.ndarray) -> np.ndarray:
@@ -147,12 +137,7 @@ def replace_runs(table: RunTable, new: dict[int, tuple]) -> RunTable:
     order = np.lexsort((start, owner))
     columns = tuple(np.concatenate((c[keep], a))[order] for c, a in zip(table.columns, added.columns))
     bounds = np.searchsorted(owner[order], np.arange(owners + 1)).astype(np.int64)
-    return RunTable(
-        bounds,
-        start[order],
-        np.concatenate((table.stop[keep], added.stop))[order],
-        columns,
-    )
+    return RunTable(bounds, start[order], np.concatenate((table.stop[keep], added.stop))[order], columns)
 
 
 # ----------------------------------------------------------------------------- tilescope's estimate of a v1 file
@@ -254,18 +239,9 @@ def without_strides(tiling: TensorTiling) -> TensorTiling:
     return replace(tiling, axes=tuple(replace(a, tile_stride=None) for a in tiling.axes))
 
 
-def scratch_runs(
-    arrays: ProfileArrays,
-    step: int,
-    row: int,
-    elements: np.ndarray | None,
-    offset: int = 0,
-) -> tuple:
+def scratch_runs(arrays: ProfileArrays, step: int, row: int, elements: np.ndarray | None, offset: int = 0) -> tuple:
     """One step's ``tile_scratch`` runs: spread over ``row``'s owners, or on every tile (row −1)."""
-    std, intl = (
-        int(arrays.scratch_standard[step]),
-        int(arrays.scratch_interleaved[step]),
-    )
+    std, intl = (int(arrays.scratch_standard[step]), int(arrays.scratch_interleaved[step]))
     device = arrays.device_tiles
     if std == 0 and intl == 0:
         empty = np.zeros(0, dtype=np.int64)
@@ -298,10 +274,7 @@ def estimate_figures(arrays: ProfileArrays, tilings: dict[int, TensorTiling] | N
         runs = memo.get(key)
         if runs is None:
             runs = memo[key] = value_tiles(
-                estimator.elements(row),
-                int(arrays.element_bytes[row]),
-                allocation,
-                arrays.device_tiles,
+                estimator.elements(row), int(arrays.element_bytes[row]), allocation, arrays.device_tiles
             )
         parts.append((runs.start, runs.stop, (runs.shard, runs.bytes)))
     owners = scratch_owners(arrays)
@@ -310,41 +283,23 @@ def estimate_figures(arrays: ProfileArrays, tilings: dict[int, TensorTiling] | N
     steps = []
     for s, r in enumerate(owners.tolist()):
         elements = estimator.elements(int(r)) if r >= 0 else None
-        amounts = (
-            id(elements),
-            int(arrays.scratch_standard[s]),
-            int(arrays.scratch_interleaved[s]),
-        )
+        amounts = (id(elements), int(arrays.scratch_standard[s]), int(arrays.scratch_interleaved[s]))
         found = spread.get(amounts)
         if found is None:
             found = spread[amounts] = scratch_runs(arrays, s, int(r), elements)
         steps.append(found)
-    return TileFigures(
-        arrays.device_tiles,
-        RunTable.of(parts, 2),
-        RunTable.of(steps, 2),
-        SOURCE_ESTIMATE,
-    )
+    return TileFigures(arrays.device_tiles, RunTable.of(parts, 2), RunTable.of(steps, 2), SOURCE_ESTIMATE)
 
 
 # ----------------------------------------------------------------------------- a v2/v3 file's figures
 
 
 def _run_table(
-    owner: np.ndarray,
-    start: np.ndarray,
-    stop: np.ndarray,
-    columns: list[np.ndarray],
-    owners: int,
+    owner: np.ndarray, start: np.ndarray, stop: np.ndarray, columns: list[np.ndarray], owners: int
 ) -> RunTable:
     order = np.lexsort((start, owner))
     if np.any(order != np.arange(order.size)):
-        owner, start, stop, columns = (
-            owner[order],
-            start[order],
-            stop[order],
-            [c[order] for c in columns],
-        )
+        owner, start, stop, columns = (owner[order], start[order], stop[order], [c[order] for c in columns])
     bounds = np.searchsorted(owner, np.arange(owners + 1)).astype(np.int64)
     return RunTable(bounds, start, stop, tuple(columns))
 
@@ -354,19 +309,9 @@ def recorded_figures(arrays: ProfileArrays) -> TileFigures | None:
     t = arrays.tiles
     if t is None:
         return None
-    values = _run_table(
-        t.value_row,
-        t.value_start,
-        t.value_stop,
-        [t.value_shard, t.value_bytes],
-        arrays.n_values,
-    )
+    values = _run_table(t.value_row, t.value_start, t.value_stop, [t.value_shard, t.value_bytes], arrays.n_values)
     scratch = _run_table(
-        t.step,
-        t.step_start,
-        t.step_stop,
-        [t.scratch[:, 0].copy(), t.scratch[:, 1].copy()],
-        arrays.n_steps,
+        t.step, t.step_start, t.step_stop, [t.scratch[:, 0].copy(), t.scratch[:, 1].copy()], arrays.n_steps
     )
     return TileFigures(arrays.device_tiles, values, scratch, SOURCE_FILE)
 
@@ -376,10 +321,4 @@ def recorded_usage(arrays: ProfileArrays) -> RunTable | None:
     t = arrays.tiles
     if t is None:
         return None
-    return _run_table(
-        t.step,
-        t.step_start,
-        t.step_stop,
-        [t.usage[:, 0].copy(), t.usage[:, 1].copy()],
-        arrays.n_steps,
-    )
+    return _run_table(t.step, t.step_start, t.step_stop, [t.usage[:, 0].copy(), t.usage[:, 1].copy()], arrays.n_steps)

@@ -72,10 +72,7 @@ def tile_arrays_of(profile: MemoryProfile) -> TileArrays | None:
         step_stop=_ints(s, "tile_stop"),
         scratch=np.stack((_ints(s, "scratch_standard"), _ints(s, "scratch_interleaved")), axis=1),
         usage=np.stack((_ints(s, "usage_standard"), _ints(s, "usage_interleaved")), axis=1),
-        coarse=np.stack(
-            (_ints(steps, "coarse_standard"), _ints(steps, "coarse_interleaved")),
-            axis=1,
-        ),
+        coarse=np.stack((_ints(steps, "coarse_standard"), _ints(steps, "coarse_interleaved")), axis=1),
     )
 
 
@@ -99,12 +96,7 @@ class Runs:
 
 
 def _spread(
-    owner: np.ndarray,
-    start: np.ndarray,
-    stop: np.ndarray,
-    amount: np.ndarray,
-    rows: int,
-    tiles: int,
+    owner: np.ndarray, start: np.ndarray, stop: np.ndarray, amount: np.ndarray, rows: int, tiles: int
 ) -> np.ndarray:
     """Runs → a dense ``[rows, tiles]`` array (owners 0 … rows − 1)."""
     diff = np.zeros((rows, tiles + 1), np.int64)
@@ -135,14 +127,7 @@ def root_requirements(t: TileArrays, root_rows: np.ndarray) -> Runs:
     members = np.bincount(root_rows, minlength=root_rows.size)
     run_root = root_rows[t.value_row]
     alone = members[run_root] == 1
-    parts = [
-        Runs(
-            run_root[alone],
-            t.value_start[alone],
-            t.value_stop[alone],
-            t.value_bytes[alone],
-        )
-    ]
+    parts = [Runs(run_root[alone], t.value_start[alone], t.value_stop[alone], t.value_bytes[alone])]
     shared = np.flatnonzero(~alone)
     if shared.size:
         roots = np.unique(run_root[shared])
@@ -153,12 +138,7 @@ def root_requirements(t: TileArrays, root_rows: np.ndarray) -> Runs:
             # Each member's runs spread into its own row, then the class's rows reduced by max.
             value_rows, local = np.unique(t.value_row[pick], return_inverse=True)
             dense = _spread(
-                local,
-                t.value_start[pick],
-                t.value_stop[pick],
-                t.value_bytes[pick],
-                value_rows.size,
-                t.tiles,
+                local, t.value_start[pick], t.value_stop[pick], t.value_bytes[pick], value_rows.size, t.tiles
             )
             class_of = np.searchsorted(these, root_rows[value_rows])
             best = np.zeros((these.size, t.tiles), np.int64)
@@ -167,8 +147,7 @@ def root_requirements(t: TileArrays, root_rows: np.ndarray) -> Runs:
     owner = np.concatenate([p.owner for p in parts])
     order = np.argsort(owner, kind="stable")
     return Runs(
-        owner[order],
-        *(np.concatenate([getattr(p, f) for p in parts])[order] for f in ("start", "stop", "amount")),
+        owner[order], *(np.concatenate([getattr(p, f) for p in parts])[order] for f in ("start", "stop", "amount"))
     )
 
 
@@ -188,13 +167,7 @@ class Block:
 
 
 def _dense(
-    n: int,
-    tiles: int,
-    row: np.ndarray,
-    klass: np.ndarray,
-    start: np.ndarray,
-    stop: np.ndarray,
-    amount: np.ndarray,
+    n: int, tiles: int, row: np.ndarray, klass: np.ndarray, start: np.ndarray, stop: np.ndarray, amount: np.ndarray
 ) -> np.ndarray:
     """``[n, 2, tiles]`` from runs: + amount at start, − at stop, summed along the tiles."""
     size = n * 2 * (tiles + 1)
@@ -243,9 +216,7 @@ def blocks(
     bounds = np.searchsorted(need.owner, np.arange(root_rows.size + 1))
     root = root_rows[interval_row]
     count = bounds[root + 1] - bounds[root]  # runs of each interval's root
-    run = np.repeat(bounds[root] - np.concatenate(([0], np.cumsum(count)[:-1])), count) + np.arange(
-        int(count.sum())
-    )
+    run = np.repeat(bounds[root] - np.concatenate(([0], np.cumsum(count)[:-1])), count) + np.arange(int(count.sum()))
     # Two events per (interval, run): the run added at the interval's first step and taken away
     # one past its last (each spread over the run's tiles by _dense).
     step = np.concatenate((np.repeat(interval_first, count), np.repeat(interval_last + 1, count)))
@@ -253,27 +224,13 @@ def blocks(
     start, stop = np.tile(need.start[run], 2), np.tile(need.stop[run], 2)
     amount = np.concatenate((need.amount[run], -need.amount[run]))
     order = np.argsort(step, kind="stable")
-    step, klass, start, stop, amount = (
-        step[order],
-        klass[order],
-        start[order],
-        stop[order],
-        amount[order],
-    )
+    step, klass, start, stop, amount = (step[order], klass[order], start[order], stop[order], amount[order])
     per_block = max(1, BLOCK_CELLS // max(t.tiles, 1))
     carry = np.zeros((2, t.tiles), np.int64)
     for first in range(0, n_steps, per_block):
         n = min(per_block, n_steps - first)
         lo, hi = np.searchsorted(step, [first, first + n])
-        changes = _dense(
-            n,
-            t.tiles,
-            step[lo:hi] - first,
-            klass[lo:hi],
-            start[lo:hi],
-            stop[lo:hi],
-            amount[lo:hi],
-        )
+        changes = _dense(n, t.tiles, step[lo:hi] - first, klass[lo:hi], start[lo:hi], stop[lo:hi], amount[lo:hi])
         tensors = np.cumsum(changes, axis=0)
         tensors += carry
         carry = tensors[-1].copy()
@@ -304,29 +261,12 @@ class TilePlan:
     largest_tile: np.ndarray
 
 
-def tile_plan(
-    t: TileArrays,
-    interval_row,
-    interval_first,
-    interval_last,
-    root_rows,
-    region,
-    n_steps: int,
-) -> TilePlan:
+def tile_plan(t: TileArrays, interval_row, interval_first, interval_last, root_rows, region, n_steps: int) -> TilePlan:
     usage = np.zeros((n_steps, 2), np.int64)
     usage_tile = np.zeros(n_steps, np.int64)
     largest = np.zeros((n_steps, 2), np.int64)
     largest_tile = np.zeros((n_steps, 2), np.int64)
-    for b in blocks(
-        t,
-        interval_row,
-        interval_first,
-        interval_last,
-        root_rows,
-        region,
-        n_steps,
-        recorded=False,
-    ):
+    for b in blocks(t, interval_row, interval_first, interval_last, root_rows, region, n_steps, recorded=False):
         u = b.usage
         rows = np.arange(u.shape[0])
         s = slice(b.first, b.first + u.shape[0])
@@ -356,14 +296,7 @@ def scratch_at(t: TileArrays, step: int, tile: int) -> np.ndarray:
 
 
 def tile_series(
-    t: TileArrays,
-    tile: int,
-    interval_row,
-    interval_first,
-    interval_last,
-    root_rows,
-    region,
-    n_steps: int,
+    t: TileArrays, tile: int, interval_row, interval_first, interval_last, root_rows, region, n_steps: int
 ) -> np.ndarray:
     """``[steps, 2]``: one device tile's usage at every step (reconstructed), without dense blocks."""
     root = root_rows[interval_row]

@@ -58,12 +58,7 @@ class TileUsage:
     (or whose scratch changed) are summed again, the others keep the file's figures.
     """
 
-    def __init__(
-        self,
-        arrays: ProfileArrays,
-        figures: TileFigures,
-        recorded: RunTable | None = None,
-    ):
+    def __init__(self, arrays: ProfileArrays, figures: TileFigures, recorded: RunTable | None = None):
         self.arrays = arrays
         self.figures = figures
         # The file's own per-step tile_usage runs (columns standard, interleaved): what an unedited
@@ -100,20 +95,12 @@ class TileUsage:
             rows = a.alias_rows[int(root)]
             start, stop, (_, allocated) = f.values.runs(rows[0])
             if all(_same_runs(f.values.runs(row), (start, stop, allocated)) for row in rows[1:]):
-                parts[int(root)] = (
-                    start,
-                    stop,
-                    (allocated,),
-                )  # one alias, or aliases all alike
+                parts[int(root)] = (start, stop, (allocated,))  # one alias, or aliases all alike
                 continue
             dense = np.zeros(a.device_tiles, dtype=np.int64)
             for row in rows:
                 start, stop, (_, allocated) = f.values.runs(row)
-                np.maximum(
-                    dense,
-                    on_device_runs(start, stop, allocated, a.device_tiles),
-                    out=dense,
-                )
+                np.maximum(dense, on_device_runs(start, stop, allocated, a.device_tiles), out=dense)
             start, stop, (column,) = runs_of(dense)
             parts[int(root)] = (start, stop, (column,))
         return parts
@@ -135,9 +122,7 @@ class TileUsage:
         """The class each row counts in: its root's (§1.6)."""
         return self.arrays.region[self.arrays.root_rows]
 
-    def _interval_events(
-        self, intervals: np.ndarray, table: RunTable, row_of: np.ndarray, sign: int
-    ) -> tuple:
+    def _interval_events(self, intervals: np.ndarray, table: RunTable, row_of: np.ndarray, sign: int) -> tuple:
         """(step, start, stop, signed bytes, region) of ``intervals`` (indices) taking their row's
         runs from ``table`` (row ``row_of[interval]``): + at the first step, − after the last."""
         a = self.arrays
@@ -146,10 +131,7 @@ class TileUsage:
         index = np.repeat(table.bounds[owner], counts) + ranks(counts)
         size = table.columns[0][index] * sign
         step = np.concatenate(
-            (
-                np.repeat(a.interval_first[intervals], counts),
-                np.repeat(a.interval_last[intervals] + 1, counts),
-            )
+            (np.repeat(a.interval_first[intervals], counts), np.repeat(a.interval_last[intervals] + 1, counts))
         )
         region = np.tile(np.repeat(self.region_of_row[a.interval_row[intervals]], counts), 2)
         return (
@@ -202,12 +184,7 @@ class TileUsage:
         return out
 
     def _sweep(
-        self,
-        events: tuple,
-        c0: int,
-        c1: int,
-        state: list[np.ndarray],
-        width: int | None = None,
+        self, events: tuple, c0: int, c1: int, state: list[np.ndarray], width: int | None = None
     ) -> list[np.ndarray]:
         """The running sum of ``events`` over steps c0 … c1 − 1 per class, continuing ``state``,
         over ``width`` columns (the tiles by default)."""
@@ -237,12 +214,7 @@ class TileUsage:
         if self.recorded is not None:
             for c0 in range(0, n, chunk):
                 c1 = min(n, c0 + chunk)
-                yield (
-                    c0,
-                    c1,
-                    [_step_matrix(self.recorded, c0, c1, device, code) for code in (0, 1)],
-                    None,
-                )
+                yield (c0, c1, [_step_matrix(self.recorded, c0, c1, device, code) for code in (0, 1)], None)
             return
         if self.base is not None:
             events, affected = self._delta
@@ -253,12 +225,7 @@ class TileUsage:
                 c1 = min(int(where[-1]) + 1, c0 + chunk)
                 base = list(self.base._matrices(c0, c1))
                 delta = self._sweep(events, c0, c1, state)
-                yield (
-                    c0,
-                    c1,
-                    [base[k] + delta[k] + self._scratch_delta(c0, c1, k) for k in (0, 1)],
-                    None,
-                )
+                yield (c0, c1, [base[k] + delta[k] + self._scratch_delta(c0, c1, k) for k in (0, 1)], None)
             return
         edges, events, scratch = self._segments
         width = edges.size - 1
@@ -282,18 +249,9 @@ class TileUsage:
         device = self.arrays.device_tiles
         edges = np.unique(np.concatenate(([0, device], req.start, req.stop, scratch.start, scratch.stop)))
         step, start, stop, size, region = self._events
-        events = (
-            step,
-            np.searchsorted(edges, start),
-            np.searchsorted(edges, stop),
-            size,
-            region,
-        )
+        events = (step, np.searchsorted(edges, start), np.searchsorted(edges, stop), size, region)
         segments = RunTable(
-            scratch.bounds,
-            np.searchsorted(edges, scratch.start),
-            np.searchsorted(edges, scratch.stop),
-            scratch.columns,
+            scratch.bounds, np.searchsorted(edges, scratch.start), np.searchsorted(edges, scratch.stop), scratch.columns
         )
         return edges, events, segments
 
@@ -307,10 +265,7 @@ class TileUsage:
         before = step < c0
         state = [
             on_device_runs(
-                start[before & (region == k)],
-                stop[before & (region == k)],
-                size[before & (region == k)],
-                device,
+                start[before & (region == k)], stop[before & (region == k)], size[before & (region == k)], device
             )
             for k in (0, 1)
         ]
@@ -361,10 +316,7 @@ class TileUsage:
         step, start, stop, size, region = events
         on = (start <= tile) & (stop > tile)
         out = []
-        new_scratch, old_scratch = (
-            self.figures.scratch.at_tile(tile),
-            base.figures.scratch.at_tile(tile),
-        )
+        new_scratch, old_scratch = (self.figures.scratch.at_tile(tile), base.figures.scratch.at_tile(tile))
         for code in (0, 1):
             pick = on & (region == code)
             diff = np.zeros(a.n_steps + 1, dtype=np.int64)

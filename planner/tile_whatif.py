@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+
 from tilescope.models.tiling import TensorTiling
 
 from .model import Plan, ProfileArrays, ValueBytes, plan_of_tile_plan
@@ -136,9 +137,7 @@ class FileTiles:
                 for step in (first + np.flatnonzero(scratch[first : last + 1])).tolist():
                     start, stop, columns = self.figures.scratch.runs(step)
                     recorded = [on_device_runs(start, stop, c, a.device_tiles) for c in columns]
-                    if self._spread_matches(step, row, recorded) and not self._earlier_result(
-                        step, row, recorded
-                    ):
+                    if self._spread_matches(step, row, recorded) and not self._earlier_result(step, row, recorded):
                         steps.append(step)
             found = self._scratch_steps[row] = steps
         return found
@@ -166,10 +165,7 @@ class FileTiles:
         if offset is None:
             return False
         for scratch, tiles in zip((a.scratch_standard[step], a.scratch_interleaved[step]), recorded):
-            if not np.array_equal(
-                on_device(spread_scratch(int(scratch), elements), offset, a.device_tiles),
-                tiles,
-            ):
+            if not np.array_equal(on_device(spread_scratch(int(scratch), elements), offset, a.device_tiles), tiles):
                 return False
         return True
 
@@ -185,13 +181,7 @@ class FileTiles:
         for step in np.flatnonzero(
             ((a.scratch_standard != 0) | (a.scratch_interleaved != 0)) & (self.scratch_owner < 0)
         ).tolist():
-            out.append(
-                (
-                    "step",
-                    step,
-                    "no value starting at this step has owners that give the recorded tile_scratch",
-                )
-            )
+            out.append(("step", step, "no value starting at this step has owners that give the recorded tile_scratch"))
         return out
 
 
@@ -203,10 +193,7 @@ def _summary(values: np.ndarray) -> str:
 
 
 def edited_figures(
-    arrays: ProfileArrays,
-    base: TileFigures,
-    tilings: dict[int, TensorTiling],
-    file: FileTiles | None = None,
+    arrays: ProfileArrays, base: TileFigures, tilings: dict[int, TensorTiling], file: FileTiles | None = None
 ) -> tuple[TileFigures, list[int], list[int]]:
     """``base`` with the values of ``tilings`` (a WhatIf's: value row → edited tiling) re-estimated,
     and the scratch of the steps whose first result they are spread again (module doc); and the
@@ -230,8 +217,7 @@ def edited_figures(
         shard = estimator.elements(row) * int(arrays.element_bytes[row])
         allocated = allocation.sizes(shard) * allocation.copies
         rows[row] = TileRuns.of_dense(
-            on_device(shard, offset, arrays.device_tiles),
-            on_device(allocated, offset, arrays.device_tiles),
+            on_device(shard, offset, arrays.device_tiles), on_device(allocated, offset, arrays.device_tiles)
         )
     if file is not None:
         held = {step: row for row in sorted(tilings) for step in file.scratch_steps_of(row)}
@@ -245,10 +231,7 @@ def edited_figures(
 
 
 def edited_usage(
-    arrays: ProfileArrays,
-    base: TileUsage,
-    tilings: dict[int, TensorTiling],
-    file: FileTiles | None = None,
+    arrays: ProfileArrays, base: TileUsage, tilings: dict[int, TensorTiling], file: FileTiles | None = None
 ) -> TileUsage:
     """The per-tile usage of ``base``'s plan with ``tilings`` applied: ``base`` itself without
     edits; else ``base``'s figures (the file's recorded usage for v2/v3, its estimate for v1) plus
@@ -273,11 +256,7 @@ def _memo(arrays: ProfileArrays, key: str, compute):
 
 def file_figures(arrays: ProfileArrays) -> TileFigures:
     """The file plan's per-tile figures: recorded (v2/v3) or tilescope's estimate (v1)."""
-    return _memo(
-        arrays,
-        "_tile_figures",
-        lambda: recorded_figures(arrays) or estimate_figures(arrays),
-    )
+    return _memo(arrays, "_tile_figures", lambda: recorded_figures(arrays) or estimate_figures(arrays))
 
 
 def file_tiles(arrays: ProfileArrays) -> FileTiles | None:
@@ -302,11 +281,7 @@ def file_usage(arrays: ProfileArrays, file_plan: Plan | None = None) -> TileUsag
     return _memo(arrays, "_tile_usage", compute)
 
 
-def plan_usage(
-    arrays: ProfileArrays,
-    tilings: dict[int, TensorTiling],
-    file_plan: Plan | None = None,
-) -> TileUsage:
+def plan_usage(arrays: ProfileArrays, tilings: dict[int, TensorTiling], file_plan: Plan | None = None) -> TileUsage:
     """The per-tile usage of the plan with ``tilings`` (a WhatIf's; {} for the file's plan)."""
     return edited_usage(arrays, file_usage(arrays, file_plan), tilings, file_tiles(arrays))
 
@@ -314,16 +289,8 @@ def plan_usage(
 def step_peaks_of(tp: TilePlan) -> StepPeaks:
     """``StepPeaks`` of a plan per tile's per-step figures (the same tie rule: the last tile)."""
     return StepPeaks(
-        most={
-            "standard": tp.largest[:, 0],
-            "interleaved": tp.largest[:, 1],
-            "total": tp.usage.sum(axis=1),
-        },
-        tile={
-            "standard": tp.largest_tile[:, 0],
-            "interleaved": tp.largest_tile[:, 1],
-            "total": tp.usage_tile,
-        },
+        most={"standard": tp.largest[:, 0], "interleaved": tp.largest[:, 1], "total": tp.usage.sum(axis=1)},
+        tile={"standard": tp.largest_tile[:, 0], "interleaved": tp.largest_tile[:, 1], "total": tp.usage_tile},
         usage_standard=tp.usage[:, 0],
         usage_interleaved=tp.usage[:, 1],
         usage_tile=tp.usage_tile,
@@ -341,20 +308,13 @@ def tile_plan_of(usage: TileUsage) -> TilePlan:
 
 
 def whatif_plan(
-    arrays: ProfileArrays,
-    figures: ValueBytes,
-    tilings: dict[int, TensorTiling],
-    file_plan: Plan | None = None,
+    arrays: ProfileArrays, figures: ValueBytes, tilings: dict[int, TensorTiling], file_plan: Plan | None = None
 ) -> tuple[Plan, TileUsage]:
     """The plan per tile of a v2/v3 profile with ``tilings`` applied: the edited values' figures
     are the maxima of their re-estimated per-tile figures (§1.4), the per-step usage the peak
     tile's, the peaks by the file's version (``model.plan_of_tile_plan``)."""
     usage = plan_usage(arrays, tilings, file_plan)
-    shard, aligned, held = (
-        figures.shard.copy(),
-        figures.aligned.copy(),
-        figures.bytes.copy(),
-    )
+    shard, aligned, held = (figures.shard.copy(), figures.aligned.copy(), figures.bytes.copy())
     for row in tilings:
         runs = usage.figures.value_runs(row)
         shard[row], held[row] = runs.max_shard, runs.max_bytes

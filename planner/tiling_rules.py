@@ -14,11 +14,12 @@ may have 2^44 blocks and a device 2^53 tiles. The valid counts of a handle are a
 non-increasing in it), so ``limit`` is found by bisection and the valid counts are a ``range``,
 never a list; a drag track's stops are at most ``MAX_STOPS`` counts.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from tilescope.models.tiling import TensorTiling
 
@@ -52,7 +53,10 @@ def tile_product(tiling: TensorTiling) -> str:
 
 
 def tiling_violation(
-    shape: Sequence[int], tiling: TensorTiling, edited: Iterable[int | str], tile_limit: int,
+    shape: Sequence[int],
+    tiling: TensorTiling,
+    edited: Iterable[int | str],
+    tile_limit: int,
     recorded: TensorTiling | None = None,
 ) -> Violation | None:
     """Why ``tiling`` (reached by changing the handles ``edited`` of ``recorded``) is invalid, or None.
@@ -75,15 +79,29 @@ def tiling_violation(
         if axis.partitions <= cut.blocks:
             continue
         if position in edited:
-            return Violation(position, RULE_MAX_PARTITIONS, f"{axis.partitions} partitions > {cut.blocks} blocks", cut.blocks)
+            return Violation(
+                position, RULE_MAX_PARTITIONS, f"{axis.partitions} partitions > {cut.blocks} blocks", cut.blocks
+            )
         if cut.blocks != recorded_cuts[position].blocks and edited_axes:
-            return Violation(edited_axes[-1], RULE_MAX_PARTITIONS,
-                             f"axis {position} would have {axis.partitions} partitions > {cut.blocks} blocks", cut.blocks)
+            return Violation(
+                edited_axes[-1],
+                RULE_MAX_PARTITIONS,
+                f"axis {position} would have {axis.partitions} partitions > {cut.blocks} blocks",
+                cut.blocks,
+            )
     for position, (axis, cut, before) in enumerate(zip(tiling.axes, cuts, recorded_cuts)):
         # A later Linear axis sees the shard of the axes before it: an edit can change its size.
-        if axis.padding == "Reject" and cut.size % axis.padding_multiple and not before.size % axis.padding_multiple and edited_axes:
-            return Violation(edited_axes[-1], RULE_REJECT_PADDING,
-                             f"axis {position} would have size {cut.size}, not a multiple of {axis.padding_multiple}")
+        if (
+            axis.padding == "Reject"
+            and cut.size % axis.padding_multiple
+            and not before.size % axis.padding_multiple
+            and edited_axes
+        ):
+            return Violation(
+                edited_axes[-1],
+                RULE_REJECT_PADDING,
+                f"axis {position} would have size {cut.size}, not a multiple of {axis.padding_multiple}",
+            )
     if tiling.tile_count > tile_limit:
         return Violation(edited[-1] if edited else REPLICAS, RULE_TILE_COUNT, f"{tile_product(tiling)} > {tile_limit}")
     return None
@@ -94,7 +112,9 @@ def with_count(tiling: TensorTiling, handle: int | str, count: int) -> TensorTil
     return tiling.with_replicas(count) if handle == REPLICAS else tiling.with_partitions(int(handle), count)
 
 
-def count_violation(shape: Sequence[int], tiling: TensorTiling, handle: int | str, count: int, tile_limit: int) -> Violation | None:
+def count_violation(
+    shape: Sequence[int], tiling: TensorTiling, handle: int | str, count: int, tile_limit: int
+) -> Violation | None:
     """Why setting one handle of ``tiling`` to ``count`` is refused, or None."""
     if handle != REPLICAS and not 0 <= int(handle) < len(tiling.axes):
         raise IndexError(f"no axis position {handle}")
@@ -148,7 +168,9 @@ def keeping_tiles(tiling: TensorTiling, position: int, count: int, tile_limit: i
     return edited if edited.replicas <= fitting else edited.with_replicas(max(fitting, 1))
 
 
-def valid_partition_counts_keeping_tiles(shape: Sequence[int], tiling: TensorTiling, position: int, tile_limit: int) -> range:
+def valid_partition_counts_keeping_tiles(
+    shape: Sequence[int], tiling: TensorTiling, position: int, tile_limit: int
+) -> range:
     """Every partition count axis ``position`` can take when the replicas may drop to fit (``keeping_tiles``)."""
     return valid_partition_counts(shape, tiling.with_replicas(1), position, tile_limit)
 
@@ -230,7 +252,9 @@ def axis_bands(shape: Sequence[int], tiling: TensorTiling, tile_limit: int) -> l
                 "per_partition": int(cut.per_partition),
                 "counts": stops,
                 "valid_counts": accepted(stops, valid_partition_counts(shape, tiling, position, tile_limit)),
-                "keep_tiles_counts": accepted(stops, valid_partition_counts_keeping_tiles(shape, tiling, position, tile_limit)),
+                "keep_tiles_counts": accepted(
+                    stops, valid_partition_counts_keeping_tiles(shape, tiling, position, tile_limit)
+                ),
             }
         )
     return bands

@@ -3,6 +3,7 @@ pure: derived data in, bytes out; no browser, no Panel, no Bokeh.
 
 The public names below are imported on first use (``__getattr__``), so importing one module of the
 package does not import the rest."""
+
 from __future__ import annotations
 
 from importlib import import_module
@@ -11,11 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .files import Report, build_report, write_report
 
-_FROM = {
-    "Report": "files",
-    "build_report": "files",
-    "write_report": "files",
-}
+_FROM = {"Report": "files", "build_report": "files", "write_report": "files"}
 __all__ = ["Report", "build_report", "write_report"]
 
 

@@ -5,6 +5,7 @@ each peak's attribution as a waterfall from A's peak to B's through its largest 
 Drawn like ``report.png``: matplotlib's ``Figure`` on the Agg canvas (no pyplot state), text from
 the files with mathtext off, one drawing at a time (``report.png._DRAW_LOCK``).
 """
+
 from __future__ import annotations
 
 import io
@@ -38,9 +39,13 @@ def _side_lines(comparison: Comparison, file_a: str, file_b: str) -> str:
     if steps.mode == "same":
         out.append(f"steps: same (source, operation) sequence, matched by index ({steps.n_a:,})")
     else:
-        out.append(f"steps: aligned (LCS): {steps.matched.size:,} matched, {steps.unmatched_a.size:,} only in A, {steps.unmatched_b.size:,} only in B")
-    out.append(f"values: {int(match.matched.sum()):,} matched, {match.only_a.size:,} only in A, {match.only_b.size:,} only in B; "
-               f"{len(comparison.changed_values):,} listed in compare_values.csv")
+        out.append(
+            f"steps: aligned (LCS): {steps.matched.size:,} matched, {steps.unmatched_a.size:,} only in A, {steps.unmatched_b.size:,} only in B"
+        )
+    out.append(
+        f"values: {int(match.matched.sum()):,} matched, {match.only_a.size:,} only in A, {match.only_b.size:,} only in B; "
+        f"{len(comparison.changed_values):,} listed in compare_values.csv"
+    )
     return "\n".join(out)
 
 
@@ -53,9 +58,13 @@ def summary_table_text(comparison: Comparison) -> str:
         ("total peak", pa.total, pb.total, pa.total_step, pb.total_step, d.total),
     ):
         rows.append(f"{label:<17}{fmt_bytes(x) + f' @{sx}':<32}{fmt_bytes(y) + f' @{sy}':<32}{fmt_signed_bytes(delta)}")
-    rows.append(f"{'effective peak':<17}{fmt_bytes(pa.effective_peak_bytes):<32}{fmt_bytes(pb.effective_peak_bytes):<32}"
-                f"{fmt_signed_bytes(d.effective_peak_bytes)}")
-    rows.append(f"{'fits budget':<17}{('yes' if pa.fits_budget else 'NO'):<32}{('yes' if pb.fits_budget else 'NO'):<32}")
+    rows.append(
+        f"{'effective peak':<17}{fmt_bytes(pa.effective_peak_bytes):<32}{fmt_bytes(pb.effective_peak_bytes):<32}"
+        f"{fmt_signed_bytes(d.effective_peak_bytes)}"
+    )
+    rows.append(
+        f"{'fits budget':<17}{('yes' if pa.fits_budget else 'NO'):<32}{('yes' if pb.fits_budget else 'NO'):<32}"
+    )
     return "\n".join(rows)
 
 
@@ -63,7 +72,11 @@ def _series(comparison: Comparison, region: str) -> tuple[np.ndarray, np.ndarray
     """A's and B's usage of one region on the aligned axis as drawn (standard and total with the
     exchange rows, as their peaks count them), NaN where the side has no step."""
     o = comparison.overlay
-    pick = {"standard": (o.a_standard, o.b_standard), "interleaved": (o.a_interleaved, o.b_interleaved), "total": (o.a_total, o.b_total)}
+    pick = {
+        "standard": (o.a_standard, o.b_standard),
+        "interleaved": (o.a_interleaved, o.b_interleaved),
+        "total": (o.a_total, o.b_total),
+    }
     a, b = (x.astype(np.float64) for x in pick[region])
     if region != "interleaved":
         a, b = a + o.a_exchange_rows, b + o.b_exchange_rows
@@ -114,8 +127,18 @@ def _draw_overlay(ax, comparison: Comparison, region: str, window: tuple[int, in
             ax.plot([positions[0]], [peak], marker="v", color=SIDE_COLOURS[key], markersize=8, linestyle="none")
     unmatched = ~both & ~(np.isnan(a) & np.isnan(b))
     if unmatched.any():
-        ax.fill_between(x, 0, 1, where=unmatched, transform=ax.get_xaxis_transform(), color="0.5", alpha=0.12, step="mid",
-                        linewidth=0, label="steps on one side only")
+        ax.fill_between(
+            x,
+            0,
+            1,
+            where=unmatched,
+            transform=ax.get_xaxis_transform(),
+            color="0.5",
+            alpha=0.12,
+            step="mid",
+            linewidth=0,
+            label="steps on one side only",
+        )
     if window is not None:
         ax.set_xlim(window[0] - 0.5, window[1] - 0.5)
         finite = np.concatenate((a[~np.isnan(a)], b[~np.isnan(b)]))
@@ -126,8 +149,12 @@ def _draw_overlay(ax, comparison: Comparison, region: str, window: tuple[int, in
         ax.tick_params(labelsize=7)
         return
     with_exchange = "" if region == "interleaved" else " + exchange rows"
-    ax.set_title(f"{region}{with_exchange}: A {attribution.a_peak:,} B @ {attribution.a_step}, B {attribution.b_peak:,} B @ "
-                 f"{attribution.b_step} ({fmt_signed_bytes(attribution.delta)})", loc="left", fontsize=10)
+    ax.set_title(
+        f"{region}{with_exchange}: A {attribution.a_peak:,} B @ {attribution.a_step}, B {attribution.b_peak:,} B @ "
+        f"{attribution.b_step} ({fmt_signed_bytes(attribution.delta)})",
+        loc="left",
+        fontsize=10,
+    )
     ax.set_xlim(-0.5, max(a.size - 0.5, 0.5))
     finite = np.concatenate((a[~np.isnan(a)], b[~np.isnan(b)]))
     ax.set_ylim(0, max(float(finite.max()) if finite.size else 0.0, 1.0) * 1.1)
@@ -141,8 +168,10 @@ def waterfall_steps(comparison: Comparison, figure: str, parts: int = WATERFALL_
     """The waterfall's bars after A's peak: the largest ``parts`` values, the rest as one bar,
     scratch and exchange rows (when not 0). Their sum is B's peak − A's peak."""
     a = comparison.attribution(figure)
-    bars = [(f"{label_text(p.name, 34)} [{'—' if p.a_id is None else p.a_id}→{'—' if p.b_id is None else p.b_id}]", p.bytes)
-            for p in a.parts[:parts]]
+    bars = [
+        (f"{label_text(p.name, 34)} [{'—' if p.a_id is None else p.a_id}→{'—' if p.b_id is None else p.b_id}]", p.bytes)
+        for p in a.parts[:parts]
+    ]
     rest = a.parts[parts:]
     if rest:
         bars.append((f"{len(rest):,} more values", sum(p.bytes for p in rest)))
@@ -195,11 +224,15 @@ def compare_figure(comparison: Comparison, file_a: str, file_b: str, made: Prove
     FigureCanvasAgg(figure)
     figure.text(0.01, 0.992, "tilescope compare: A → B", fontsize=13, weight="bold", va="top")
     draw_provenance(figure, made or compare_provenance(comparison, file_a, file_b))
-    figure.text(0.01, 0.972, _side_lines(comparison, file_a, file_b), fontsize=8.5, family="monospace", va="top", **PLAIN)
+    figure.text(
+        0.01, 0.972, _side_lines(comparison, file_a, file_b), fontsize=8.5, family="monospace", va="top", **PLAIN
+    )
     figure.text(0.52, 0.972, summary_table_text(comparison), fontsize=8.5, family="monospace", va="top", **PLAIN)
     window = zoom_window(comparison)
     for k, region in enumerate(("standard", "interleaved", "total")):
-        ax = figure.add_axes((0.06, 0.745 - k * 0.18, 0.92 if window is None else 0.62, 0.145), label=f"overlay {region}")
+        ax = figure.add_axes(
+            (0.06, 0.745 - k * 0.18, 0.92 if window is None else 0.62, 0.145), label=f"overlay {region}"
+        )
         _draw_overlay(ax, comparison, region)
         if window is not None:
             ax.axvspan(window[0] - 0.5, window[1] - 0.5, color="0.2", alpha=0.12, linewidth=0)
@@ -208,9 +241,17 @@ def compare_figure(comparison: Comparison, file_a: str, file_b: str, made: Prove
         if k == 2:
             ax.set_xlabel("aligned step" if comparison.steps.mode != "same" else "step")
     for k, name in enumerate(FIGURES):
-        _draw_waterfall(figure.add_axes((0.15 + k * 0.335, 0.035, 0.16, 0.27), label=f"waterfall {name}"), comparison, name)
-    figure.text(0.01, 0.335, "Attribution: A's peak → B's peak, value by value (bytes live at B's peak step − at A's), then scratch and exchange rows",
-                fontsize=10, weight="bold", va="bottom")
+        _draw_waterfall(
+            figure.add_axes((0.15 + k * 0.335, 0.035, 0.16, 0.27), label=f"waterfall {name}"), comparison, name
+        )
+    figure.text(
+        0.01,
+        0.335,
+        "Attribution: A's peak → B's peak, value by value (bytes live at B's peak step − at A's), then scratch and exchange rows",
+        fontsize=10,
+        weight="bold",
+        va="bottom",
+    )
     return figure
 
 
@@ -218,5 +259,7 @@ def compare_png(comparison: Comparison, file_a: str, file_b: str) -> bytes:
     out = io.BytesIO()
     made = compare_provenance(comparison, file_a, file_b)
     with _DRAW_LOCK:
-        compare_figure(comparison, file_a, file_b, made).savefig(out, format="png", dpi=100, metadata=made.png_metadata())
+        compare_figure(comparison, file_a, file_b, made).savefig(
+            out, format="png", dpi=100, metadata=made.png_metadata()
+        )
     return out.getvalue()

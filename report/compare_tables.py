@@ -15,6 +15,7 @@
 
 Every CSV goes through ``report.csv_safe``.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,8 @@ import numpy as np
 import pyarrow as pa
 
 from tilescope.derived.compare import FIGURES, Comparison
-from tilescope.derived.compare_json import comparison_json
 from tilescope.derived.compare_data import changed_values_columns
+from tilescope.derived.compare_json import comparison_json
 
 from .csv_safe import to_csv_bytes
 
@@ -39,8 +40,18 @@ COMPARE_NAMES = (COMPARE_PNG, COMPARE_VALUES_CSV, COMPARE_ATTRIBUTION_CSV, COMPA
 def compare_values_table(comparison: Comparison) -> pa.Table:
     columns = changed_values_columns(comparison)  # the columns the app's table shows
     text, number = pa.string(), pa.int64()
-    types = {"status": text, "name": text, "a_id": number, "b_id": number, "a_bytes": number, "b_bytes": number,
-             "delta_bytes": number, "a_tiling": text, "b_tiling": text, "changes": text}
+    types = {
+        "status": text,
+        "name": text,
+        "a_id": number,
+        "b_id": number,
+        "a_bytes": number,
+        "b_bytes": number,
+        "delta_bytes": number,
+        "a_tiling": text,
+        "b_tiling": text,
+        "changes": text,
+    }
     return pa.table({key: pa.array(columns[key], kind) for key, kind in types.items()})
 
 
@@ -49,19 +60,73 @@ def compare_attribution_table(comparison: Comparison) -> pa.Table:
     for figure in FIGURES:
         a = comparison.attribution(figure)
         base = {"figure": figure, "a_step": a.a_step, "b_step": a.b_step}
-        rows.append({**base, "kind": "peak", "rank": None, "name": None, "a_id": None, "b_id": None,
-                     "a_bytes": a.a_peak, "b_bytes": a.b_peak, "delta_bytes": a.delta})
+        rows.append(
+            {
+                **base,
+                "kind": "peak",
+                "rank": None,
+                "name": None,
+                "a_id": None,
+                "b_id": None,
+                "a_bytes": a.a_peak,
+                "b_bytes": a.b_peak,
+                "delta_bytes": a.delta,
+            }
+        )
         for rank, p in enumerate(a.parts, 1):
-            rows.append({**base, "kind": "part", "rank": rank, "name": p.name, "a_id": p.a_id, "b_id": p.b_id,
-                         "a_bytes": p.a_bytes, "b_bytes": p.b_bytes, "delta_bytes": p.bytes})
-        rows.append({**base, "kind": "scratch", "rank": None, "name": None, "a_id": None, "b_id": None,
-                     "a_bytes": a.a_scratch, "b_bytes": a.b_scratch, "delta_bytes": a.scratch_delta})
-        rows.append({**base, "kind": "exchange_rows", "rank": None, "name": None, "a_id": None, "b_id": None,
-                     "a_bytes": a.a_exchange_rows, "b_bytes": a.b_exchange_rows, "delta_bytes": a.exchange_rows_delta})
+            rows.append(
+                {
+                    **base,
+                    "kind": "part",
+                    "rank": rank,
+                    "name": p.name,
+                    "a_id": p.a_id,
+                    "b_id": p.b_id,
+                    "a_bytes": p.a_bytes,
+                    "b_bytes": p.b_bytes,
+                    "delta_bytes": p.bytes,
+                }
+            )
+        rows.append(
+            {
+                **base,
+                "kind": "scratch",
+                "rank": None,
+                "name": None,
+                "a_id": None,
+                "b_id": None,
+                "a_bytes": a.a_scratch,
+                "b_bytes": a.b_scratch,
+                "delta_bytes": a.scratch_delta,
+            }
+        )
+        rows.append(
+            {
+                **base,
+                "kind": "exchange_rows",
+                "rank": None,
+                "name": None,
+                "a_id": None,
+                "b_id": None,
+                "a_bytes": a.a_exchange_rows,
+                "b_bytes": a.b_exchange_rows,
+                "delta_bytes": a.exchange_rows_delta,
+            }
+        )
     schema = pa.schema(
-        [("figure", pa.string()), ("kind", pa.string()), ("rank", pa.int64()), ("name", pa.string()), ("a_id", pa.int64()),
-         ("b_id", pa.int64()), ("a_step", pa.int64()), ("b_step", pa.int64()), ("a_bytes", pa.int64()), ("b_bytes", pa.int64()),
-         ("delta_bytes", pa.int64())]
+        [
+            ("figure", pa.string()),
+            ("kind", pa.string()),
+            ("rank", pa.int64()),
+            ("name", pa.string()),
+            ("a_id", pa.int64()),
+            ("b_id", pa.int64()),
+            ("a_step", pa.int64()),
+            ("b_step", pa.int64()),
+            ("a_bytes", pa.int64()),
+            ("b_bytes", pa.int64()),
+            ("delta_bytes", pa.int64()),
+        ]
     )
     return pa.Table.from_pylist(rows, schema=schema)
 

@@ -19,6 +19,7 @@ UTF-8, comma-separated, ``\\r\\n`` line ends, every text field (and every column
 quotes, numbers and booleans bare. (pyarrow before 26 cannot end lines with ``\\r\\n``:
 ``crlf_line_ends`` converts its output.)
 """
+
 from __future__ import annotations
 
 import io

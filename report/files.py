@@ -1,4 +1,5 @@
 """A whole report (the PNG and every table) as files: built in memory, written atomically."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -59,7 +60,9 @@ def report_names(step: int) -> list[str]:
     return [PNG_NAME, VALUES_CSV, STEPS_CSV, breakdown_name(step), EDITS_JSON, EDITS_CSV, ALLOCATIONS_CSV]
 
 
-def check_targets(out_dir: str | Path, names: list[str], *, overwrite: bool = False, inputs: InputPaths = ()) -> list[Path]:
+def check_targets(
+    out_dir: str | Path, names: list[str], *, overwrite: bool = False, inputs: InputPaths = ()
+) -> list[Path]:
     """The paths to write; FileAccessError if ``out_dir`` is not a directory, if any of the files
     is one of ``inputs`` (the files the report was made from: never written), or (without
     ``overwrite``) exists already. Callers check before the slow build, and again when writing."""
@@ -77,7 +80,9 @@ def check_targets(out_dir: str | Path, names: list[str], *, overwrite: bool = Fa
     return targets
 
 
-def write_report(report: Report, out_dir: str | Path, *, overwrite: bool = False, inputs: InputPaths = ()) -> list[Path]:
+def write_report(
+    report: Report, out_dir: str | Path, *, overwrite: bool = False, inputs: InputPaths = ()
+) -> list[Path]:
     """Write every file of the report into ``out_dir`` (created if missing).
 
     Without ``overwrite`` nothing is written when any of the files exists already (FileAccessError

@@ -5,6 +5,7 @@ see), with the placed top, the lower bound and the capacity marked and the figur
 ``add_placement_panels(figure, data)`` makes the figure taller and draws the panels in the new strip
 at the bottom, moving what was drawn before up unchanged (so ``report.png`` only calls it).
 """
+
 from __future__ import annotations
 
 from types import MappingProxyType
@@ -59,7 +60,13 @@ def draw_address_view(ax, data: ReportInput, placement: Placement, name: str, wi
     left, right = rects.first - 0.5, rects.last + 0.5
     bottom, top = rects.offset, rects.offset + rects.bytes
     boxes = np.stack(
-        (np.stack((left, bottom), 1), np.stack((right, bottom), 1), np.stack((right, top), 1), np.stack((left, top), 1)), axis=1
+        (
+            np.stack((left, bottom), 1),
+            np.stack((right, bottom), 1),
+            np.stack((right, top), 1),
+            np.stack((left, top), 1),
+        ),
+        axis=1,
     ).astype(float)
     kinds = rects.kind_names()
     colours = []
@@ -69,7 +76,10 @@ def draw_address_view(ax, data: ReportInput, placement: Placement, name: str, wi
         colours.append((*to_rgb(colour), alpha))
     edited = set(edited_ids)
     # A thin white edge keeps neighbouring allocations of one colour apart; edited values in red.
-    edges = [EDITED_EDGE if i in edited else ("white" if k != AGGREGATE else "none") for i, k in zip(rects.id.tolist(), kinds.tolist())]
+    edges = [
+        EDITED_EDGE if i in edited else ("white" if k != AGGREGATE else "none")
+        for i, k in zip(rects.id.tolist(), kinds.tolist())
+    ]
     widths = [1.0 if i in edited else 0.3 for i in rects.id.tolist()]
     ax.add_collection(PolyCollection(boxes, facecolors=colours, edgecolors=edges, linewidths=widths))
     r = placement.regions[name]
@@ -83,7 +93,11 @@ def draw_address_view(ax, data: ReportInput, placement: Placement, name: str, wi
     ax.set_xlim(rects.first_step - 0.5, rects.last_step + 0.5)
     ax.set_ylim(0, y_max)
     ax.set_title(_title(name, placement), loc="left", fontsize=9)
-    ax.set_xlabel("step" + (f"  ({rects.aggregated:,} allocations too small to see drawn as grey cells)" if rects.aggregated else ""), fontsize=8)
+    ax.set_xlabel(
+        "step"
+        + (f"  ({rects.aggregated:,} allocations too small to see drawn as grey cells)" if rects.aggregated else ""),
+        fontsize=8,
+    )
     ax.set_ylabel("offset in region (bytes)", fontsize=8)
     ax.yaxis.set_major_formatter(lambda y, _: f"{int(y):,}")
     ax.tick_params(labelsize=7)
@@ -99,4 +113,6 @@ def add_placement_panels(figure: Figure, data: ReportInput) -> None:
     bottom, height = strip * 0.16, strip * 0.66
     for x0, name in ((0.06, "standard"), (0.55, "interleaved")):
         ax = figure.add_axes((x0, bottom, 0.42, height))
-        draw_address_view(ax, data, placement, name, int(0.42 * width_in * dpi), int(height * figure.get_size_inches()[1] * dpi))
+        draw_address_view(
+            ax, data, placement, name, int(0.42 * width_in * dpi), int(height * figure.get_size_inches()[1] * dpi)
+        )

@@ -12,11 +12,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
-from tilescope.derived.placement_problem_view import (
-    Picture,
-    ProblemGeometry,
-    is_interleaved,
-)
+from tilescope.derived.placement_problem_view import Picture, ProblemGeometry, is_interleaved
 
 COLOURS = ("#4C78A8", "#F58518")  # standard, interleaved
 
@@ -27,14 +23,7 @@ def _draw(ax, geometry: ProblemGeometry, picture: Picture, title: str) -> None:
     for start, end in p.ranges:
         ax.axhspan(start, end, color="#2E7D32", alpha=0.07, linewidth=0)
     if p.host_scratch_range is not None and not p.plain:
-        ax.axhspan(
-            *p.host_scratch_range,
-            facecolor="none",
-            edgecolor="#E65100",
-            hatch="//",
-            alpha=0.35,
-            linewidth=0,
-        )
+        ax.axhspan(*p.host_scratch_range, facecolor="none", edgecolor="#E65100", hatch="//", alpha=0.35, linewidth=0)
     for line in geometry.grid():
         ax.axhline(line, color="0.6", linewidth=0.3, alpha=0.6)
     if not p.plain:
@@ -57,13 +46,7 @@ def _draw(ax, geometry: ProblemGeometry, picture: Picture, title: str) -> None:
         )
         colours = [COLOURS[is_interleaved(p, int(k))] for k in picture.request.tolist()]
         ax.add_collection(
-            PolyCollection(
-                list(boxes),
-                facecolors=colours,
-                edgecolors="white",
-                linewidths=0.3,
-                alpha=0.85,
-            )
+            PolyCollection(list(boxes), facecolors=colours, edgecolors="white", linewidths=0.3, alpha=0.85)
         )
     ax.set_xlim(x0, x1)
     ax.set_ylim(geometry.low - 4096, max(geometry.high, picture.height) + 4096)
@@ -77,10 +60,7 @@ def _draw(ax, geometry: ProblemGeometry, picture: Picture, title: str) -> None:
 def problem_png(geometry: ProblemGeometry, spans: dict, headline: str) -> bytes:
     """The PNG's bytes: the compiler's placement (left) and tilescope's (right)."""
     p = geometry.problem
-    compiler, ours = (
-        Picture.of(geometry, p.assigned_root_spans),
-        Picture.of(geometry, spans),
-    )
+    compiler, ours = (Picture.of(geometry, p.assigned_root_spans), Picture.of(geometry, spans))
     figure = Figure(figsize=(14, 6.5), dpi=100)
     FigureCanvasAgg(figure)
     n = len(p.requests)

@@ -6,6 +6,7 @@ Drawing uses matplotlib's ``Figure`` with the Agg canvas directly (no pyplot, he
 process-wide figure state; safe to call from any session). Text from the file is drawn with
 mathtext off (``parse_math=False``), so a ``$`` in a name is a dollar sign, not TeX.
 """
+
 from __future__ import annotations
 
 import io
@@ -138,39 +139,110 @@ def _draw_usage(ax, arrays: ProfileArrays, plan: Plan, *, ghost: bool, window: t
         if dense:
             x, low, high = _envelope(values, ENVELOPE_COLUMNS)
             ax.fill_between(x, low, high, color=colour, alpha=0.25 if ghost else 0.45, linewidth=0, step="mid")
-            ax.plot(x, high, drawstyle="steps-mid", color=colour, linewidth=0.7, linestyle="--" if ghost else "-", label=shown)
+            ax.plot(
+                x,
+                high,
+                drawstyle="steps-mid",
+                color=colour,
+                linewidth=0.7,
+                linestyle="--" if ghost else "-",
+                label=shown,
+            )
         else:
-            ax.plot(steps, values, drawstyle="steps-mid", color=colour, linewidth=1 if ghost else 1.4,
-                    linestyle="--" if ghost else "-", alpha=0.8 if ghost else 1.0, label=shown)
+            ax.plot(
+                steps,
+                values,
+                drawstyle="steps-mid",
+                color=colour,
+                linewidth=1 if ghost else 1.4,
+                linestyle="--" if ghost else "-",
+                alpha=0.8 if ghost else 1.0,
+                label=shown,
+            )
 
 
 def _draw_budgets(ax, arrays: ProfileArrays, legend: bool = True) -> None:
-    ax.axhline(arrays.exchange_rows, color=REGION_COLOURS[0], linestyle=":", linewidth=1, label="exchange rows (whole program)" if legend else None)
-    ax.axhline(arrays.interleaved_budget_bytes, color=REGION_COLOURS[1], linestyle="--", linewidth=1, label="interleaved budget" if legend else None)
-    ax.axhline(arrays.budget_bytes, color="red", linestyle="--", linewidth=1, label="budget (for the effective peak)" if legend else None)
+    ax.axhline(
+        arrays.exchange_rows,
+        color=REGION_COLOURS[0],
+        linestyle=":",
+        linewidth=1,
+        label="exchange rows (whole program)" if legend else None,
+    )
+    ax.axhline(
+        arrays.interleaved_budget_bytes,
+        color=REGION_COLOURS[1],
+        linestyle="--",
+        linewidth=1,
+        label="interleaved budget" if legend else None,
+    )
+    ax.axhline(
+        arrays.budget_bytes,
+        color="red",
+        linestyle="--",
+        linewidth=1,
+        label="budget (for the effective peak)" if legend else None,
+    )
 
 
 def _draw_peak_marks(ax, data: ReportInput, y_top: float) -> float:
     """Marks at the peaks, their labels in lanes of their own at the top (``derived.peak_labels``),
     joined by leader lines: no two labels overlap, however close the peaks. Returns the y limit."""
     p, n = data.plan.peaks, data.arrays.n_steps
-    colours = {"standard peak": REGION_COLOURS[0], "interleaved peak": REGION_COLOURS[1], "total peak": "black", "effective peak": "red"}
+    colours = {
+        "standard peak": REGION_COLOURS[0],
+        "interleaved peak": REGION_COLOURS[1],
+        "total peak": "black",
+        "effective peak": "red",
+    }
     marks = [
         PeakMark("standard peak", p.standard_step, p.standard, f"standard peak {p.standard:,} B @ {p.standard_step}"),
-        PeakMark("interleaved peak", p.interleaved_step, p.interleaved, f"interleaved peak {p.interleaved:,} B @ {p.interleaved_step}"),
+        PeakMark(
+            "interleaved peak",
+            p.interleaved_step,
+            p.interleaved,
+            f"interleaved peak {p.interleaved:,} B @ {p.interleaved_step}",
+        ),
         PeakMark("total peak", p.total_step, p.total, f"total peak {p.total:,} B @ {p.total_step}"),
-        PeakMark("effective peak", p.total_step, p.effective_peak_bytes, f"effective peak {p.effective_peak_bytes:,} B (no exchange rows, + support reserve)"),
+        PeakMark(
+            "effective peak",
+            p.total_step,
+            p.effective_peak_bytes,
+            f"effective peak {p.effective_peak_bytes:,} B (no exchange rows, + support reserve)",
+        ),
     ]
     y_end = y_end_for(y_top, len(marks))
     for placed in place_labels(marks, n, y_end):
         mark, colour = placed.mark, colours[placed.mark.name]
-        ax.plot([mark.step], [mark.y], marker="x" if mark.name == "effective peak" else "v", color=colour, markersize=8, linestyle="none")
-        ax.annotate(mark.text, (mark.step, mark.y), xytext=(mark.step, placed.y), textcoords="data", fontsize=7.5, color=colour,
-                    ha=placed.align, va="bottom",
-                    # the leader line leaves the label's corner on the peak's step: it runs straight down
-                    arrowprops={"arrowstyle": "-", "linestyle": ":", "color": colour, "linewidth": 0.8, "shrinkA": 0,
-                                "relpos": (0.0 if placed.align == "left" else 1.0, 0.0)},
-                    bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}, **PLAIN)
+        ax.plot(
+            [mark.step],
+            [mark.y],
+            marker="x" if mark.name == "effective peak" else "v",
+            color=colour,
+            markersize=8,
+            linestyle="none",
+        )
+        ax.annotate(
+            mark.text,
+            (mark.step, mark.y),
+            xytext=(mark.step, placed.y),
+            textcoords="data",
+            fontsize=7.5,
+            color=colour,
+            ha=placed.align,
+            va="bottom",
+            # the leader line leaves the label's corner on the peak's step: it runs straight down
+            arrowprops={
+                "arrowstyle": "-",
+                "linestyle": ":",
+                "color": colour,
+                "linewidth": 0.8,
+                "shrinkA": 0,
+                "relpos": (0.0 if placed.align == "left" else 1.0, 0.0),
+            },
+            bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85},
+            **PLAIN,
+        )
     return y_end
 
 
@@ -185,7 +257,11 @@ def _draw_timeline(ax, data: ReportInput) -> None:
     ax.set_xlim(-0.5, max(arrays.n_steps - 0.5, 0.5))
     ax.set_ylim(0, y_end)
     dense = arrays.n_steps > DENSE_STEPS
-    ax.set_title("Timeline: bytes per tile at each step" + (" (min–max per column; every peak kept)" if dense else ""), loc="left", fontsize=11)
+    ax.set_title(
+        "Timeline: bytes per tile at each step" + (" (min–max per column; every peak kept)" if dense else ""),
+        loc="left",
+        fontsize=11,
+    )
     ax.set_xlabel("step")
     ax.set_ylabel("bytes per tile")
     ax.yaxis.set_major_formatter(lambda y, _: f"{int(y):,}")
@@ -238,11 +314,17 @@ def _draw_breakdown(ax, data: ReportInput) -> None:
     values_total = int(plan.figures.bytes[rows].sum())
     scratch = int(arrays.scratch_standard[step] + arrays.scratch_interleaved[step]) if arrays.n_steps else 0
     which = " (total peak)" if step == plan.peaks.total_step else " (selected)"
-    ax.set_title(f"Live at step {step}{which}: {rows.size} values, {fmt_bytes(values_total)} + scratch {scratch:,} B",
-                 loc="left", fontsize=10)
+    ax.set_title(
+        f"Live at step {step}{which}: {rows.size} values, {fmt_bytes(values_total)} + scratch {scratch:,} B",
+        loc="left",
+        fontsize=10,
+    )
     if rows.size > shown.size:
-        rest = int(plan.figures.bytes[rows[shown.size:]].sum())
-        ax.set_xlabel(f"bytes per tile; {rows.size - shown.size} smaller values ({rest:,} B) not drawn: see {breakdown_name(step)}", fontsize=8)
+        rest = int(plan.figures.bytes[rows[shown.size :]].sum())
+        ax.set_xlabel(
+            f"bytes per tile; {rows.size - shown.size} smaller values ({rest:,} B) not drawn: see {breakdown_name(step)}",
+            fontsize=8,
+        )
     else:
         ax.set_xlabel("bytes per tile")
     ax.set_xlim(0, (cost.max() if cost.size else 1) * 1.25)
@@ -261,16 +343,23 @@ def _draw_lifetimes(ax, data: ReportInput) -> None:
     chosen = set(by_size[:GANTT_ROWS].tolist()) | {r for r in by_size[GANTT_ROWS:].tolist() if r in edited}
     largest = np.array([r for r in by_size.tolist() if r in chosen], dtype=np.int64)
     for y, row in enumerate(largest):
-        spans = [(int(arrays.interval_first[k]) - 0.5, int(arrays.interval_last[k] - arrays.interval_first[k]) + 1) for k in arrays.intervals_of(row)]
+        spans = [
+            (int(arrays.interval_first[k]) - 0.5, int(arrays.interval_last[k] - arrays.interval_first[k]) + 1)
+            for k in arrays.intervals_of(row)
+        ]
         colour = REGION_COLOURS[int(arrays.region[row])]
         # The edge keeps a short lifetime visible when thousands of steps share the axis.
-        ax.broken_barh(spans, (y - 0.4, 0.8), facecolors=colour, edgecolors="red" if int(row) in edited else colour, linewidth=1.5)
+        ax.broken_barh(
+            spans, (y - 0.4, 0.8), facecolors=colour, edgecolors="red" if int(row) in edited else colour, linewidth=1.5
+        )
     ax.set_yticks(np.arange(largest.size))
     ax.set_yticklabels([f"{_value_label(data, int(r))} {int(cost[r]):,} B" for r in largest], fontsize=7, **PLAIN)
     ax.invert_yaxis()
     ax.axvline(data.step, color="0.3", linewidth=0.8, alpha=0.6)
     ax.set_xlim(-0.5, max(arrays.n_steps - 0.5, 0.5))
-    title = f"Lifetimes: the {min(GANTT_ROWS, largest.size)} largest values" + (" + the edited (red outline)" if edited else "")
+    title = f"Lifetimes: the {min(GANTT_ROWS, largest.size)} largest values" + (
+        " + the edited (red outline)" if edited else ""
+    )
     ax.set_title(title, loc="left", fontsize=10)
     ax.set_xlabel("step")
     ax.grid(True, axis="x", alpha=0.25)
@@ -294,7 +383,9 @@ def report_figure(data: ReportInput, made: Provenance | None = None) -> Figure:
     FigureCanvasAgg(figure)
     source = label_text(Path(data.profile.source).name, 60)
     scope = label_text(data.profile.header.get("scope") or "", 40)
-    figure.text(0.01, 0.988, f"tilescope report: {source}  (scope {scope})", fontsize=13, weight="bold", va="top", **PLAIN)
+    figure.text(
+        0.01, 0.988, f"tilescope report: {source}  (scope {scope})", fontsize=13, weight="bold", va="top", **PLAIN
+    )
     draw_provenance(figure, made or report_provenance(data))
     figure.text(0.01, 0.962, summary_text(data), fontsize=8.5, family="monospace", va="top", **PLAIN)
     figure.text(0.64, 0.962, edits_text(data), fontsize=8.5, family="monospace", va="top", **PLAIN)

@@ -22,6 +22,7 @@ plan it was written from; its allocation granules are inferred again from the wr
 back with granule 1 — the same figures, but a further edit of that value would then round
 differently.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -72,7 +73,9 @@ def _mismatch(source: str, path: str, expected: str, found: str) -> InputError:
     return InputError(path, f"{expected} (the file changed since it was loaded?)", found, file=source)
 
 
-def _rewrite_values(raw_values: bytes, source: str, arrays: ProfileArrays, plan: Plan, tilings: dict[int, TensorTiling]) -> list:
+def _rewrite_values(
+    raw_values: bytes, source: str, arrays: ProfileArrays, plan: Plan, tilings: dict[int, TensorTiling]
+) -> list:
     values = _RECORDS.decode(raw_values)
     if len(values) != arrays.n_values:
         raise _mismatch(source, "$.timeline.values", f"{arrays.n_values} values", str(len(values)))
@@ -107,8 +110,14 @@ def _rewrite_steps(raw_steps: bytes, source: str, plan: Plan) -> list:
     return steps
 
 
-def profile_json_bytes(data: bytes, source: str, arrays: ProfileArrays, plan: Plan, tilings: dict[int, TensorTiling] | None = None,
-                       tiles: TileUsage | None = None) -> bytes:
+def profile_json_bytes(
+    data: bytes,
+    source: str,
+    arrays: ProfileArrays,
+    plan: Plan,
+    tilings: dict[int, TensorTiling] | None = None,
+    tiles: TileUsage | None = None,
+) -> bytes:
     """The memory profile ``data`` (the bytes of the file ``source`` that ``arrays`` was loaded
     from) with ``plan``'s figures and the ``tilings`` (value row → edited tiling: a ``WhatIf``'s).
     A v2/v3 file is written as its version, from ``tiles``, the plan's per-tile usage
@@ -122,8 +131,12 @@ def profile_json_bytes(data: bytes, source: str, arrays: ProfileArrays, plan: Pl
     except (msgspec.DecodeError, KeyError) as exc:  # the loader accepted this file: it changed since
         raise _mismatch(source, "$", "the memory profile that was loaded", str(exc)) from None
     p = plan.peaks
-    peak.update(standard=_raw(p.standard), interleaved=_raw(p.interleaved), total=_raw(p.total),
-                maximum_standard_allocation=_raw(p.maximum_standard_allocation))
+    peak.update(
+        standard=_raw(p.standard),
+        interleaved=_raw(p.interleaved),
+        total=_raw(p.total),
+        maximum_standard_allocation=_raw(p.maximum_standard_allocation),
+    )
     top.update(
         fits_budget=_raw(p.fits_budget),
         effective_peak_bytes=_raw(p.effective_peak_bytes),

@@ -57,10 +57,7 @@ def coarse_usage(arrays: ProfileArrays, held: np.ndarray) -> tuple[np.ndarray, n
     roots = arrays.root_rows[arrays.interval_row]
     cost, region = root_most[roots], arrays.region[roots]
     out = []
-    for code, scratch in (
-        (0, arrays.scratch_standard),
-        (1, arrays.scratch_interleaved),
-    ):
+    for code, scratch in ((0, arrays.scratch_standard), (1, arrays.scratch_interleaved)):
         pick = region == code
         diff = np.zeros(arrays.n_steps + 1, dtype=np.int64)
         np.add.at(diff, arrays.interval_first[pick], cost[pick])
@@ -70,10 +67,7 @@ def coarse_usage(arrays: ProfileArrays, held: np.ndarray) -> tuple[np.ndarray, n
 
 
 def rewrite_values(
-    values: list[dict[str, msgspec.Raw]],
-    arrays: ProfileArrays,
-    usage: TileUsage,
-    edited: set[int],
+    values: list[dict[str, msgspec.Raw]], arrays: ProfileArrays, usage: TileUsage, edited: set[int]
 ) -> np.ndarray:
     """Every value's scalars from its per-tile figures, the edited values' arrays; returns bytes."""
     shard, held = value_maxima(arrays, usage)
@@ -90,10 +84,7 @@ def rewrite_values(
 
 
 def rewrite_steps(
-    steps: list[dict[str, msgspec.Raw]],
-    arrays: ProfileArrays,
-    usage: TileUsage,
-    held: np.ndarray,
+    steps: list[dict[str, msgspec.Raw]], arrays: ProfileArrays, usage: TileUsage, held: np.ndarray
 ) -> None:
     sp = usage.step_peaks
     coarse = coarse_usage(arrays, held)
@@ -117,12 +108,7 @@ def rewrite_steps(
             )
 
 
-def rewrite_header(
-    top: dict[str, msgspec.Raw],
-    arrays: ProfileArrays,
-    usage: TileUsage,
-    held: np.ndarray,
-) -> None:
+def rewrite_header(top: dict[str, msgspec.Raw], arrays: ProfileArrays, usage: TileUsage, held: np.ndarray) -> None:
     sp = usage.step_peaks
     version = int(msgspec.json.decode(top["version"]))
     rows = arrays.exchange_rows if version == 2 else 0
@@ -132,10 +118,7 @@ def rewrite_header(
     i_step = 0 if empty else int(np.argmax(sp.most["interleaved"]))
     t_step = 0 if empty else int(np.argmax(total))
     standard_held = held[arrays.region == 0]
-    largest = max(
-        int(standard_held.max()) if standard_held.size else 0,
-        int(arrays.scratch_standard.max(initial=0)),
-    )
+    largest = max(int(standard_held.max()) if standard_held.size else 0, int(arrays.scratch_standard.max(initial=0)))
     peak = _FIELDS.decode(top["peak"])
     interleaved = 0 if empty else int(sp.most["interleaved"][i_step])
     peak_total = (0 if empty else int(total[t_step])) + rows
@@ -147,9 +130,7 @@ def rewrite_header(
     )
     overflow = int(msgspec.json.decode(top["standard_contiguous_overflow_bytes"]))
     effective = peak_total - rows + arrays.support_reserve_bytes
-    fits = (
-        interleaved <= arrays.interleaved_budget_bytes and effective <= arrays.budget_bytes and overflow == 0
-    )
+    fits = interleaved <= arrays.interleaved_budget_bytes and effective <= arrays.budget_bytes and overflow == 0
     top.update(
         peak=_raw(peak),
         effective_peak_bytes=_raw(effective),
@@ -161,12 +142,7 @@ def rewrite_header(
 
 
 def rewrite_per_tile(
-    top: dict[str, msgspec.Raw],
-    values: list,
-    steps: list,
-    arrays: ProfileArrays,
-    usage: TileUsage,
-    edited: set[int],
+    top: dict[str, msgspec.Raw], values: list, steps: list, arrays: ProfileArrays, usage: TileUsage, edited: set[int]
 ) -> None:
     """Everything per tile of a v2/v3 what-if (module doc), in place."""
     held = rewrite_values(values, arrays, usage, edited)

@@ -58,8 +58,4 @@ def _created() -> datetime.datetime:
 def provenance_of(*sources: tuple[str | Path, str | None]) -> Provenance:
     """``sources``: (the file as loaded, its SHA-256 or None), in the order the picture names them."""
     created = _created().strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Provenance(
-        created,
-        __version__,
-        tuple((Path(str(name)).name, sha or UNKNOWN) for name, sha in sources),
-    )
+    return Provenance(created, __version__, tuple((Path(str(name)).name, sha or UNKNOWN) for name, sha in sources))

@@ -11,6 +11,7 @@
 
 Every CSV goes through ``tilescope.report.csv_safe`` (file text cannot become a spreadsheet formula).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -68,7 +69,7 @@ class ReportInput:
         return self.data.base.plan
 
     @property
-    def whatif(self) -> "WhatIf | None":
+    def whatif(self) -> WhatIf | None:
         return self.data.whatif
 
     @property
@@ -116,11 +117,12 @@ def tiling_columns(data: ReportInput) -> tuple[np.ndarray, np.ndarray, list[str]
     tile_count, replicas = arrays.tile_counts.copy(), arrays.replicas.copy()
     kind, index = c["axis_kind"], c["axis_index"]
     axis_text = [
-        f"{k}={p}" if i < 0 else f"{k}({i})={p}" for k, i, p in zip(kind.tolist(), index.tolist(), c["partitions"].tolist())
+        f"{k}={p}" if i < 0 else f"{k}({i})={p}"
+        for k, i, p in zip(kind.tolist(), index.tolist(), c["partitions"].tolist())
     ]
     starts, counts = arrays.axes_start.tolist(), arrays.axes_count.tolist()
     partitions = [" ".join(axis_text[s : s + n]) for s, n in zip(starts, counts)]
-    for row, tiling in (data.whatif.tilings.items() if data.edited else ()):
+    for row, tiling in data.whatif.tilings.items() if data.edited else ():
         tile_count[row], replicas[row] = tiling.tile_count, tiling.replicas
         partitions[row] = _partitions_text(tiling)
     return tile_count, replicas, partitions
@@ -168,7 +170,16 @@ def steps_table(data: ReportInput) -> pa.Table:
     s, base = data.profile.steps, data.base_plan
     columns: dict[str, Any] = {
         name: s.column(name)
-        for name in ("index", "source", "operation_kind", "operation", "execution_count", "live_count", "scratch_standard", "scratch_interleaved")
+        for name in (
+            "index",
+            "source",
+            "operation_kind",
+            "operation",
+            "execution_count",
+            "live_count",
+            "scratch_standard",
+            "scratch_interleaved",
+        )
     }
     columns["usage_standard"] = pa.array(base.usage_standard, pa.int64())
     columns["usage_interleaved"] = pa.array(base.usage_interleaved, pa.int64())

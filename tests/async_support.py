@@ -6,6 +6,7 @@ while that session lasts, so a later ``asyncio.run`` in the main thread fails wi
 called from a running event loop" — depending only on which tests ran first. ``run_on_own_loop``
 runs the coroutine on a new loop in a thread of its own.
 """
+
 from __future__ import annotations
 
 import asyncio

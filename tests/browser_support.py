@@ -2,6 +2,7 @@
 
 Used by tests/conftest.py fixtures and by any test that needs its own server (``served_app``).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -20,8 +21,14 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 SAMPLE = REPO_ROOT / "sample_data" / "vit_finalist5.memory_profile.json"
 
@@ -66,8 +73,14 @@ def stop_server(process: subprocess.Popen, log) -> None:
 class AppServer:
     """A ``panel serve app`` subprocess bound to 127.0.0.1 on a free port; stopped by ``stop()``."""
 
-    def __init__(self, app_args: list[str] | None = None, startup_timeout: float = 90.0, app: str = "app",
-                 serve_args: list[str] | None = None, env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        app_args: list[str] | None = None,
+        startup_timeout: float = 90.0,
+        app: str = "app",
+        serve_args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+    ):
         """``app``: what ``panel serve`` serves (a folder or a script, relative to the repository);
         ``serve_args``: more ``panel serve`` options (``--num-procs 2``); ``env``: more variables."""
         self.port = free_port()
@@ -75,15 +88,22 @@ class AppServer:
         self.url = f"{self.base_url}/{Path(app).stem}"
         self.log = tempfile.NamedTemporaryFile(prefix="tilescope-panel-", suffix=".log", delete=False)
         command = [
-            *panel_command(), "serve", app, "--port", str(self.port), "--address", "127.0.0.1",
-            f"--allow-websocket-origin=127.0.0.1:{self.port}", *(serve_args or []),
+            *panel_command(),
+            "serve",
+            app,
+            "--port",
+            str(self.port),
+            "--address",
+            "127.0.0.1",
+            f"--allow-websocket-origin=127.0.0.1:{self.port}",
+            *(serve_args or []),
         ]
         if app_args:
             command += ["--args", *app_args]
         # Resources from this server only, as ``make run`` serves them (app/resources.py: RESOURCES_ENV).
         env = dict(os.environ, PYTHONUNBUFFERED="1", BOKEH_RESOURCES="server", **(env or {}))
         self.process = subprocess.Popen(
-            command, cwd=REPO_ROOT, stdout=self.log, stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent,
+            command, cwd=REPO_ROOT, stdout=self.log, stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent
         )
         self._wait_ready(startup_timeout)
 

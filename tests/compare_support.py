@@ -6,6 +6,7 @@ again, usage per step is summed from each step's ``live`` list, and the expected
 worked out from two raw JSON documents (values matched by name and occurrence with a plain loop,
 the step LCS by dynamic programming).
 """
+
 from __future__ import annotations
 
 import copy
@@ -36,8 +37,18 @@ def element_bytes(precision: str) -> int:
 def axes_of(layout: str) -> list[dict]:
     out = []
     for m in AXIS.finditer(layout):
-        out.append({"axis": m["axis"], "end": m["end"], "start": m["start"], "partitions": int(m["partitions"]),
-                    "block": int(m["block"]), "pm": int(m["pm"]), "spm": int(m["spm"]), "span": m.span("partitions")})
+        out.append(
+            {
+                "axis": m["axis"],
+                "end": m["end"],
+                "start": m["start"],
+                "partitions": int(m["partitions"]),
+                "block": int(m["block"]),
+                "pm": int(m["pm"]),
+                "spm": int(m["spm"]),
+                "span": m.span("partitions"),
+            }
+        )
     return out
 
 
@@ -139,10 +150,17 @@ def peaks_of(raw: dict) -> dict:
     t, t_step = first_max(both)
     effective = t + raw["support_reserve_bytes"]
     return {
-        "standard": s + exchange, "interleaved": i, "total": t + exchange, "effective_peak_bytes": effective,
-        "standard_peak_step": s_step, "interleaved_peak_step": i_step, "total_peak_step": t_step,
+        "standard": s + exchange,
+        "interleaved": i,
+        "total": t + exchange,
+        "effective_peak_bytes": effective,
+        "standard_peak_step": s_step,
+        "interleaved_peak_step": i_step,
+        "total_peak_step": t_step,
         "fits_budget": effective <= raw["budget_bytes"] and i <= raw["interleaved_budget_bytes"],
-        "maximum_standard_allocation": max(v["bytes"] for v in raw["timeline"]["values"] if v["class"] == "Ipu21Standard"),
+        "maximum_standard_allocation": max(
+            v["bytes"] for v in raw["timeline"]["values"] if v["class"] == "Ipu21Standard"
+        ),
     }
 
 
@@ -152,9 +170,19 @@ def refigure(raw: dict) -> None:
     for s, std, intl in zip(raw["timeline"]["steps"], standard, interleaved):
         s["usage"] = {"standard": std, "interleaved": intl}
     p = peaks_of(raw)
-    raw["peak"].update(standard=p["standard"], interleaved=p["interleaved"], total=p["total"],
-                       maximum_standard_allocation=p["maximum_standard_allocation"])
-    for key in ("effective_peak_bytes", "fits_budget", "standard_peak_step", "interleaved_peak_step", "total_peak_step"):
+    raw["peak"].update(
+        standard=p["standard"],
+        interleaved=p["interleaved"],
+        total=p["total"],
+        maximum_standard_allocation=p["maximum_standard_allocation"],
+    )
+    for key in (
+        "effective_peak_bytes",
+        "fits_budget",
+        "standard_peak_step",
+        "interleaved_peak_step",
+        "total_peak_step",
+    ):
         raw[key] = p[key]
 
 
@@ -196,7 +224,11 @@ FIGURE_REGIONS = {"total": ("standard", "interleaved"), "standard": ("standard",
 def _live_by_key(raw: dict, step: int, regions: tuple[str, ...]) -> dict:
     key_of = {v["id"]: k for k, v in keyed(raw).items()}
     by_id = {v["id"]: v for v in raw["timeline"]["values"]}
-    return {key_of[i]: by_id[i]["bytes"] for i in set(raw["timeline"]["steps"][step]["live"]) if REGION[by_id[i]["class"]] in regions}
+    return {
+        key_of[i]: by_id[i]["bytes"]
+        for i in set(raw["timeline"]["steps"][step]["live"])
+        if REGION[by_id[i]["class"]] in regions
+    }
 
 
 def expected_comparison(raw_a: dict, raw_b: dict) -> dict:
@@ -206,13 +238,19 @@ def expected_comparison(raw_a: dict, raw_b: dict) -> dict:
     for key in set(va) | set(vb):
         a, b = va.get(key), vb.get(key)
         if a is not None and b is not None:
-            differs = any(a[f] != b[f] for f in ("bytes", "layout", "precision", "class", "shape", "copies")) or granule(a) != granule(b)
+            differs = any(
+                a[f] != b[f] for f in ("bytes", "layout", "precision", "class", "shape", "copies")
+            ) or granule(a) != granule(b)
             if not differs:
                 continue
         changed[(key[0], a and a["id"], b and b["id"])] = (b["bytes"] if b else 0) - (a["bytes"] if a else 0)
     attribution = {}
     for figure, regions in FIGURE_REGIONS.items():
-        step_key = {"total": "total_peak_step", "standard": "standard_peak_step", "interleaved": "interleaved_peak_step"}[figure]
+        step_key = {
+            "total": "total_peak_step",
+            "standard": "standard_peak_step",
+            "interleaved": "interleaved_peak_step",
+        }[figure]
         a_step, b_step = pa[step_key], pb[step_key]
         live_a, live_b = _live_by_key(raw_a, a_step, regions), _live_by_key(raw_b, b_step, regions)
         parts = {}
@@ -220,10 +258,19 @@ def expected_comparison(raw_a: dict, raw_b: dict) -> dict:
             part = live_b.get(key, 0) - live_a.get(key, 0)
             if part:
                 parts[(key[0], va[key]["id"] if key in va else None, vb[key]["id"] if key in vb else None)] = part
-        scratch = sum(raw_b["timeline"]["steps"][b_step]["scratch"][r] - raw_a["timeline"]["steps"][a_step]["scratch"][r] for r in regions)
+        scratch = sum(
+            raw_b["timeline"]["steps"][b_step]["scratch"][r] - raw_a["timeline"]["steps"][a_step]["scratch"][r]
+            for r in regions
+        )
         exchange = raw_b["peak"]["exchange_rows"] - raw_a["peak"]["exchange_rows"] if "standard" in regions else 0
-        attribution[figure] = {"a_step": a_step, "b_step": b_step, "parts": parts, "scratch_delta": scratch, "exchange_rows_delta": exchange,
-                               "delta": pb[figure] - pa[figure]}
+        attribution[figure] = {
+            "a_step": a_step,
+            "b_step": b_step,
+            "parts": parts,
+            "scratch_delta": scratch,
+            "exchange_rows_delta": exchange,
+            "delta": pb[figure] - pa[figure],
+        }
     keys_a, keys_b = step_keys(raw_a), step_keys(raw_b)
     return {
         "a": pa,

@@ -3,6 +3,7 @@
 Browser tests skip when Chromium/Playwright are missing on a developer machine, but fail under CI
 (the ``CI`` environment variable set), where ``make test`` installs Chromium first.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from browser_support import SAMPLE, AppServer, chromium_missing_reason, launch_chromium, watch_console  # noqa: E402
-from regress_support import nightly  # noqa: E402,F401 - one session fixture for the regress and fleet-view tests
+from browser_support import SAMPLE, AppServer, chromium_missing_reason, launch_chromium, watch_console
+from regress_support import nightly  # noqa: F401 - one session fixture for the regress and fleet-view tests
 
 
 @pytest.fixture(scope="session", autouse=True)

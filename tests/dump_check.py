@@ -13,9 +13,7 @@ HOST = (327_680, 360_448)
 MAX_EVENT = 4_294_967_295
 
 
-def elements(
-    start: int, end: int, boundary: int, e0: int, e1: int
-) -> set[tuple[int, int]]:
+def elements(start: int, end: int, boundary: int, e0: int, e1: int) -> set[tuple[int, int]]:
     """The memory elements [start, end) touches, as (element size, index)."""
     out = set()
     if start < boundary:
@@ -40,9 +38,7 @@ def problems(raw: dict, spans: dict[int, tuple[int, int]]) -> list[str]:
             continue
         s, e = spans[i]
         stride = r.get("region1_stride")
-        size = (
-            stride * len(r["assignments"]) if stride and s >= boundary else r["bytes"]
-        )
+        size = stride * len(r["assignments"]) if stride and s >= boundary else r["bytes"]
         if e - s != size:
             out.append(f"request {i}: size {e - s} != {size}")
         if not any(a <= s and e <= b for a, b in raw["ranges"]):
@@ -54,11 +50,7 @@ def problems(raw: dict, spans: dict[int, tuple[int, int]]) -> list[str]:
         if r["class"] == "Ipu21Interleaved" and s < boundary + offset:
             out.append(f"request {i}: interleaved below {boundary + offset}")
         life = r["lifetime"]
-        if (
-            (life["first"] == 0 or life["last"] == MAX_EVENT)
-            and s < host[1]
-            and e > host[0]
-        ):
+        if (life["first"] == 0 or life["last"] == MAX_EVENT) and s < host[1] and e > host[0]:
             out.append(f"request {i}: start-of-program or persistent in the host range")
     owner = {root: i for i, r in enumerate(requests) for root, _ in r["assignments"]}
     for i, a in enumerate(requests):
@@ -67,18 +59,11 @@ def problems(raw: dict, spans: dict[int, tuple[int, int]]) -> list[str]:
             if i not in spans or j not in spans:
                 continue
             (s1, e1_), (s2, e2) = spans[i], spans[j]
-            live = (
-                a["lifetime"]["first"] <= b["lifetime"]["last"]
-                and b["lifetime"]["first"] <= a["lifetime"]["last"]
-            )
-            conflict = any(owner.get(c) == j for c in a["conflicts"]) or any(
-                owner.get(c) == i for c in b["conflicts"]
-            )
+            live = a["lifetime"]["first"] <= b["lifetime"]["last"] and b["lifetime"]["first"] <= a["lifetime"]["last"]
+            conflict = any(owner.get(c) == j for c in a["conflicts"]) or any(owner.get(c) == i for c in b["conflicts"])
             if (live or conflict) and s1 < e2 and s2 < e1_:
                 out.append(f"requests {i} and {j} overlap in bytes")
-            if conflict and elements(s1, e1_, boundary, e0, e1) & elements(
-                s2, e2, boundary, e0, e1
-            ):
+            if conflict and elements(s1, e1_, boundary, e0, e1) & elements(s2, e2, boundary, e0, e1):
                 out.append(f"requests {i} and {j} conflict but share a memory element")
     return out
 

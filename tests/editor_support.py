@@ -3,6 +3,7 @@
 Deliberately independent of loaders/ and planner/: the layout's ``AxisTiling`` fields are read
 with a regular expression, and the shard rule and the per-step usage are re-implemented here.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,16 @@ def raw_axes(layout: str) -> list[RawAxis]:
     for m in AXIS_RE.finditer(layout):
         kind = m["axis"].split("(")[0]
         index = m["end"] or m["start"]
-        out.append(RawAxis(kind, None if index is None else int(index), int(m["partitions"]), int(m["block"]), int(m["pad"]), int(m["shard_pad"])))
+        out.append(
+            RawAxis(
+                kind,
+                None if index is None else int(index),
+                int(m["partitions"]),
+                int(m["block"]),
+                int(m["pad"]),
+                int(m["shard_pad"]),
+            )
+        )
     return out
 
 
@@ -97,7 +107,7 @@ class RawProfile:
     doc: dict
 
     @staticmethod
-    def load(path: Path) -> "RawProfile":
+    def load(path: Path) -> RawProfile:
         return RawProfile(json.loads(Path(path).read_text()))
 
     def value(self, value_id: int) -> dict:

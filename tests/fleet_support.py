@@ -1,6 +1,7 @@
 """What the fleet tests share: a tree of planner outputs, an external Dask cluster run as real
 ``dask scheduler`` / ``dask worker`` subprocesses on 127.0.0.1, and reading a dataset back with
 pyarrow alone (the independent reader)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -17,15 +18,25 @@ from pathlib import Path
 
 import pyarrow.dataset as pads
 import pytest
-
 from browser_support import REPO_ROOT, _die_with_parent
+
 from tilescope import cli
 from tilescope.synth import write_synthetic_profile
 
 SAMPLE_DIR = REPO_ROOT / "sample_data"
 PROFILE_SAMPLE = SAMPLE_DIR / "vit_finalist5.memory_profile.json"
 SEARCH_SAMPLE = SAMPLE_DIR / "flash_attention.search_state.json"
-TABLES = ("profiles", "profile_headers", "values", "axes", "steps", "live_intervals", "mismatches", "value_tiles", "step_tiles")
+TABLES = (
+    "profiles",
+    "profile_headers",
+    "values",
+    "axes",
+    "steps",
+    "live_intervals",
+    "mismatches",
+    "value_tiles",
+    "step_tiles",
+)
 VOLATILE = ("normalised_at", "seconds", "batch_id", "fragment")  # differ between two runs over the same files
 
 # Synthetic profiles of several sizes in nested folders: path → (blocks, layers, gaps).
@@ -105,7 +116,11 @@ class Batch:
 
 
 def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    return {p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="session")
@@ -132,8 +147,16 @@ class ExternalCluster:
         self.scheduler_file = folder / "scheduler.json"
         self.workers: list[subprocess.Popen] = []
         self.scheduler = self._start(
-            "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--dashboard-address", "127.0.0.1:0",
-            "--scheduler-file", str(self.scheduler_file)
+            "scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--no-dashboard",
+            "--dashboard-address",
+            "127.0.0.1:0",
+            "--scheduler-file",
+            str(self.scheduler_file),
         )
         deadline = time.monotonic() + 60
         while not self._address():
@@ -158,13 +181,17 @@ class ExternalCluster:
         name = role if role == "scheduler" else f"worker{len(self.workers)}"
         log = open(self.folder / f"{name}.log", "w")
         return subprocess.Popen(
-            [sys.executable, "-m", "dask", role, *args], stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True, preexec_fn=_die_with_parent, cwd=self.folder,
+            [sys.executable, "-m", "dask", role, *args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+            cwd=self.folder,
         )
 
     def add_worker(self) -> subprocess.Popen:
         worker = self._start(
-            "worker", self.address, "--host", "127.0.0.1", "--nworkers", "1", "--nthreads", "1", "--no-dashboard",
+            "worker", self.address, "--host", "127.0.0.1", "--nworkers", "1", "--nthreads", "1", "--no-dashboard"
         )
         self.workers.append(worker)
         return worker

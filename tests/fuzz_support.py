@@ -5,6 +5,7 @@ Whatever the bytes, loading a memory profile ends in exactly one of two ways: a 
 ``MemoryProfile`` that the planner, ``check`` and a what-if edit can use, or an ``InputError``
 whose message is one line naming the file and a location. Any other exception is an escape.
 """
+
 from __future__ import annotations
 
 import json
@@ -69,7 +70,10 @@ def load_outcome(data: bytes, counts: Counter, edit_seed: int | None = None) -> 
     if edit_seed is None or not arrays.n_values:
         return
     row = edit_seed % arrays.n_values
-    edits = [TilingEdit(int(arrays.value_ids[row]), axis=k, partitions=1) for k in range(int(arrays.axes_count[arrays.root_rows[row]]))]
+    edits = [
+        TilingEdit(int(arrays.value_ids[row]), axis=k, partitions=1)
+        for k in range(int(arrays.axes_count[arrays.root_rows[row]]))
+    ]
     try:
         whatif = apply_edits(arrays, plan, edits)
     except EditError:

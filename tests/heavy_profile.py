@@ -8,6 +8,7 @@ Every figure the file records (aligned and total bytes, per-step usage, peaks) i
 ``planner.model``, as ``tilescope.synth`` does, so the file is consistent: ``tilescope check``
 passes it and the app opens it without a warning.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,19 @@ def heavy_profile(values: int = 6000, steps: int = 400, seed: int = 24) -> dict:
         granular = i % 2 == 0  # half of them 16 KiB-granular: aligned to the granule, not the byte
         t = standard[i % len(standard)] if granular else templates[i % len(templates)]
         aligned = -(-t["shard_bytes"] // GRANULE) * GRANULE if granular else t["shard_bytes"]
-        out_values.append({**t, "id": i, "origin": i, "root": i, "storage_group": i, "name": f"heavy.v{i}", "group": f"heavy.v{i}",
-                           "aligned_bytes": aligned, "bytes": aligned})
+        out_values.append(
+            {
+                **t,
+                "id": i,
+                "origin": i,
+                "root": i,
+                "storage_group": i,
+                "name": f"heavy.v{i}",
+                "group": f"heavy.v{i}",
+                "aligned_bytes": aligned,
+                "bytes": aligned,
+            }
+        )
     first = rng.integers(0, steps, size=values)
     length = rng.integers(steps // 20, steps // 2, size=values)
     last = np.minimum(first + length, steps - 1)
@@ -42,24 +54,46 @@ def heavy_profile(values: int = 6000, steps: int = 400, seed: int = 24) -> dict:
     for s in range(steps):
         template = sample_steps[s % len(sample_steps)]
         live = np.flatnonzero((first <= s) & (s <= last)).tolist()
-        out_steps.append({"index": s, "source": s, "operation": template["operation"], "execution_count": 1, "live": live,
-                          "scratch": {"standard": 0, "interleaved": 0}, "usage": {"standard": 0, "interleaved": 0}})
+        out_steps.append(
+            {
+                "index": s,
+                "source": s,
+                "operation": template["operation"],
+                "execution_count": 1,
+                "live": live,
+                "scratch": {"standard": 0, "interleaved": 0},
+                "usage": {"standard": 0, "interleaved": 0},
+            }
+        )
     header = {k: sample[k] for k in sample if k != "timeline"}
     doc = {**header, "timeline": {"values": out_values, "steps": out_steps}}
     arrays = arrays_of(parse_memory_profile(json.dumps(doc).encode(), "heavy profile"))
     plan = compute_plan(arrays)
     for row, v in enumerate(out_values):
-        v["shard_bytes"], v["aligned_bytes"], v["bytes"] = (int(plan.figures.shard[row]), int(plan.figures.aligned[row]),
-                                                            int(plan.figures.bytes[row]))
+        v["shard_bytes"], v["aligned_bytes"], v["bytes"] = (
+            int(plan.figures.shard[row]),
+            int(plan.figures.aligned[row]),
+            int(plan.figures.bytes[row]),
+        )
     for s, step in enumerate(out_steps):
         step["usage"] = {"standard": int(plan.usage_standard[s]), "interleaved": int(plan.usage_interleaved[s])}
     peaks = peaks_of(arrays, plan.usage_standard, plan.usage_interleaved, plan.figures.bytes)
-    doc.update({
-        "fits_budget": peaks.fits_budget, "effective_peak_bytes": peaks.effective_peak_bytes,
-        "peak": {"standard": peaks.standard, "interleaved": peaks.interleaved, "total": peaks.total,
-                 "exchange_rows": peaks.exchange_rows, "maximum_standard_allocation": peaks.maximum_standard_allocation},
-        "total_peak_step": peaks.total_step, "standard_peak_step": peaks.standard_step, "interleaved_peak_step": peaks.interleaved_step,
-    })
+    doc.update(
+        {
+            "fits_budget": peaks.fits_budget,
+            "effective_peak_bytes": peaks.effective_peak_bytes,
+            "peak": {
+                "standard": peaks.standard,
+                "interleaved": peaks.interleaved,
+                "total": peaks.total,
+                "exchange_rows": peaks.exchange_rows,
+                "maximum_standard_allocation": peaks.maximum_standard_allocation,
+            },
+            "total_peak_step": peaks.total_step,
+            "standard_peak_step": peaks.standard_step,
+            "interleaved_peak_step": peaks.interleaved_step,
+        }
+    )
     return doc
 
 

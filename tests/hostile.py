@@ -14,6 +14,7 @@ browser test can tell whether any of them ran and which. Which values are rename
 Operation strings stay parseable Debug text: payloads sit inside Debug string literals, with the
 step's operation kind (first word) kept.
 """
+
 from __future__ import annotations
 
 import json

@@ -1,6 +1,7 @@
 """Opening a file into a session in a test, synchronously, as the app's opener does in its load
 worker (``app.open_flow.SessionOpener``): ``derived.opening.open_file``, then ``state.adopt``; on
 failure the session keeps what is open and says why (``state.error``)."""
+
 from __future__ import annotations
 
 from pathlib import Path

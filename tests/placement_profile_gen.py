@@ -22,9 +22,7 @@ BOUNDARY = 524_288  # region 0 below, region 1 at or above: no row crosses it
 TAIL = (949_168, 950_272)
 MAX_EVENT = 4_294_967_295
 EVENTS = 60
-HOSTILE_LABEL = (
-    '<img src=x onerror="window.__xss=1">w</script>\nF16 [4] · Ipu21Standard'
-)
+HOSTILE_LABEL = '<img src=x onerror="window.__xss=1">w</script>\nF16 [4] · Ipu21Standard'
 FIXED_LABELS = (
     "Per-tile image data / host descriptors",
     "host exchange aperture",
@@ -69,26 +67,9 @@ def _row(
 def _tile(labels: _Labels, rng: random.Random, logical: int) -> list[dict]:
     shard = iter(range(logical * 1000, logical * 1000 + 1000))
     rows = [
-        _row(
-            labels,
-            START,
-            HOST[0],
-            FIXED_LABELS[0],
-            "support",
-            0,
-            MAX_EVENT,
-            payload=HOST[0] - START - 512,
-        ),
+        _row(labels, START, HOST[0], FIXED_LABELS[0], "support", 0, MAX_EVENT, payload=HOST[0] - START - 512),
         _row(labels, *HOST, FIXED_LABELS[1], "support", 0, 0, payload=4096),
-        _row(
-            labels,
-            *HOST,
-            FIXED_LABELS[1],
-            "support",
-            MAX_EVENT,
-            MAX_EVENT,
-            payload=4096,
-        ),
+        _row(labels, *HOST, FIXED_LABELS[1], "support", MAX_EVENT, MAX_EVENT, payload=4096),
         _row(labels, *TAIL, FIXED_LABELS[2], "padding", 0, MAX_EVENT),
     ]
     # Short-lived rows borrowing the aperture between its two rows (never at event 0 or the end).
@@ -110,48 +91,24 @@ def _tile(labels: _Labels, rng: random.Random, logical: int) -> list[dict]:
         )
         event = last + 1
     address = HOST[1]
-    for p in range(
-        rng.randint(2, 4)
-    ):  # parameters: the whole program (all below the boundary)
+    for p in range(rng.randint(2, 4)):  # parameters: the whole program (all below the boundary)
         size = rng.randrange(2048, 40_000, 32)
-        name = (
-            HOSTILE_LABEL
-            if (logical, p) == (0, 0)
-            else f"w{p}\nF16 [{size // 2}] · Ipu21Standard"
-        )
+        name = HOSTILE_LABEL if (logical, p) == (0, 0) else f"w{p}\nF16 [{size // 2}] · Ipu21Standard"
         rows.append(
-            _row(
-                labels,
-                address,
-                address + size,
-                name,
-                "parameter",
-                0,
-                MAX_EVENT,
-                [next(shard)],
-                payload=size - 16,
-            )
+            _row(labels, address, address + size, name, "parameter", 0, MAX_EVENT, [next(shard)], payload=size - 16)
         )
         address += size
     for lane in range(rng.randint(5, 7)):  # lanes of sequential activations and scratch
         width = rng.choice((8192, 16_384, 24_576, 32_768))
         if address < BOUNDARY < address + width:
             address = BOUNDARY
-        event = (
-            0 if lane % 3 == 0 else rng.randint(1, 5)
-        )  # some lanes start with a program input
+        event = 0 if lane % 3 == 0 else rng.randint(1, 5)  # some lanes start with a program input
         while event < EVENTS:
             last = min(event + rng.randint(1, 12), EVENTS)
             size = rng.randrange(width // 2, width + 1, 32)
             kind = rng.choice(("activation", "scratch"))
-            cls = (
-                rng.choice(("Ipu21Standard", "Ipu21Interleaved"))
-                if address >= BOUNDARY
-                else "Ipu21Standard"
-            )
-            end_event = (
-                MAX_EVENT if last == EVENTS else last
-            )  # a lane's last segment is an output
+            cls = rng.choice(("Ipu21Standard", "Ipu21Interleaved")) if address >= BOUNDARY else "Ipu21Standard"
+            end_event = MAX_EVENT if last == EVENTS else last  # a lane's last segment is an output
             rows.append(
                 _row(
                     labels,
@@ -167,10 +124,7 @@ def _tile(labels: _Labels, rng: random.Random, logical: int) -> list[dict]:
             )
             event = last + 1
         address += width
-    members, stride = (
-        rng.randint(2, 4),
-        4096,
-    )  # a Repeat sequence: storage shorter than the stride, padding between
+    members, stride = (rng.randint(2, 4), 4096)  # a Repeat sequence: storage shorter than the stride, padding between
     if address < BOUNDARY < address + members * stride:
         address = BOUNDARY
     first, last = rng.randint(5, 20), rng.randint(25, 40)
@@ -189,17 +143,7 @@ def _tile(labels: _Labels, rng: random.Random, logical: int) -> list[dict]:
                 [next(shard)],
             )
         )
-        rows.append(
-            _row(
-                labels,
-                base + storage,
-                base + stride,
-                FIXED_LABELS[3],
-                "padding",
-                first,
-                last,
-            )
-        )
+        rows.append(_row(labels, base + storage, base + stride, FIXED_LABELS[3], "padding", first, last))
     address += members * stride
     assert address <= TAIL[0], address
     rng.shuffle(rows)  # the loader sorts them by (first, start, last)
@@ -216,20 +160,11 @@ def placement_profile(tiles: int = 3, seed: int = 7) -> dict:
         "start": START,
         "end": END,
         "labels": labels.texts,
-        "tiles": [
-            {
-                "logical": t,
-                "physical": 1000 + 7 * t,
-                "allocations": _tile(labels, rng, t),
-            }
-            for t in range(tiles)
-        ],
+        "tiles": [{"logical": t, "physical": 1000 + 7 * t, "allocations": _tile(labels, rng, t)} for t in range(tiles)],
     }
 
 
-def write_placement_profile(
-    folder: Path, name: str = "placement-4242.json", **kwargs
-) -> Path:
+def write_placement_profile(folder: Path, name: str = "placement-4242.json", **kwargs) -> Path:
     path = Path(folder) / name
     path.write_text(json.dumps(placement_profile(**kwargs), indent=1))
     return path
@@ -240,9 +175,7 @@ def write_placement_profile(
 
 def is_fixed(row: dict) -> bool:
     """A reservation the placement does not move: support rows, and padding spanning the program."""
-    return row["kind"] == "support" or (
-        row["kind"] == "padding" and row["first"] == 0 and row["last"] == MAX_EVENT
-    )
+    return row["kind"] == "support" or (row["kind"] == "padding" and row["first"] == 0 and row["last"] == MAX_EVENT)
 
 
 def placed_top(rows: list[dict]) -> int:

@@ -11,6 +11,7 @@
   has it: those placed before it only moved down and ended below it). ``grid_top`` checks it against
   a brute force over every offset on tiny instances.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -66,12 +67,20 @@ def placed_allocations(placement) -> Counter:
     kinds, regions = placement.kind_names(), placement.region_names()
     return Counter(
         (k, None if i < 0 else i, r, b, f, l)
-        for k, i, r, b, f, l in zip(kinds.tolist(), placement.value_id.tolist(), regions.tolist(),
-                                    placement.bytes.tolist(), placement.first_step.tolist(), placement.last_step.tolist())
+        for k, i, r, b, f, l in zip(
+            kinds.tolist(),
+            placement.value_id.tolist(),
+            regions.tolist(),
+            placement.bytes.tolist(),
+            placement.first_step.tolist(),
+            placement.last_step.tolist(),
+        )
     )
 
 
-def sweep_overlaps(region: np.ndarray, offset: np.ndarray, size: np.ndarray, first: np.ndarray, last: np.ndarray) -> int:
+def sweep_overlaps(
+    region: np.ndarray, offset: np.ndarray, size: np.ndarray, first: np.ndarray, last: np.ndarray
+) -> int:
     """How many times, in some region at some step, an allocation ends above the start of the next
     one by offset."""
     keep = size > 0

@@ -76,10 +76,7 @@ def owner_elements(shape: list[int], tiling: Tiling) -> list[int]:
         n = math.prod(shape)
         assert n % grain == 0 and n // grain >= t.tile_count
         grains = n // grain
-        return [
-            (grains // t.tile_count + (1 if o < grains % t.tile_count else 0)) * grain
-            for o in range(t.tile_count)
-        ]
+        return [(grains // t.tile_count + (1 if o < grains % t.tile_count else 0)) * grain for o in range(t.tile_count)]
     dims = list(shape)
     widths = []  # per axis: width of each coordinate
     strides = []
@@ -204,9 +201,7 @@ def estimate(p: Program, parameters_live_to_end: bool = False) -> Estimate:
     for i, s in enumerate(p.steps):
         for x in s.inputs + s.results + s.members:
             last_use[roots[x]] = i
-    forever = {
-        roots[v.id] for v in p.values if v.output or v.copies > 1 or (parameters_live_to_end and v.parameter)
-    }
+    forever = {roots[v.id] for v in p.values if v.output or v.copies > 1 or (parameters_live_to_end and v.parameter)}
     live_now = {roots[v.id] for v in p.values if v.input or v.parameter}
     live = []
     for i, s in enumerate(p.steps):
@@ -242,18 +237,7 @@ def estimate(p: Program, parameters_live_to_end: bool = False) -> Estimate:
     total = tile_usage.sum(axis=2)
     usage_tile = p.tiles - 1 - np.argmax(total[:, ::-1], axis=1)  # ties: the last tile
     usage = tile_usage[np.arange(n), usage_tile]
-    return Estimate(
-        shards,
-        held,
-        shard_bytes,
-        aligned,
-        live,
-        tile_scratch,
-        tile_usage,
-        usage,
-        usage_tile,
-        coarse,
-    )
+    return Estimate(shards, held, shard_bytes, aligned, live, tile_scratch, tile_usage, usage, usage_tile, coarse)
 
 
 def _first_max(a: np.ndarray) -> int:
@@ -303,25 +287,18 @@ def profile_json(p: Program, version: int, later_v3: bool = False) -> dict:
         if version >= 2:
             item["tile_usage"] = e.tile_usage[i].tolist()
             item["tile_scratch"] = e.tile_scratch[i].tolist()
-            item["coarse_usage"] = {
-                "standard": int(e.coarse[i, 0]),
-                "interleaved": int(e.coarse[i, 1]),
-            }
+            item["coarse_usage"] = {"standard": int(e.coarse[i, 0]), "interleaved": int(e.coarse[i, 1])}
         steps.append(item)
     rows = p.exchange_rows if version <= 2 else 0
     if version == 1:
         std, intl = e.coarse[:, 0], e.coarse[:, 1]
         total = std + intl
-        max_alloc = max(
-            (e.aligned[v.id] * v.copies for v in p.values if v.cls == "Ipu21Standard"),
-            default=0,
-        )
+        max_alloc = max((e.aligned[v.id] * v.copies for v in p.values if v.cls == "Ipu21Standard"), default=0)
     else:
         std, intl = e.tile_usage[:, :, 0].max(axis=1), e.tile_usage[:, :, 1].max(axis=1)
         total = e.usage.sum(axis=1)
         max_alloc = max(
-            [e.aligned[v.id] * v.copies for v in p.values if v.cls == "Ipu21Standard"]
-            + [s.scratch[0] for s in p.steps]
+            [e.aligned[v.id] * v.copies for v in p.values if v.cls == "Ipu21Standard"] + [s.scratch[0] for s in p.steps]
         )
     peak = {
         "standard": int(std.max()) + rows,
@@ -390,61 +367,15 @@ def program_18() -> Program:
     """§1.8: 8 tiles, input ``state</script>`` [1, 8, 32], parameters w0…w2 [1, 32, 32] in the
     sequence "weights", a Repeat of 3 whose body is a GEMM of (carried, iterated); all F16."""
     state_tiling = Tiling(6, 2, [Axis("FromEnd", 2, 3, 1)], "Amp(Left)")  # rows 3, 3, 2 on owner pairs
-    weight_tiling = Tiling(
-        8, 1, [Axis("FromEnd", 1, 8, 3, 3)], "Amp(Right)"
-    )  # columns 6, 6, 6, 3, 3, 3, 3, 3
-    result_tiling = Tiling(
-        8, 1, [Axis("FromEnd", 2, 2, 1), Axis("FromEnd", 1, 4, 3, 3)]
-    )  # 9, 9, 9, 6 columns
+    weight_tiling = Tiling(8, 1, [Axis("FromEnd", 1, 8, 3, 3)], "Amp(Right)")  # columns 6, 6, 6, 3, 3, 3, 3, 3
+    result_tiling = Tiling(8, 1, [Axis("FromEnd", 2, 2, 1), Axis("FromEnd", 1, 4, 3, 3)])  # 9, 9, 9, 6 columns
     out_tiling = Tiling(6, 1, [Axis("Linear", None, 6, 4, 1, "Reject")])  # 11, 11, 11, 11, 10, 10 grains
     S, I = "Ipu21Standard", "Ipu21Interleaved"
     values = [
-        Value(
-            0,
-            "state</script>",
-            "state</script>",
-            [1, 8, 32],
-            "F16",
-            S,
-            state_tiling,
-            offset=3,
-            input=True,
-        ),
-        Value(
-            1,
-            "w0",
-            "weights",
-            [1, 32, 32],
-            "F16",
-            I,
-            weight_tiling,
-            parameter=True,
-            storage_group=1,
-        ),
-        Value(
-            2,
-            "w1",
-            "weights",
-            [1, 32, 32],
-            "F16",
-            I,
-            weight_tiling,
-            parameter=True,
-            storage_group=1,
-            offset=1,
-        ),
-        Value(
-            3,
-            "w2",
-            "weights",
-            [1, 32, 32],
-            "F16",
-            I,
-            weight_tiling,
-            parameter=True,
-            storage_group=1,
-            offset=2,
-        ),
+        Value(0, "state</script>", "state</script>", [1, 8, 32], "F16", S, state_tiling, offset=3, input=True),
+        Value(1, "w0", "weights", [1, 32, 32], "F16", I, weight_tiling, parameter=True, storage_group=1),
+        Value(2, "w1", "weights", [1, 32, 32], "F16", I, weight_tiling, parameter=True, storage_group=1, offset=1),
+        Value(3, "w2", "weights", [1, 32, 32], "F16", I, weight_tiling, parameter=True, storage_group=1, offset=2),
         Value(
             4,
             "state</script> (body argument)",
@@ -469,16 +400,7 @@ def program_18() -> Program:
             origin=1,
             storage_group=1,
         ),
-        Value(
-            6,
-            "operation 1 result 0",
-            "operation 1 result 0",
-            [1, 8, 32],
-            "F16",
-            I,
-            result_tiling,
-            offset=5,
-        ),
+        Value(6, "operation 1 result 0", "operation 1 result 0", [1, 8, 32], "F16", I, result_tiling, offset=5),
         Value(
             7,
             "operation 2 result 0",
@@ -492,15 +414,7 @@ def program_18() -> Program:
             offset=3,
         ),
         Value(
-            8,
-            "operation 3 result 0",
-            "operation 3 result 0",
-            [1, 8, 32],
-            "F32",
-            S,
-            out_tiling,
-            offset=2,
-            output=True,
+            8, "operation 3 result 0", "operation 3 result 0", [1, 8, 32], "F32", S, out_tiling, offset=2, output=True
         ),
     ]
     gemm = "Gemm { multiply: F16, accumulate: F32, mode: Initialize, weights: Standard, inner_block: 16, output_columns: 16 }"
@@ -535,35 +449,12 @@ def program_scaled(blocks: int, tiles: int = 1472) -> Program:
     shards, rotated owners), a bias add and a Convert; plus the sample's values 0 and 89."""
     S, I = "Ipu21Standard", "Ipu21Interleaved"
     values = [
-        Value(
-            0,
-            "vit.image.patches",
-            "vit.image.patches",
-            [1, 729, 588],
-            "F16",
-            I,
-            SAMPLE_VALUE_0,
-            input=True,
-        ),
-        Value(
-            1,
-            "operation 0 result 0",
-            "operation 0 result 0",
-            [1, 729, 4304],
-            "F16",
-            S,
-            SAMPLE_VALUE_89,
-            offset=7,
-        ),
+        Value(0, "vit.image.patches", "vit.image.patches", [1, 729, 588], "F16", I, SAMPLE_VALUE_0, input=True),
+        Value(1, "operation 0 result 0", "operation 0 result 0", [1, 729, 4304], "F16", S, SAMPLE_VALUE_89, offset=7),
     ]
     steps = [Step("Convert LocalKernel", 0, [0], [1], (2048, 0))]
     act_tiling = Tiling(tiles, 1, [Axis("Linear", None, tiles, 4, 4, "Reject")])
-    weight_tiling = Tiling(
-        tiles - tiles % 7,
-        (tiles - tiles % 7) // 7,
-        [Axis("FromEnd", 1, 7, 8, 8)],
-        "Amp(Right)",
-    )
+    weight_tiling = Tiling(tiles - tiles % 7, (tiles - tiles % 7) // 7, [Axis("FromEnd", 1, 7, 8, 8)], "Amp(Right)")
     current = 1
     for b in range(blocks):
         base = len(values)
@@ -585,11 +476,7 @@ def program_scaled(blocks: int, tiles: int = 1472) -> Program:
             [1, 1000],
             "F16",
             S,
-            Tiling(
-                tiles - tiles % 5,
-                (tiles - tiles % 5) // 5,
-                [Axis("FromEnd", 1, 5, 8, 8)],
-            ),
+            Tiling(tiles - tiles % 5, (tiles - tiles % 5) // 5, [Axis("FromEnd", 1, 5, 8, 8)]),
             parameter=True,
             offset=(11 * b) % tiles,
         )

@@ -7,6 +7,7 @@ document, send ``DocumentReady`` as the browser does), waits for the page's uplo
 to it exactly as Panel's JavaScript does (``{chunk, data, name, total_chunks, type}``, the chunk's
 bytes as a binary buffer). Uses tornado's websocket client (a Bokeh dependency).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -29,7 +30,7 @@ class RawSession:
         self.models: dict[str, dict] = {}
         self.received: list[str] = []  # every text message the server sent since the document was pulled
 
-    async def open(self, query: str = "") -> "RawSession":
+    async def open(self, query: str = "") -> RawSession:
         with urllib.request.urlopen(self.app_url + query, timeout=60) as response:
             page = response.read().decode()
         token = _TOKEN.search(page).group(1)
@@ -46,7 +47,9 @@ class RawSession:
         # loaded when the document is ready (Panel's onload, started by the browser's DocumentReady
         # event): send it, then wait for the patch that adds the box.
         ready = {"type": "event", "name": "document_ready", "values": {"type": "map"}}
-        await self._send("PATCH-DOC", {"events": [{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": ready}]})
+        await self._send(
+            "PATCH-DOC", {"events": [{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": ready}]}
+        )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + UPLOAD_BOX_WAIT_S
         while not (droppers := [m for m in self.models.values() if m.get("name", "").endswith("FileDropper")]):
@@ -91,14 +94,26 @@ class RawSession:
 
     async def send_chunk(self, chunk: int, total_chunks: int, data: bytes, name: str = "raw.json") -> None:
         buffer_id = uuid.uuid4().hex
-        values = {"type": "map", "entries": [
-            ["chunk", chunk], ["data", {"type": "bytes", "data": {"id": buffer_id}}], ["name", name],
-            ["total_chunks", total_chunks], ["type", "application/json"],
-        ]}
-        event = {"type": "event", "name": "upload_event",
-                 "values": {"type": "map", "entries": [["model", {"id": self.upload_model_id}], ["data", values]]}}
-        await self._send("PATCH-DOC", {"events": [{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": event}]},
-                         [(buffer_id, data)])
+        values = {
+            "type": "map",
+            "entries": [
+                ["chunk", chunk],
+                ["data", {"type": "bytes", "data": {"id": buffer_id}}],
+                ["name", name],
+                ["total_chunks", total_chunks],
+                ["type", "application/json"],
+            ],
+        }
+        event = {
+            "type": "event",
+            "name": "upload_event",
+            "values": {"type": "map", "entries": [["model", {"id": self.upload_model_id}], ["data", values]]},
+        }
+        await self._send(
+            "PATCH-DOC",
+            {"events": [{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": event}]},
+            [(buffer_id, data)],
+        )
 
     async def drain(self, seconds: float) -> None:
         """Read what the server sends for ``seconds`` (so its writes never block on us)."""
@@ -107,7 +122,7 @@ class RawSession:
         while (remaining := end - loop.time()) > 0:
             try:
                 message = await asyncio.wait_for(self.ws.read_message(), remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return
             if message is None:
                 return

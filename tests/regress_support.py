@@ -13,6 +13,7 @@ tilescope::
     nightly/2024-05-04/  2024-05-01 with small truncated (does not load)
     fleet-data/          the dataset (``tilescope batch data-root --out data-root/fleet-data``)
 """
+
 from __future__ import annotations
 
 import json
@@ -21,14 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from compare_support import refigure, with_edits, write
 from fleet_support import PROFILE_SAMPLE, SEARCH_SAMPLE, run_cli
+
 from tilescope.synth import write_synthetic_profile
 
 BASE, HEAD, COPY, BROKEN = (f"nightly/2024-05-0{d}" for d in (1, 2, 3, 4))
 VIT, SMALL, MID, MID_V2, SEARCH = (
-    "vit.memory_profile.json", "small.memory_profile.json", "mid.memory_profile.json", "mid_v2.memory_profile.json",
+    "vit.memory_profile.json",
+    "small.memory_profile.json",
+    "mid.memory_profile.json",
+    "mid_v2.memory_profile.json",
     "flash_attention.search_state.json",
 )
 EDITED_VALUE, EDITED_AXIS, EDITED_PARTITIONS = 84, 1, 3

@@ -43,9 +43,7 @@ def _v8_context(raw: dict, mapping: list[int] | None) -> str:
     graph, config, _ = raw["context"].split("\n")
     # Newer graphs no longer carry the value registry and the sequence counter (spec §3.2).
     graph = re.sub(r", values: \{[^}]*\}", "", graph).replace(", next_sequence: 0", "")
-    third = (
-        "None" if mapping is None else "Some([" + ", ".join(map(str, mapping)) + "])"
-    )
+    third = "None" if mapping is None else "Some([" + ", ".join(map(str, mapping)) + "])"
     return f"{graph}\n{config}\n{third}"
 
 
@@ -65,9 +63,7 @@ def _options(tiles: int, **changes) -> dict:
 def v8_document(raw: dict | None = None) -> dict:
     """A version 8 search state: the sample's content, the recipe and six visited recipes."""
     raw = copy.deepcopy(raw or sample())
-    tiles = int(
-        re.search(r"PipelineConfig \{ tile_count: (\d+)", raw["context"]).group(1)
-    )
+    tiles = int(re.search(r"PipelineConfig \{ tile_count: (\d+)", raw["context"]).group(1))
     alternatives = raw["alternatives"][OPERATION]
     incumbent_plan = alternatives[INCUMBENT_ALTERNATIVE]
 
@@ -79,9 +75,7 @@ def v8_document(raw: dict | None = None) -> dict:
         }
 
     outside = copy.deepcopy(incumbent_plan)
-    outside["dispatch"]["Attention"]["query_key"]["rows"] = (
-        97  # no alternative has 97 rows
-    )
+    outside["dispatch"]["Attention"]["query_key"]["rows"] = 97  # no alternative has 97 rows
     visited = [
         recipe(plan=alternatives[OTHER_ALTERNATIVE]),
         recipe(cast_before_copies=False, packing_rows=4),
@@ -107,9 +101,7 @@ def v3_document(raw: dict | None = None) -> dict:
     """A version 3 search state: settings on the recipe (named cast sites, a cast-storage policy),
     ``mapping`` and ``mapping_checked`` at the top, one visited recipe."""
     raw = copy.deepcopy(raw or sample())
-    tiles = int(
-        re.search(r"PipelineConfig \{ tile_count: (\d+)", raw["context"]).group(1)
-    )
+    tiles = int(re.search(r"PipelineConfig \{ tile_count: (\d+)", raw["context"]).group(1))
     plan = raw["recipe"]["plans"][OPERATION]
     mapping = [(t + ROTATION) % tiles for t in range(tiles)]
 

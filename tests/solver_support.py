@@ -16,11 +16,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from tilescope.models.placement_problem import (
-    STANDARD,
-    PlacementProblem,
-    PlacementRequest,
-)
+from tilescope.models.placement_problem import STANDARD, PlacementProblem, PlacementRequest
 
 
 def _bench() -> Path:
@@ -137,9 +133,7 @@ def brute_force(problem: PlacementProblem) -> bool:
     return extend(0)
 
 
-def cut_rectangle(
-    width: int, span: int, pieces: int, seed: int, granule: int = 1
-) -> list[tuple[int, int, int, int]]:
+def cut_rectangle(width: int, span: int, pieces: int, seed: int, granule: int = 1) -> list[tuple[int, int, int, int]]:
     """(lower, upper, size, offset) pieces of [0, width) × [0, span), half-open lifetimes."""
     rng = random.Random(seed)
     boxes = [(0, width, 0, span)]  # address lo, hi, time lo, hi

@@ -8,6 +8,7 @@ it is shown the package as Python imports it: a tree of links under ``build/type
 file by file, each mapped folder (``app/``, ``loaders/``…) linked whole, so a new module is seen
 without a reinstall. Its findings are reported with the repository's own paths.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,7 +20,19 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 TREE = REPO / "build" / "typecheck"
-PYTHON_FILES = ["app", "derived", "loaders", "models", "planner", "report", "fleet", "tilescope", "tests", "benchmarks", "docs"]
+PYTHON_FILES = [
+    "app",
+    "derived",
+    "loaders",
+    "models",
+    "planner",
+    "report",
+    "fleet",
+    "tilescope",
+    "tests",
+    "benchmarks",
+    "docs",
+]
 
 
 def package_dirs(repo: Path = REPO) -> dict[str, Path]:
@@ -54,7 +67,7 @@ def _repository_paths(output: str, tree: Path, repo: Path = REPO) -> str:
         for name, folder in dirs:
             prefix = name.replace(".", "/") + "/"
             if line.startswith(prefix):
-                line = os.path.relpath(folder, repo) + "/" + line[len(prefix):]
+                line = os.path.relpath(folder, repo) + "/" + line[len(prefix) :]
                 break
         lines.append(line)
     return "\n".join(lines)
@@ -66,20 +79,57 @@ def run(command: list[str], cwd: Path = REPO) -> tuple[int, str]:
 
 
 def ruff_lint(paths: list[str] | None = None, cwd: Path = REPO) -> tuple[int, str]:
-    return run([sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", "--config", str(REPO / "pyproject.toml"),
-                *(paths or PYTHON_FILES)], cwd)
+    return run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--no-cache",
+            "--output-format",
+            "concise",
+            "--config",
+            str(REPO / "pyproject.toml"),
+            *(paths or PYTHON_FILES),
+        ],
+        cwd,
+    )
 
 
 def ruff_format_check(paths: list[str] | None = None, cwd: Path = REPO) -> tuple[int, str]:
-    return run([sys.executable, "-m", "ruff", "format", "--check", "--no-cache", "--config", str(REPO / "pyproject.toml"),
-                *(paths or PYTHON_FILES)], cwd)
+    return run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "format",
+            "--check",
+            "--no-cache",
+            "--config",
+            str(REPO / "pyproject.toml"),
+            *(paths or PYTHON_FILES),
+        ],
+        cwd,
+    )
 
 
 def mypy(tree: Path = TREE, replace: dict[str, Path] | None = None) -> tuple[int, str]:
     """mypy over the package (``-p tilescope``) in a link tree at ``tree``."""
     link_tree(tree, replace=replace)
-    code, output = run([sys.executable, "-m", "mypy", "--config-file", str(REPO / "pyproject.toml"),
-                        "--cache-dir", str(REPO / "build" / "mypy-cache"), "-p", "tilescope"], tree)
+    code, output = run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(REPO / "pyproject.toml"),
+            "--cache-dir",
+            str(REPO / "build" / "mypy-cache"),
+            "-p",
+            "tilescope",
+        ],
+        tree,
+    )
     return code, _repository_paths(output, tree)
 
 

@@ -1,6 +1,9 @@
 """The address × step view's data (derived.addresses): every visible allocation is drawn, alone or
 inside an aggregate; nothing outside the window; the count stays bounded by the pixel budget."""
+
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
@@ -10,7 +13,6 @@ from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.planner.model import plan_profile
 from tilescope.planner.placement import place
 from tilescope.synth import SAMPLE_PATH, write_synthetic_profile
-import itertools
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +30,14 @@ def synthetic_placement(tmp_path_factory):
 
 def visible(p, code: int, s0: int, s1: int, low: int, high: int) -> np.ndarray:
     end = p.offset + p.bytes
-    return np.flatnonzero((p.region == code) & (p.bytes > 0) & (p.first_step <= s1) & (p.last_step >= s0) & (p.offset < high) & (end > low))
+    return np.flatnonzero(
+        (p.region == code)
+        & (p.bytes > 0)
+        & (p.first_step <= s1)
+        & (p.last_step >= s0)
+        & (p.offset < high)
+        & (end > low)
+    )
 
 
 def clipped_area(p, rows, s0, s1, low, high) -> float:
@@ -45,7 +54,12 @@ def check_rects(p, rects, code: int) -> None:
     for k in np.flatnonzero(rects.allocation >= 0).tolist():  # an individual rectangle is its allocation
         a = rects.allocation[k]
         assert (rects.offset[k], rects.bytes[k], rects.first[k], rects.last[k], rects.id[k]) == (
-            p.offset[a], p.bytes[a], p.first_step[a], p.last_step[a], p.value_id[a])
+            p.offset[a],
+            p.bytes[a],
+            p.first_step[a],
+            p.last_step[a],
+            p.value_id[a],
+        )
     aggregated = np.setdiff1d(rows, alone)
     assert rects.aggregated == aggregated.size
     cells = np.flatnonzero(rects.allocation < 0)
@@ -62,8 +76,12 @@ def check_rects(p, rects, code: int) -> None:
         assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
     # Every aggregated allocation touches an aggregate, and the area is conserved.
     for a in aggregated.tolist():
-        touches = ((rects.first[cells] <= min(p.last_step[a], s1)) & (rects.last[cells] >= max(p.first_step[a], s0))
-                   & (rects.offset[cells] < min(p.offset[a] + p.bytes[a], high)) & (rects.offset[cells] + rects.bytes[cells] > max(p.offset[a], low)))
+        touches = (
+            (rects.first[cells] <= min(p.last_step[a], s1))
+            & (rects.last[cells] >= max(p.first_step[a], s0))
+            & (rects.offset[cells] < min(p.offset[a] + p.bytes[a], high))
+            & (rects.offset[cells] + rects.bytes[cells] > max(p.offset[a], low))
+        )
         assert touches.any(), a
     assert rects.area.sum() == pytest.approx(clipped_area(p, rows, s0, s1, low, high), rel=1e-9)
     assert rects.count[cells].sum() >= aggregated.size
@@ -74,7 +92,9 @@ def check_rects(p, rects, code: int) -> None:
 @pytest.mark.parametrize("window", [(0, None, 0, None), (40, 50, 0, None), (0, 115, 50_000, 120_000)])
 def test_sample_windows(sample_placement, region, code, window):
     s0, s1, low, high = window
-    rects = address_rects(sample_placement, region, first_step=s0, last_step=s1, low=low, high=high, width_px=600, height_px=200)
+    rects = address_rects(
+        sample_placement, region, first_step=s0, last_step=s1, low=low, high=high, width_px=600, height_px=200
+    )
     check_rects(sample_placement, rects, code)
     assert rects.placed == sample_placement.regions[region].placed
 

@@ -4,6 +4,7 @@ Each suggestion's verified peak is re-derived here without the planner: the edit
 shard bytes from docs/formats.md §2 applied to its layout text (parsed with a regex in this file), its
 alias class and live steps and the recorded usage read from the sample with ``json.load``.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,17 +15,19 @@ from pathlib import Path
 
 import pytest
 
+from tilescope.cli import main as cli_main
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.models.edits import TilingEdit
 from tilescope.planner.advisor import advise
 from tilescope.planner.edits import apply_edits
 from tilescope.planner.model import plan_profile
-from tilescope.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "vit_finalist5.memory_profile.json"
-AXIS = re.compile(r"axis: (?P<kind>FromStart|FromEnd|Linear)(?:\((?P<k>\d+)\))?, partitions: (?P<p>\d+), "
-                  r"padding_groups: \d+, block_size: (?P<block>\d+), padding_multiple: (?P<pad>\d+), shard_padding_multiple: (?P<spm>\d+)")
+AXIS = re.compile(
+    r"axis: (?P<kind>FromStart|FromEnd|Linear)(?:\((?P<k>\d+)\))?, partitions: (?P<p>\d+), "
+    r"padding_groups: \d+, block_size: (?P<block>\d+), padding_multiple: (?P<pad>\d+), shard_padding_multiple: (?P<spm>\d+)"
+)
 REPLICAS = re.compile(r"replicas: (\d+)")
 
 
@@ -88,9 +91,17 @@ def test_suggestions_are_verified(raw, loaded, peak):
     arrays, plan = loaded
     found = advise(arrays, plan, peak)
     assert found, "the sample has edits that lower every peak"
-    recorded = {"standard": raw["peak"]["standard"], "interleaved": raw["peak"]["interleaved"], "total": raw["peak"]["total"]}[peak]
+    recorded = {
+        "standard": raw["peak"]["standard"],
+        "interleaved": raw["peak"]["interleaved"],
+        "total": raw["peak"]["total"],
+    }[peak]
     step = raw[f"{peak}_peak_step"]
-    regions = {"standard": {"Ipu21Standard"}, "interleaved": {"Ipu21Interleaved"}, "total": {"Ipu21Standard", "Ipu21Interleaved"}}[peak]
+    regions = {
+        "standard": {"Ipu21Standard"},
+        "interleaved": {"Ipu21Interleaved"},
+        "total": {"Ipu21Standard", "Ipu21Interleaved"},
+    }[peak]
     candidates = live_classes_at(raw, step, regions)
     savings = [s.saving for s in found]
     assert savings == sorted(savings, reverse=True)

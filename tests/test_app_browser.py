@@ -1,12 +1,12 @@
 """The served app in a real Chromium: figures, linked selection, file refusal, bad files, escaping,
 and the timeline's point budget at scale. Expected figures come from the files' recorded fields."""
+
 from __future__ import annotations
 
 import json
 import re
 
 import pytest
-
 from browser_support import JS_DATA_TO_PAGE, JS_SOURCE_DATA, JS_STEP_TABLE_IDS, SAMPLE, kib, served_app, wait_for_app
 
 pytestmark = pytest.mark.browser
@@ -55,12 +55,16 @@ def test_clicking_a_step_in_the_timeline_lists_its_live_values(page, app_server,
     page.mouse.click(x, y)
     page.locator("[data-testid=ts-step-index]").filter(has_text=str(step)).first.wait_for()
     expected = set(steps[step]["live"])
-    page.wait_for_function(f"() => {{ const ids = ({JS_STEP_TABLE_IDS})(); return ids && ids.length === {len(expected)}; }}")
+    page.wait_for_function(
+        f"() => {{ const ids = ({JS_STEP_TABLE_IDS})(); return ids && ids.length === {len(expected)}; }}"
+    )
     assert sorted(page.evaluate(JS_STEP_TABLE_IDS)) == sorted(expected)
     # the largest live value's name is on screen, as text
     values = {v["id"]: v for v in raw["timeline"]["values"]}
     largest = min(expected, key=lambda vid: (-values[vid]["bytes"], vid))
-    cell = page.locator(".ts-step-values .tabulator-cell[tabulator-field=name]").filter(has_text=values[largest]["name"])
+    cell = page.locator(".ts-step-values .tabulator-cell[tabulator-field=name]").filter(
+        has_text=values[largest]["name"]
+    )
     cell.first.wait_for()
     assert text_of(page, "ts-step-live-count") == str(len(expected))
     assert page.console_errors == []
@@ -75,7 +79,9 @@ def test_the_step_input_selects_a_step_too(page, app_server, raw):
     field.press("Enter")
     page.locator("[data-testid=ts-step-index]").filter(has_text=str(step)).first.wait_for()
     expected = set(raw["timeline"]["steps"][step]["live"])
-    page.wait_for_function(f"() => {{ const ids = ({JS_STEP_TABLE_IDS})(); return ids && ids.length === {len(expected)}; }}")
+    page.wait_for_function(
+        f"() => {{ const ids = ({JS_STEP_TABLE_IDS})(); return ids && ids.length === {len(expected)}; }}"
+    )
     assert sorted(page.evaluate(JS_STEP_TABLE_IDS)) == sorted(expected)
 
 
@@ -99,7 +105,11 @@ def test_a_bad_file_shows_its_located_error(page, tmp_path, raw):
         wait_for_app(page)
         error = page.locator("[data-testid=ts-error]").first
         error.wait_for()
-        assert error.inner_text().strip().startswith("broken.memory_profile.json: at $.timeline.values[3].shape: expected array")
+        assert (
+            error.inner_text()
+            .strip()
+            .startswith("broken.memory_profile.json: at $.timeline.values[3].shape: expected array")
+        )
         assert text_of(page, "ts-peak-total") == kib(raw["peak"]["total"])  # the default profile is shown instead
 
         page.goto(server.url + "?file=cut.memory_profile.json")
@@ -174,7 +184,8 @@ def test_a_20k_step_profile_renders_with_a_bounded_point_budget(page, tmp_path):
         page.wait_for_function(
             """() => { for (const doc of Bokeh.documents) for (const m of doc._all_models.values())
                  if (m.name === 'ts-timeline-usage') { const s = m.data.step; return s.length && (s[s.length-1] - s[0]) < %d; }
-               return false; }""" % (n // 2)
+               return false; }"""
+            % (n // 2)
         )
         zoomed = page.evaluate(JS_SOURCE_DATA, "ts-timeline-usage")
         steps = zoomed["step"]
@@ -192,17 +203,18 @@ def test_selecting_a_value_opens_its_storage_group_and_outlines_it(page, app_ser
     page.get_by_role("button", name="standard peak").click()
     page.locator("[data-testid=ts-step-index]").filter(has_text=str(step)).first.wait_for()
     values = {v["id"]: v for v in raw["timeline"]["values"]}
-    row = page.locator(".ts-step-values .tabulator-row").filter(
-        has=page.locator(".tabulator-cell[tabulator-field=id]", has_text="84")).first
+    row = (
+        page.locator(".ts-step-values .tabulator-row")
+        .filter(has=page.locator(".tabulator-cell[tabulator-field=id]", has_text="84"))
+        .first
+    )
     row.locator(".tabulator-cell[tabulator-field=name]").click()  # a click selects the row (and only it)
     page.get_by_text("Storage groups", exact=True).first.click()
     detail = page.locator("[data-testid=ts-group-detail][data-group='83']").first
     detail.wait_for()
     together = [s["index"] for s in raw["timeline"]["steps"] if 84 in s["live"] and 85 in s["live"]]
     b84, b85 = values[84]["bytes"], values[85]["bytes"]
-    expected = (
-        f"values 84 ({kib(b84)}) and 85 ({kib(b85)}) both live at step {together[0]}: {kib(b84 + b85)} together"
-    )
+    expected = f"values 84 ({kib(b84)}) and 85 ({kib(b85)}) both live at step {together[0]}: {kib(b84 + b85)} together"
     assert len(together) == 1 and expected in detail.inner_text()
     # the lifetimes chart outlines the selected value in black and its group mates in orange
     page.locator(".bk-tab", has_text="Lifetimes").click()  # a side tab, built when shown
@@ -261,7 +273,9 @@ def test_the_groups_table_pages_filters_and_selects_on_the_server(page, app_serv
     member_filter.click()
     member_filter.press_sequentially("85", delay=40)
     member_filter.press("Enter")
-    with_85 = sorted(g for g in groups if any(v["storage_group"] == g and "85" in str(v["id"]) for v in raw["timeline"]["values"]))
+    with_85 = sorted(
+        g for g in groups if any(v["storage_group"] == g and "85" in str(v["id"]) for v in raw["timeline"]["values"])
+    )
     expect(group_cells).to_have_count(len(with_85))
     cell_83 = table.locator(".tabulator-cell[tabulator-field=storage_group]", has_text=re.compile(r"^83$"))
     expect(cell_83).to_have_count(1)

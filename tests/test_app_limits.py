@@ -14,6 +14,7 @@ tests/test_app_robust_server.py):
   declared size over the cap is refused at the first chunk, a lying client when its bytes pass
   the cap, and an abandoned upload is dropped after its timeout or when the session ends.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -26,45 +27,60 @@ import time
 from pathlib import Path
 
 import pytest
-
 from async_support import run_on_own_loop
+
 from tilescope import cli
 from tilescope.app.load_pool import LoadPool, LoadTimedOut
-from tilescope.app.loading import (DEFAULT_LOAD_TIMEOUT_S, DEFAULT_LOAD_WORKERS, DEFAULT_MAX_FILE_BYTES, MAX_UPLOAD_BYTES,
-                                   check_file, parse_app_args, upload_timeout)
+from tilescope.app.loading import (
+    DEFAULT_LOAD_TIMEOUT_S,
+    DEFAULT_LOAD_WORKERS,
+    DEFAULT_MAX_FILE_BYTES,
+    MAX_UPLOAD_BYTES,
+    check_file,
+    parse_app_args,
+    upload_timeout,
+)
 from tilescope.app.shared import SharedProfiles
 from tilescope.app.widgets.upload import CHUNK_BYTES, CappedFileDropper
 from tilescope.derived.opening import OpenedProfile, Source, open_file
 from tilescope.models.errors import InputError, TilescopeError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
-from make_app_corpus import SPECIAL_FILES, make_special_files  # noqa: E402
-
+from make_app_corpus import SPECIAL_FILES, make_special_files
 
 # ----------------------------------------------------------------------------- options
 
 
 def test_limits_come_from_args_then_environment_then_defaults():
     plain = parse_app_args([], environ={})
-    assert (plain.max_file_bytes, plain.load_timeout, plain.load_workers) == (DEFAULT_MAX_FILE_BYTES, DEFAULT_LOAD_TIMEOUT_S, DEFAULT_LOAD_WORKERS)
+    assert (plain.max_file_bytes, plain.load_timeout, plain.load_workers) == (
+        DEFAULT_MAX_FILE_BYTES,
+        DEFAULT_LOAD_TIMEOUT_S,
+        DEFAULT_LOAD_WORKERS,
+    )
     assert DEFAULT_MAX_FILE_BYTES == 2**30 and DEFAULT_LOAD_TIMEOUT_S == 120 and DEFAULT_LOAD_WORKERS == 4
     env = {"TILESCOPE_MAX_FILE_BYTES": "500M", "TILESCOPE_LOAD_TIMEOUT": "30", "TILESCOPE_LOAD_WORKERS": "2"}
     from_env = parse_app_args([], environ=env)
     assert (from_env.max_file_bytes, from_env.load_timeout, from_env.load_workers) == (500_000_000, 30.0, 2)
-    given = parse_app_args(["x.json", "--max-file-bytes", "2GiB", "--load-timeout", "7.5", "--load-workers", "3"], environ=env)
+    given = parse_app_args(
+        ["x.json", "--max-file-bytes", "2GiB", "--load-timeout", "7.5", "--load-workers", "3"], environ=env
+    )
     assert (given.max_file_bytes, given.load_timeout, given.load_workers) == (2 * 2**30, 7.5, 3)
     assert given.file == Path("x.json")
     assert upload_timeout({}) == 60 and upload_timeout({"TILESCOPE_UPLOAD_TIMEOUT": "3"}) == 3
 
 
-@pytest.mark.parametrize("argv, env, words", [
-    (["--max-file-bytes", "lots"], {}, "app argument --max-file-bytes: expected a size in bytes"),
-    (["--max-file-bytes", "0"], {}, "of at least 1"),
-    (["--load-timeout", "-1"], {}, "app argument --load-timeout: expected a number of seconds above 0"),
-    (["--load-timeout", "inf"], {}, "above 0"),
-    (["--load-workers", "0"], {}, "app argument --load-workers: expected a whole number of workers from 1 to 64"),
-    ([], {"TILESCOPE_LOAD_WORKERS": "many"}, "TILESCOPE_LOAD_WORKERS: expected a whole number"),
-])
+@pytest.mark.parametrize(
+    "argv, env, words",
+    [
+        (["--max-file-bytes", "lots"], {}, "app argument --max-file-bytes: expected a size in bytes"),
+        (["--max-file-bytes", "0"], {}, "of at least 1"),
+        (["--load-timeout", "-1"], {}, "app argument --load-timeout: expected a number of seconds above 0"),
+        (["--load-timeout", "inf"], {}, "above 0"),
+        (["--load-workers", "0"], {}, "app argument --load-workers: expected a whole number of workers from 1 to 64"),
+        ([], {"TILESCOPE_LOAD_WORKERS": "many"}, "TILESCOPE_LOAD_WORKERS: expected a whole number"),
+    ],
+)
 def test_a_bad_limit_is_one_line_naming_where_it_came_from(argv, env, words):
     with pytest.raises(TilescopeError) as refused:
         parse_app_args(argv, environ=env)
@@ -86,7 +102,9 @@ def test_special_files_are_refused_with_the_clis_message_before_a_read(special_r
     root, made = special_root
     shared = SharedProfiles(data_root=root)
     for name, (what, words) in SPECIAL_FILES.items():
-        if name not in made or name == "zero-link.json":  # (the symlink is refused by the name check: tests/test_app_paths.py)
+        if (
+            name not in made or name == "zero-link.json"
+        ):  # (the symlink is refused by the name check: tests/test_app_paths.py)
             continue
         started = time.perf_counter()
         with pytest.raises(InputError) as refused:
@@ -95,7 +113,7 @@ def test_special_files_are_refused_with_the_clis_message_before_a_read(special_r
         message = str(refused.value)
         assert message.startswith(f"{name}: ") and all(w in message for w in words), (what, message)
         assert cli.main(["check", str(root / name)]) == 2  # the CLI's line is the same, naming the path it was given
-        assert capsys.readouterr().err == f"tilescope: {root / name}{message[len(name):]}\n"
+        assert capsys.readouterr().err == f"tilescope: {root / name}{message[len(name) :]}\n"
     if "zero.json" not in made:
         pytest.skip("no right to mknod here: the device case was not run")
 
@@ -122,8 +140,10 @@ def test_the_size_cap_holds_under_the_data_root_only(tmp_path, sample_path):
     shared = SharedProfiles(data_root=root, max_file_bytes=size - 1)
     with pytest.raises(InputError) as refused:
         shared.open(Source.of_path(inside, "vit.json"))
-    assert str(refused.value) == (f"vit.json: refused: {size:,} bytes is over the {size - 1:,}-byte limit for a file under the "
-                                  "data root (--args --max-file-bytes N, or TILESCOPE_MAX_FILE_BYTES, raises it)")
+    assert str(refused.value) == (
+        f"vit.json: refused: {size:,} bytes is over the {size - 1:,}-byte limit for a file under the "
+        "data root (--args --max-file-bytes N, or TILESCOPE_MAX_FILE_BYTES, raises it)"
+    )
     assert shared.loads == 0
     assert isinstance(shared.open(Source.of_path(sample_path, "sample")), OpenedProfile)  # outside the root: not capped
     # A 4 GiB sparse file under the root: refused at once, nothing of it read (RSS does not grow by it).
@@ -144,9 +164,11 @@ run = run_on_own_loop
 
 def blocked_read(fd: int):
     """A job stuck in a real system call: ``read`` on a pipe nobody writes to (until the test does)."""
+
     def job(progress):
         progress("reading", 0.0)
         return os.read(fd, 1)
+
     return job
 
 
@@ -160,15 +182,20 @@ def test_blocked_loads_give_up_their_workers_and_never_starve_another(sample_pat
     """Ten loads blocked in ``read`` (real threads in a real system call) on a pool of 2: each is
     found blocked after ``stall`` and its worker replaced; the sample, asked for after them, opens;
     the ten are reported as timed out; their threads exit when their reads return."""
-    pool = LoadPool(workers=2, time_limit=60, stall=0.3, name="blocked-test")  # (its own threads: other tests leave the process-wide pool running)
+    pool = LoadPool(
+        workers=2, time_limit=60, stall=0.3, name="blocked-test"
+    )  # (its own threads: other tests leave the process-wide pool running)
     pipes = [os.pipe() for _ in range(10)]
     try:
+
         async def scenario():
             started = time.perf_counter()
             await pool.run(open_file, sample_path)
             usual = time.perf_counter() - started
-            blocked = [asyncio.ensure_future(pool.run(blocked_read(r), time_limit=8, label=f"blocked {k}"))
-                       for k, (r, _) in enumerate(pipes)]
+            blocked = [
+                asyncio.ensure_future(pool.run(blocked_read(r), time_limit=8, label=f"blocked {k}"))
+                for k, (r, _) in enumerate(pipes)
+            ]
             await asyncio.sleep(0.05)
             started = time.perf_counter()
             opened = await pool.run(open_file, sample_path)
@@ -181,13 +208,18 @@ def test_blocked_loads_give_up_their_workers_and_never_starve_another(sample_pat
         assert isinstance(opened, OpenedProfile)
         assert all(isinstance(o, LoadTimedOut) for o in outcomes), outcomes
         messages = {str(o) for o in outcomes}
-        assert "blocked 0: the load took longer than the 8 s limit per load and was given up (the limit is --args --load-timeout SECONDS)" in messages
+        assert (
+            "blocked 0: the load took longer than the 8 s limit per load and was given up (the limit is --args --load-timeout SECONDS)"
+            in messages
+        )
         # every blocked load that started was written off, and the pool still has its 2 workers
         assert stats["workers"] == 2 and stats["stuck"] == stats["busy"] == 10 and stats["written_off"] == 10
         assert stats["threads_started"] == 2 + 10
         with capsys.disabled():
-            print(f"\nload pool (2 workers, stall 0.3 s): the sample opened in {usual * 1000:.0f} ms alone, {during * 1000:.0f} ms "
-                  f"asked for after 10 loads blocked in read ({during / usual:.1f}×); {stats['threads_started']} threads started")
+            print(
+                f"\nload pool (2 workers, stall 0.3 s): the sample opened in {usual * 1000:.0f} ms alone, {during * 1000:.0f} ms "
+                f"asked for after 10 loads blocked in read ({during / usual:.1f}×); {stats['threads_started']} threads started"
+            )
         assert during < 8  # it did not wait for the blocked loads' time limit
     finally:
         for _r, w in pipes:
@@ -207,6 +239,7 @@ def test_a_blocked_load_that_comes_back_in_time_still_delivers():
     pool = LoadPool(workers=1, time_limit=10, stall=0.3)
     r, w = os.pipe()
     try:
+
         async def scenario():
             blocked = asyncio.ensure_future(pool.run(blocked_read(r)))
             await asyncio.sleep(0.8)  # found blocked, written off, replaced
@@ -254,6 +287,7 @@ def test_past_max_stuck_the_pool_shrinks_and_says_why():
     pool = LoadPool(workers=1, time_limit=0.3, max_stuck=1, stall=10)
     pipes = [os.pipe() for _ in range(2)]
     try:
+
         async def scenario():
             first = await asyncio.gather(pool.run(blocked_read(pipes[0][0])), return_exceptions=True)
             second = await asyncio.gather(pool.run(blocked_read(pipes[1][0])), return_exceptions=True)
@@ -263,7 +297,9 @@ def test_past_max_stuck_the_pool_shrinks_and_says_why():
         first, second, waited = run(scenario())
         assert "took longer" in str(first) and "took longer" in str(second)
         assert isinstance(waited, LoadTimedOut)
-        assert "waited 0.3 s for one of the server's 1 load workers" in str(waited) and "2 loads are blocked on I/O" in str(waited)
+        assert "waited 0.3 s for one of the server's 1 load workers" in str(
+            waited
+        ) and "2 loads are blocked on I/O" in str(waited)
         assert pool.stats()["workers"] == 0  # 1 replacement started, then no more
     finally:
         for _r, w in pipes:
@@ -290,8 +326,10 @@ def test_a_jobs_own_error_comes_back_as_it_is(tmp_path):
 def chunk_event(widget, chunk: int, total: int, data: bytes, name: str = "up.json"):
     from panel.models.file_dropper import UploadEvent
 
-    return UploadEvent(widget._models_model(), data={"chunk": chunk, "total_chunks": total, "name": name, "data": data,
-                                                      "type": "application/json"})
+    return UploadEvent(
+        widget._models_model(),
+        data={"chunk": chunk, "total_chunks": total, "name": name, "data": data, "type": "application/json"},
+    )
 
 
 @pytest.fixture
@@ -320,7 +358,8 @@ def test_a_declared_size_over_the_cap_is_refused_at_the_first_chunk():
     assert most == 21
     widget._process_event(chunk_event(widget, 1, 1000, b"x" * 1000))
     assert widget.buffered_bytes == 0 and refusals == [
-        f"refused upload of up.json: 1,000 chunks of {CHUNK_BYTES:,} bytes would pass the 200 MB upload limit"]
+        f"refused upload of up.json: 1,000 chunks of {CHUNK_BYTES:,} bytes would pass the 200 MB upload limit"
+    ]
     for k in range(2, 41):  # the rest of the abandoned upload: ignored, nothing kept
         widget._process_event(chunk_event(widget, k, 1000, b"x" * 1000))
     assert widget.buffered_bytes == 0 and len(refusals) == 1
@@ -328,13 +367,16 @@ def test_a_declared_size_over_the_cap_is_refused_at_the_first_chunk():
     assert widget.buffered_bytes == 1000 and len(refusals) == 1
 
 
-@pytest.mark.parametrize("events, words", [
-    ([(1, 3, 20_000), (2, 3, 20_000), (3, 3, 20_000)], "more than 50,000 bytes, over the"),  # 3 full chunks: 60,000
-    ([(1, 3, 100), (3, 3, 100)], "chunk 3 of 3 arrived where chunk 2 of 3 was expected"),
-    ([(1, 3, 100), (2, 4, 100)], "chunk 2 of 4 arrived where chunk 2 of 3 was expected"),
-    ([(1, 1, 20_001)], "a chunk of 20,001 bytes, over the 20,000 asked for"),
-    ([(1, 4, 100)], "4 chunks of 20,000 bytes would pass the 50,000-byte upload limit"),
-])
+@pytest.mark.parametrize(
+    "events, words",
+    [
+        ([(1, 3, 20_000), (2, 3, 20_000), (3, 3, 20_000)], "more than 50,000 bytes, over the"),  # 3 full chunks: 60,000
+        ([(1, 3, 100), (3, 3, 100)], "chunk 3 of 3 arrived where chunk 2 of 3 was expected"),
+        ([(1, 3, 100), (2, 4, 100)], "chunk 2 of 4 arrived where chunk 2 of 3 was expected"),
+        ([(1, 1, 20_001)], "a chunk of 20,001 bytes, over the 20,000 asked for"),
+        ([(1, 4, 100)], "4 chunks of 20,000 bytes would pass the 50,000-byte upload limit"),
+    ],
+)
 def test_a_lying_client_is_refused_and_its_bytes_dropped(dropper, events, words):
     for chunk, total, size in events:
         dropper._process_event(chunk_event(dropper, chunk, total, b"z" * size))
@@ -381,8 +423,12 @@ def test_sessions_waiting_on_a_blocked_load_of_the_same_file_give_up_their_worke
     shared = SharedProfiles()
     pool = LoadPool(workers=2, time_limit=20, stall=0.3)
     try:
+
         async def scenario():
-            same = [asyncio.ensure_future(pool.run(functools.partial(shared.open, Source.of_path(copy, f"s{k}")))) for k in range(4)]
+            same = [
+                asyncio.ensure_future(pool.run(functools.partial(shared.open, Source.of_path(copy, f"s{k}"))))
+                for k in range(4)
+            ]
             await asyncio.sleep(0.1)
             started = time.perf_counter()
             other = await pool.run(functools.partial(shared.open, Source.of_path(sample_path, "other")), time_limit=15)
@@ -407,7 +453,9 @@ def test_all_sessions_unfinished_uploads_share_one_server_cap():
     its bytes back."""
     from tilescope.app.widgets.upload import SERVER_UPLOADS, UploadBudget
 
-    assert CappedFileDropper()._budget is SERVER_UPLOADS and SERVER_UPLOADS.limit == 2 * MAX_UPLOAD_BYTES  # one per process
+    assert (
+        CappedFileDropper()._budget is SERVER_UPLOADS and SERVER_UPLOADS.limit == 2 * MAX_UPLOAD_BYTES
+    )  # one per process
     budget = UploadBudget(60_000)
     boxes = []
     for _ in range(3):
@@ -423,10 +471,14 @@ def test_all_sessions_unfinished_uploads_share_one_server_cap():
     two._process_event(chunk_event(two, 1, 3, b"b" * 20_000))
     assert budget.held == 60_000 and one.buffered_bytes == 40_000 and two.buffered_bytes == 20_000
     three._process_event(chunk_event(three, 1, 2, b"c" * 100))
-    assert three.refusals == ["refused upload of up.json: the server is receiving 60,000 B (58.6 KiB) of other uploads, "
-                              "and all uploads together may hold 60,000 B (58.6 KiB); try again when they finish"]
+    assert three.refusals == [
+        "refused upload of up.json: the server is receiving 60,000 B (58.6 KiB) of other uploads, "
+        "and all uploads together may hold 60,000 B (58.6 KiB); try again when they finish"
+    ]
     assert three.buffered_bytes == 0 and budget.held == 60_000
-    two._process_event(chunk_event(two, 2, 3, b"b" * 20_000))  # its own second chunk passes the server's cap: it is dropped
+    two._process_event(
+        chunk_event(two, 2, 3, b"b" * 20_000)
+    )  # its own second chunk passes the server's cap: it is dropped
     assert len(two.refusals) == 1 and "the server is receiving 40,000 B" in two.refusals[0]
     assert two.buffered_bytes == 0 and budget.held == 40_000
     one._process_event(chunk_event(one, 3, 3, b"a" * 5_000))  # finished: handed over, no longer held

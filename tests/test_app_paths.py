@@ -11,6 +11,7 @@
 
 (The browser side of the refusals: tests/test_security_browser.py.)
 """
+
 from __future__ import annotations
 
 import json
@@ -24,15 +25,15 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from browser_support import REPO_ROOT, free_port
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tilescope.app.loading import MAX_UPLOAD_BYTES, PathRefused, check_upload_size, resolve_in_root
-from browser_support import REPO_ROOT, free_port
 from tilescope.loaders.edit_sets import load_edit_set
 from tilescope.models.edits import TilingEdit, save_edit_set
-from tilescope.models.files import FileAccessError, write_atomically
 from tilescope.models.errors import InputError, TilescopeError
+from tilescope.models.files import FileAccessError, write_atomically
 
 README = REPO_ROOT / "README.md"
 
@@ -105,8 +106,14 @@ def test_an_absolute_name_is_refused_even_inside_the_root(tree):
 
 @pytest.mark.parametrize(
     "query",
-    ["%2e%2e%2f%2e%2e%2fetc%2fpasswd", "..%2f..%2fetc%2fpasswd", "%2e%2e/%2e%2e/etc/passwd", "%2Fetc%2Fpasswd",
-     "%2e%2e%5c%2e%2e%5cetc%5cpasswd", "out-dir%2Fsecret.json"],
+    [
+        "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+        "..%2f..%2fetc%2fpasswd",
+        "%2e%2e/%2e%2e/etc/passwd",
+        "%2Fetc%2Fpasswd",
+        "%2e%2e%5c%2e%2e%5cetc%5cpasswd",
+        "out-dir%2Fsecret.json",
+    ],
 )
 def test_url_encoded_traversal_is_refused_once_decoded(tree, query):
     """The server hands the app the ``?file=`` value URL-decoded (as a browser request would arrive)."""
@@ -116,7 +123,9 @@ def test_url_encoded_traversal_is_refused_once_decoded(tree, query):
         resolve_in_root(root, name)
 
 
-@pytest.mark.parametrize("name", ["%2e%2e%2fouter.json", "%252e%252e%252fetc%252fpasswd", "．．/etc/passwd", "~/.ssh/id_rsa"])
+@pytest.mark.parametrize(
+    "name", ["%2e%2e%2fouter.json", "%252e%252e%252fetc%252fpasswd", "．．/etc/passwd", "~/.ssh/id_rsa"]
+)
 def test_names_that_only_look_like_traversal_stay_inside(tree, name):
     """Still-encoded, double-encoded, full-width dots, a tilde: ordinary names under the root
     (the file system decodes nothing), so at worst a file that does not exist there."""
@@ -126,12 +135,32 @@ def test_names_that_only_look_like_traversal_stay_inside(tree, name):
     assert not resolved.exists()
 
 
-PARTS = st.sampled_from(["..", ".", "", "a.json", "sub", "b.json", "out-dir", "out-link.json", "inside-link.json",
-                         "secret.json", "relative-out.json", "%2e%2e", "~", "outside"])
+PARTS = st.sampled_from(
+    [
+        "..",
+        ".",
+        "",
+        "a.json",
+        "sub",
+        "b.json",
+        "out-dir",
+        "out-link.json",
+        "inside-link.json",
+        "secret.json",
+        "relative-out.json",
+        "%2e%2e",
+        "~",
+        "outside",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(parts=st.lists(PARTS, min_size=1, max_size=6), separator=st.sampled_from(["/", "\\"]), lead=st.sampled_from(["", "/", "\\"]))
+@given(
+    parts=st.lists(PARTS, min_size=1, max_size=6),
+    separator=st.sampled_from(["/", "\\"]),
+    lead=st.sampled_from(["", "/", "\\"]),
+)
 def test_any_name_is_refused_or_resolves_inside_the_root(tree, parts, separator, lead):
     root, outside = tree
     name = lead + separator.join(parts)
@@ -179,7 +208,11 @@ def documented_serve_commands(text: str) -> list[str]:
     for block in re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S):
         commands += [line.strip() for line in block.splitlines() if re.search(r"(panel|tilescope) serve", line)]
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
-    commands += [span for span in re.findall(r"`([^`\n]+)`", prose) if re.match(r"\s*(\.venv/bin/)?(panel|tilescope) serve( |$)", span)]
+    commands += [
+        span
+        for span in re.findall(r"`([^`\n]+)`", prose)
+        if re.match(r"\s*(\.venv/bin/)?(panel|tilescope) serve( |$)", span)
+    ]
     return commands
 
 
@@ -188,14 +221,20 @@ def test_documented_serve_commands_bind_loopback():
     commands = documented_serve_commands(README.read_text())
     assert any("tilescope serve" in c for c in commands), "the README documents how to serve the app"
     # (a synopsis such as ``[--address A]`` names the option, it does not choose an address)
-    loose = [c for c in commands if ("panel serve" in c and "--address 127.0.0.1" not in c)
-             or ("tilescope serve" in c and re.search(r"--address (?!127\.0\.0\.1|A\])", c))]
+    loose = [
+        c
+        for c in commands
+        if ("panel serve" in c and "--address 127.0.0.1" not in c)
+        or ("tilescope serve" in c and re.search(r"--address (?!127\.0\.0\.1|A\])", c))
+    ]
     assert loose == [], f"README commands that would listen on every interface: {loose}"
 
 
 def make_run_command(port: int) -> list[str]:
     """The ``tilescope serve`` command ``make run`` runs (``make -n``: printed, not run)."""
-    out = subprocess.run(["make", "-n", "run", f"PORT={port}"], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["make", "-n", "run", f"PORT={port}"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    ).stdout
     lines = [line for line in out.splitlines() if "tilescope serve" in line]
     assert len(lines) == 1, out
     return shlex.split(lines[0])
@@ -215,7 +254,7 @@ def listening_addresses(port: int) -> set[str]:
                 if width == 8:
                     found.add(socket.inet_ntop(socket.AF_INET, raw[::-1]))
                 else:  # four little-endian 32-bit words
-                    words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+                    words = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
                     found.add(socket.inet_ntop(socket.AF_INET6, words))
     return found
 

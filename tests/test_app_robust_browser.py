@@ -12,6 +12,7 @@
 Expected figures come from the raw JSON by docs/formats.md §2 (tests/editor_support.py, and the
 search state's serde tiling below), not from tilescope.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,15 +22,15 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from browser_support import SAMPLE, AppServer, kib, wait_for_app, watch_console
 from editor_support import RawProfile, edited_bytes
 from test_app_robust_server import open_and_time, rss_mb
 from test_editor_browser import drag_to_count, pick_value
+
 from tilescope.planner.tiling_rules import MAX_STOPS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
-from make_app_corpus import CASES, DEVICE_TILES, HUGE_BLOCKS, HUGE_ID, SEARCH_TILES, write_app_corpus  # noqa: E402
+from make_app_corpus import CASES, DEVICE_TILES, HUGE_BLOCKS, HUGE_ID, SEARCH_TILES, write_app_corpus
 
 pytestmark = pytest.mark.browser
 
@@ -64,12 +65,15 @@ def shard_of_serde(shape: list[int], element_bytes: int, axes: list[dict], parti
     """docs/formats.md §2's shard rule over a search state's serde tiling (no Linear axes here)."""
     dims = list(shape)
     for position, axis in enumerate(axes):
-        (kind, index), = axis["axis"].items()
+        ((kind, index),) = axis["axis"].items()
         d = len(dims) - index if kind == "FromEnd" else index
         padded = -(-dims[d] // axis["padding_multiple"]) * axis["padding_multiple"]
         blocks = -(-padded // axis["block_size"])
         count = partitions.get(position, axis["partitions"])
-        per = -(-(-(-blocks // count) * axis["block_size"]) // axis["shard_padding_multiple"]) * axis["shard_padding_multiple"]
+        per = (
+            -(-(-(-blocks // count) * axis["block_size"]) // axis["shard_padding_multiple"])
+            * axis["shard_padding_multiple"]
+        )
         dims[d] = per
     return math.prod(dims) * element_bytes
 
@@ -154,7 +158,9 @@ def test_huge_counts_open_and_edit_with_the_server_unaffected(served, browser, r
         page.goto(f"{server.url}?file=config_2_40_tiles.search_state.json")
         page.locator("[data-testid=ts-search-header]").wait_for()
         expect(page.locator("[data-testid=ts-search-header]")).to_contain_text(f"{SEARCH_TILES:,} tiles")
-        page.locator(".bk-input-group", has_text="Required format to re-tile").locator("select").select_option(label="query (input 0)")
+        page.locator(".bk-input-group", has_text="Required format to re-tile").locator("select").select_option(
+            label="query (input 0)"
+        )
         expect(page.locator(".ts-count-0 input")).to_have_value("16")
         type_count(page, "0", 2**20, row=False)
         shard = shard_of_serde([4, HUGE_BLOCKS, 72], 2, axes, {0: 2**20})
@@ -168,8 +174,10 @@ def test_huge_counts_open_and_edit_with_the_server_unaffected(served, browser, r
     assert "Traceback" not in log
     worst = max(other_loads)
     report = request.config.pluginmanager.get_plugin("terminalreporter")
-    line = (f"huge counts: another session opened the sample in {usual:.2f} s before the edits, {min(other_loads):.2f}–{worst:.2f} s "
-            f"right after each of {len(other_loads)} edits ({worst / usual:.2f}× at worst); server RSS {rss_start:.0f} → {rss_end:.0f} MB")
+    line = (
+        f"huge counts: another session opened the sample in {usual:.2f} s before the edits, {min(other_loads):.2f}–{worst:.2f} s "
+        f"right after each of {len(other_loads)} edits ({worst / usual:.2f}× at worst); server RSS {rss_start:.0f} → {rss_end:.0f} MB"
+    )
     if report is not None:
         with capsys.disabled():
             report.write_line("")

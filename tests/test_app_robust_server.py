@@ -13,6 +13,7 @@ uploads, by a raw Bokeh websocket client, ``tests/raw_bokeh_client.py``).
 
 Server memory is the server process's RSS (``/proc/PID/status``); bounds are stated in the tests.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -24,14 +25,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from browser_support import SAMPLE, AppServer, kib
 from raw_bokeh_client import RawSession
+
 from tilescope import cli
 from tilescope.synth import write_synthetic_profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
-from make_app_corpus import SPECIAL_FILES, make_special_files  # noqa: E402
+from make_app_corpus import SPECIAL_FILES, make_special_files
 
 pytestmark = pytest.mark.browser
 
@@ -86,7 +87,9 @@ def context(browser):
     context.close()
 
 
-def test_fifos_and_a_device_under_the_root_never_hold_up_another_session(tmp_path, context, sample_total, request, capsys):
+def test_fifos_and_a_device_under_the_root_never_hold_up_another_session(
+    tmp_path, context, sample_total, request, capsys
+):
     from playwright.sync_api import expect
 
     root = tmp_path / "root"
@@ -143,9 +146,13 @@ def test_fifos_and_a_device_under_the_root_never_hold_up_another_session(tmp_pat
     assert "Traceback" not in log
     # a thread stuck per hostile session would add 11; Panel and Bokeh start a few of their own for new sessions
     assert threads_after < threads_before + len(hostile), (threads_before, threads_after)
-    report(request, capsys, f"special files: the sample opened in {usual:.2f} s alone, {crowded:.2f} s beside 11 sessions opening "
-                            f"the sample, {during:.2f} s beside 10 FIFO sessions and 1 {'device' if device else 'socket'} session "
-                            f"({during / crowded:.2f}× the crowded figure); server threads {threads_before} → {threads_after}")
+    report(
+        request,
+        capsys,
+        f"special files: the sample opened in {usual:.2f} s alone, {crowded:.2f} s beside 11 sessions opening "
+        f"the sample, {during:.2f} s beside 10 FIFO sessions and 1 {'device' if device else 'socket'} session "
+        f"({during / crowded:.2f}× the crowded figure); server threads {threads_before} → {threads_after}",
+    )
     assert during < 1.5 * crowded + 2  # its usual time among as many sessions, give or take this shared machine's noise
     if device is None:
         pytest.skip("no right to mknod here: the device case ran as a socket")
@@ -170,7 +177,8 @@ def test_a_load_past_its_time_limit_fails_alone_and_stops(tmp_path, context, sam
         error = slow.locator("[data-testid=ts-error]")
         expect(error).to_have_text(
             "big.json: the load took longer than the 1 s limit per load and was given up (the limit is --args --load-timeout SECONDS)",
-            timeout=60_000)
+            timeout=60_000,
+        )
         expect(slow.locator("[data-testid=ts-peak-total]")).to_have_text(sample_total)  # the default profile instead
         time.sleep(1.5)  # the parse reaches its next progress report and stops
         cpu = cpu_seconds(pid)
@@ -180,8 +188,12 @@ def test_a_load_past_its_time_limit_fails_alone_and_stops(tmp_path, context, sam
     finally:
         server.stop()
     assert "Traceback" not in log
-    report(request, capsys, f"time limit: the 92 MB load given up at 1 s; the sample opened in {usual:.2f} s before, {beside:.2f} s "
-                            f"beside it; server CPU in the 3 s after: {spent:.2f} s")
+    report(
+        request,
+        capsys,
+        f"time limit: the 92 MB load given up at 1 s; the sample opened in {usual:.2f} s before, {beside:.2f} s "
+        f"beside it; server CPU in the 3 s after: {spent:.2f} s",
+    )
     assert spent < 0.5  # nothing is still parsing the given-up file
 
 
@@ -208,7 +220,11 @@ def test_uploads_from_a_raw_client_are_capped_and_dropped(monkeypatch, request, 
             figures["15 of 20 chunks held"] = rss_mb(pid)
             await session.drain(5)  # past its 3 s timeout
             figures["after the timeout"] = rss_mb(pid)
-            dropped = [m for m in session.received if "upload of abandoned.json dropped: nothing arrived for 3 s after chunk 15 of 20" in m]
+            dropped = [
+                m
+                for m in session.received
+                if "upload of abandoned.json dropped: nothing arrived for 3 s after chunk 15 of 20" in m
+            ]
             session.close()
             await asyncio.sleep(3)
             figures["after the session closed"] = rss_mb(pid)
@@ -251,7 +267,10 @@ def test_unfinished_uploads_of_all_sessions_share_one_cap(request, capsys):
                 await session.drain(0.5)
             await sessions[-1].drain(2)
             figures["5 sessions × 4 chunks sent"] = rss_mb(pid)
-            told = [any("the server is receiving" in m and "try again when they finish" in m for m in s.received) for s in sessions]
+            told = [
+                any("the server is receiving" in m and "try again when they finish" in m for m in s.received)
+                for s in sessions
+            ]
             # the refused uploads gave their bytes back: 20 MB more fits beside the first's 40 MB
             sixth = await RawSession(server.url).open()
             for k in (1, 2):
@@ -267,7 +286,12 @@ def test_unfinished_uploads_of_all_sessions_share_one_cap(request, capsys):
         log = server.output()
     finally:
         server.stop()
-    report(request, capsys, "uploads of 5 sessions, 60 MB server cap, server RSS: " + "; ".join(f"{k} {v:.0f} MB" for k, v in figures.items()))
+    report(
+        request,
+        capsys,
+        "uploads of 5 sessions, 60 MB server cap, server RSS: "
+        + "; ".join(f"{k} {v:.0f} MB" for k, v in figures.items()),
+    )
     assert "Traceback" not in log
     assert told == [False, True, True, True, True, False]
     assert figures["5 sessions × 4 chunks sent"] < figures["baseline"] + 60 + 50  # without the cap: 5 × 40 MB held
@@ -282,13 +306,18 @@ def test_urls_with_non_ascii_digits_or_8000_edits_open_the_file_and_say_why():
 
     server = AppServer()
     try:
+
         async def scenario(query: str) -> str:
             session = await RawSession(server.url).open(query)
             await session.drain(3)
             session.close()
             return html.unescape(html.unescape(" ".join(session.received)))
 
-        queries = ["?step=%C2%B2", "?value=%C2%B2&step=%C2%B9%E2%81%B0", "?step=45&edits=" + ",".join(["84:1=18"] * 8000)]
+        queries = [
+            "?step=%C2%B2",
+            "?value=%C2%B2&step=%C2%B9%E2%81%B0",
+            "?step=45&edits=" + ",".join(["84:1=18"] * 8000),
+        ]
         with ThreadPoolExecutor(max_workers=1) as pool:  # (the browser fixtures hold this thread's event loop)
             seen = [pool.submit(asyncio.run, scenario(q)).result(timeout=120) for q in queries]
         log = server.output()

@@ -1,17 +1,18 @@
 """SessionState and app.loading, without a browser. Expected figures come from the sample file's
 recorded fields (json.load) or are worked out by hand from docs/formats.md."""
+
 from __future__ import annotations
 
 import json
 import os
 
 import pytest
+from opening_support import open_into
 
 from tilescope.app.loading import MAX_UPLOAD_BYTES, PathRefused, check_upload_size, parse_app_args, resolve_in_root
 from tilescope.app.state import SessionState
 from tilescope.models.edits import TilingEdit
 from tilescope.models.errors import TilescopeError
-from opening_support import open_into
 
 
 @pytest.fixture
@@ -23,10 +24,17 @@ def state(sample_path):
 
 def test_opening_the_sample_reproduces_its_recorded_peaks(state, raw, sample_path):
     peaks = state.plan.peaks
-    assert (peaks.standard, peaks.interleaved, peaks.total) == (raw["peak"]["standard"], raw["peak"]["interleaved"], raw["peak"]["total"])
+    assert (peaks.standard, peaks.interleaved, peaks.total) == (
+        raw["peak"]["standard"],
+        raw["peak"]["interleaved"],
+        raw["peak"]["total"],
+    )
     assert peaks.effective_peak_bytes == raw["effective_peak_bytes"]
     assert (peaks.standard_step, peaks.interleaved_step, peaks.total_step) == (
-        raw["standard_peak_step"], raw["interleaved_peak_step"], raw["total_peak_step"])
+        raw["standard_peak_step"],
+        raw["interleaved_peak_step"],
+        raw["total_peak_step"],
+    )
     assert state.selected_step == raw["total_peak_step"]  # the view opens at the total peak
     assert state.error == "" and state.kind == "memory_profile" and state.source == str(sample_path)
     assert state.plan is state.base_plan and state.whatif is None
@@ -89,7 +97,15 @@ def test_paths_outside_the_data_root_are_refused(tmp_path):
     (root / "sub" / "a.json").write_text("{}")
     (tmp_path / "secret.json").write_text("{}")
     assert resolve_in_root(root, "sub/a.json") == (root / "sub" / "a.json").resolve()
-    for name in ("../secret.json", "../../etc/passwd", "sub/../../secret.json", "/etc/passwd", str(tmp_path / "secret.json"), "", "a\x00b"):
+    for name in (
+        "../secret.json",
+        "../../etc/passwd",
+        "sub/../../secret.json",
+        "/etc/passwd",
+        str(tmp_path / "secret.json"),
+        "",
+        "a\x00b",
+    ):
         with pytest.raises(PathRefused):
             resolve_in_root(root, name)
     os.symlink(tmp_path / "secret.json", root / "link.json")
@@ -116,9 +132,10 @@ def test_an_edit_changes_the_plan_and_undo_restores_it(state, raw):
     to 98,304 B (was 32,768): +65,536 B at each step where 85 is live."""
     delta = 98_304 - 32_768
     live85 = {s["index"] for s in raw["timeline"]["steps"] if 85 in s["live"]}
-    expected_standard = max(
-        s["usage"]["standard"] + (delta if s["index"] in live85 else 0) for s in raw["timeline"]["steps"]
-    ) + raw["peak"]["exchange_rows"]
+    expected_standard = (
+        max(s["usage"]["standard"] + (delta if s["index"] in live85 else 0) for s in raw["timeline"]["steps"])
+        + raw["peak"]["exchange_rows"]
+    )
     assert state.apply_edit(TilingEdit(85, axis=0, partitions=1)) is None
     assert state.whatif is not None and state.plan is state.whatif.plan
     assert state.plan.peaks.standard == expected_standard
@@ -171,7 +188,7 @@ def test_the_summary_shows_before_after_and_difference(state, raw):
         f"(+{after - before:,} B (+{(after - before) / 1024:.1f} KiB))"
     )
     assert f'data-testid="ts-peak-standard">{expected}</span>' in html
-    assert "206,032 B (201.2 KiB) → 271,568 B (265.2 KiB) (+65,536 B (+64.0 KiB))" == expected
+    assert expected == "206,032 B (201.2 KiB) → 271,568 B (265.2 KiB) (+65,536 B (+64.0 KiB))"
 
 
 def test_format_rules():

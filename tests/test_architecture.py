@@ -9,6 +9,7 @@ limits, JSON text checks — lives in ``models``). Below the app nothing imports
 source module passes 500 lines. (This file is the one architecture test: the former
 ``tests/test_layering.py`` checked a subset of it.)
 """
+
 from __future__ import annotations
 
 import ast
@@ -20,8 +21,13 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 500
 # Folder of the repository → the package it is installed as (pyproject.toml's package-dir).
 FOLDERS = {
-    "models": "tilescope.models", "loaders": "tilescope.loaders", "planner": "tilescope.planner",
-    "derived": "tilescope.derived", "report": "tilescope.report", "fleet": "tilescope.fleet", "app": "tilescope.app",
+    "models": "tilescope.models",
+    "loaders": "tilescope.loaders",
+    "planner": "tilescope.planner",
+    "derived": "tilescope.derived",
+    "report": "tilescope.report",
+    "fleet": "tilescope.fleet",
+    "app": "tilescope.app",
     "tilescope": "tilescope",
 }
 # Package (or module) → (layer, the unit it belongs to). Longest prefix wins.
@@ -80,7 +86,9 @@ def imports_of(module: str, path: Path, source: str | None = None) -> list[tuple
                 target = node.module or ""
             found.append((target, node.lineno))
             # ``from tilescope import cli`` imports the module tilescope.cli
-            found += [(f"{target}.{alias.name}", node.lineno) for alias in node.names if f"{target}.{alias.name}" in LAYERS]
+            found += [
+                (f"{target}.{alias.name}", node.lineno) for alias in node.names if f"{target}.{alias.name}" in LAYERS
+            ]
     return found
 
 
@@ -104,7 +112,9 @@ def violations(module: str, path: Path, source: str | None = None) -> list[str]:
 
 def test_every_import_goes_downward():
     modules = source_modules()
-    assert {"tilescope.app.main", "tilescope.derived.plan_data", "tilescope.loaders.cache", "tilescope.cli"} <= set(modules)
+    assert {"tilescope.app.main", "tilescope.derived.plan_data", "tilescope.loaders.cache", "tilescope.cli"} <= set(
+        modules
+    )
     found = [v for module, path in modules.items() for v in violations(module, path)]
     assert found == [], "\n".join(found)
 
@@ -122,15 +132,34 @@ def test_every_import_goes_downward():
     ],
 )
 def test_the_check_catches_an_import_against_the_layering(module, source):
-    folder = {"tilescope.loaders": "loaders", "tilescope.planner": "planner", "tilescope.derived": "derived",
-              "tilescope.report": "report", "tilescope.app": "app", "tilescope.models": "models"}[module.rpartition(".")[0]]
+    folder = {
+        "tilescope.loaders": "loaders",
+        "tilescope.planner": "planner",
+        "tilescope.derived": "derived",
+        "tilescope.report": "report",
+        "tilescope.app": "app",
+        "tilescope.models": "models",
+    }[module.rpartition(".")[0]]
     assert violations(module, ROOT / folder / "example.py", source)
 
 
 def test_allowed_imports_pass_the_check():
-    assert violations("tilescope.derived.example", ROOT / "derived" / "example.py",
-                      "from tilescope.planner.live import live_rows_at\nfrom .values import tiling_summary\nimport numpy\n") == []
-    assert violations("tilescope.app.example", ROOT / "app" / "example.py", "import panel\nfrom tilescope.report.png import png_of\n") == []
+    assert (
+        violations(
+            "tilescope.derived.example",
+            ROOT / "derived" / "example.py",
+            "from tilescope.planner.live import live_rows_at\nfrom .values import tiling_summary\nimport numpy\n",
+        )
+        == []
+    )
+    assert (
+        violations(
+            "tilescope.app.example",
+            ROOT / "app" / "example.py",
+            "import panel\nfrom tilescope.report.png import png_of\n",
+        )
+        == []
+    )
 
 
 def test_no_source_module_passes_500_lines():
@@ -146,11 +175,25 @@ def test_javascript_and_css_live_in_their_own_files():
     for path in (ROOT / "app").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" in node.value:
-                assert not any(m in node.value for m in markers), f"{path.relative_to(ROOT)}:{node.lineno} holds CSS or JavaScript"
+                assert not any(m in node.value for m in markers), (
+                    f"{path.relative_to(ROOT)}:{node.lineno} holds CSS or JavaScript"
+                )
 
 
-PACKAGES = ["tilescope", "tilescope.models", "tilescope.loaders", "tilescope.planner", "tilescope.planner.solver", "tilescope.derived",
-            "tilescope.report", "tilescope.fleet", "tilescope.app", "tilescope.app.views", "tilescope.app.widgets", "tilescope.cli"]
+PACKAGES = [
+    "tilescope",
+    "tilescope.models",
+    "tilescope.loaders",
+    "tilescope.planner",
+    "tilescope.planner.solver",
+    "tilescope.derived",
+    "tilescope.report",
+    "tilescope.fleet",
+    "tilescope.app",
+    "tilescope.app.views",
+    "tilescope.app.widgets",
+    "tilescope.cli",
+]
 
 
 @pytest.mark.parametrize("package", PACKAGES)

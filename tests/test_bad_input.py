@@ -5,6 +5,7 @@ file per way a memory profile can be wrong; ``expected.json`` says, for each, wh
 message must name and which words it must contain. Those expectations were written by hand from
 docs/formats.md, not copied from the loader's output.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from tilescope import cli
 from tilescope.loaders.layouts import layout_from_debug_text
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.loaders.search_state import load_search_state
 from tilescope.models.errors import InputError
-from tilescope import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "corpus"

@@ -3,20 +3,20 @@ benchmark), and the view shortcuts it led to, checked against the straightforwar
 the storage-groups table against ``derived.groups.hand_overs`` group by group, and the values table
 patched cell by cell after edits against a table built from scratch on the same plan.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
+from opening_support import open_into
 
-from tilescope.derived.groups import hand_overs
+from benchmarks.bench_app import INTERACTIONS, edits_to_apply, measure_app, report
 from tilescope.app.state import SessionState
 from tilescope.app.views.storage_groups import StorageGroupsView
-from tilescope.derived.groups import GroupTable
 from tilescope.app.views.values_table import ValuesTableView
-from benchmarks.bench_app import INTERACTIONS, edits_to_apply, measure_app, report
+from tilescope.derived.groups import GroupTable, hand_overs
 from tilescope.synth import write_synthetic_profile
-from opening_support import open_into
 
 
 @pytest.fixture(scope="module")

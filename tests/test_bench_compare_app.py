@@ -1,6 +1,7 @@
 """benchmarks.bench_compare_app on a small synthetic pair (no timing assertions: speed goals live in
 the benchmark): every figure it prints is measured, and what it times really happened (B opened
 and compared, the clicked row's value selected, each edit followed by the comparison)."""
+
 from __future__ import annotations
 
 import pytest
@@ -30,5 +31,9 @@ def test_the_benchmark_measures_opening_selecting_and_editing(pair, capsys):
     bench_interactions(session, 4, 2)
     text = capsys.readouterr().out
     assert "steps aligned by LCS" in text and "worker thread" in text and "event loop" in text
-    assert "select a changed value ×4" in text and "apply an edit while comparing ×2" in text and "not comparing ×2" in text
+    assert (
+        "select a changed value ×4" in text
+        and "apply an edit while comparing ×2" in text
+        and "not comparing ×2" in text
+    )
     assert session.state.compare is not None and session.state.compare.a is session.state.data

@@ -1,14 +1,15 @@
 """benchmarks.bench_place_app on a small synthetic profile (no timing assertions: speed goals live in
 the benchmark): every edit is timed on both pages, the placement tab's views change the page on every
 edit, and the bare re-placement it compares with gives the app's figures."""
+
 from __future__ import annotations
 
 import pytest
+from opening_support import open_into
 
 from benchmarks.bench_place_app import PAGES, measure_place_app, report
 from tilescope.app.state import SessionState
 from tilescope.synth import write_synthetic_profile
-from opening_support import open_into
 
 
 @pytest.fixture(scope="module")

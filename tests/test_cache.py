@@ -1,4 +1,5 @@
 """The normalised-profile cache (loaders.cache) and the stderr progress display (tilescope.cli.progress)."""
+
 from __future__ import annotations
 
 import io
@@ -10,10 +11,10 @@ from pathlib import Path
 import pytest
 
 import tilescope.loaders.memory_profile as memory_profile
+from tilescope.cli import progress as progress_module
 from tilescope.loaders.cache import CACHE_ENV, content_key, load_profile_cached
 from tilescope.models.errors import InputError
 from tilescope.models.schemas import PER_TILE_TABLES, PROFILE_TABLES
-from tilescope.cli import progress as progress_module
 from tilescope.synth import SAMPLE_PATH, write_synthetic_profile
 
 
@@ -64,7 +65,9 @@ def test_cached_tables_equal_a_fresh_load(sample, tmp_path):
     # The header figures survive (independent expectation: the file's own fields).
     recorded = json.loads(sample.read_bytes())
     header = load_profile_cached(sample, tmp_path / "cache").header
-    assert header["peak_total"] == recorded["peak"]["total"] and header["total_peak_step"] == recorded["total_peak_step"]
+    assert (
+        header["peak_total"] == recorded["peak"]["total"] and header["total_peak_step"] == recorded["total_peak_step"]
+    )
 
 
 def test_modified_file_gets_a_new_key(sample, tmp_path, monkeypatch):
@@ -224,9 +227,13 @@ def test_cli_summary_and_normalise_reopen_from_the_cache(sample, tmp_path, monke
     assert cli.main(["summary", "--json", str(sample)]) == 0
     assert json.loads(capsys.readouterr().out) == first
     recorded = json.loads(SAMPLE_PATH.read_bytes())
-    assert first["peak"]["total"] == recorded["peak"]["total"] and first["values"] == len(recorded["timeline"]["values"])
+    assert first["peak"]["total"] == recorded["peak"]["total"] and first["values"] == len(
+        recorded["timeline"]["values"]
+    )
     assert cli.main(["normalise", str(sample), "--out", str(tmp_path / "out")]) == 0
-    assert sorted(p.stem for p in (tmp_path / "out").glob("*.parquet")) == sorted(t for t in PROFILE_TABLES if t not in PER_TILE_TABLES)  # (a v1 file: no per-tile tables)
+    assert sorted(p.stem for p in (tmp_path / "out").glob("*.parquet")) == sorted(
+        t for t in PROFILE_TABLES if t not in PER_TILE_TABLES
+    )  # (a v1 file: no per-tile tables)
 
 
 def test_uncached_outputs_are_told_apart_and_bad_ones_located(tmp_path, monkeypatch):

@@ -1,5 +1,6 @@
 """The cache folder (loaders.cache_store): where it is, its size cap with least-recently-used
 eviction, and ``tilescope cache list|clear``."""
+
 from __future__ import annotations
 
 import hashlib
@@ -55,7 +56,10 @@ def test_key_is_the_files_sha256(tmp_path):
     assert len(entry.files) == len(PROFILE_TABLES) + 1  # the tables and the entry's note
 
 
-@pytest.mark.parametrize("text, expected", [("0", 0), ("500", 500), ("2k", 2000), ("2KiB", 2048), ("1.5G", 1_500_000_000), ("4GiB", 4 * 2**30)])
+@pytest.mark.parametrize(
+    "text, expected",
+    [("0", 0), ("500", 500), ("2k", 2000), ("2KiB", 2048), ("1.5G", 1_500_000_000), ("4GiB", 4 * 2**30)],
+)
 def test_sizes(text, expected):
     assert cache_store.parse_size(text) == expected
 
@@ -117,8 +121,12 @@ def test_cache_list_and_clear(tmp_path, monkeypatch, capsys):
     listed = json.loads(capsys.readouterr().out)
     assert listed["folder"] == str(cache) and listed["max_bytes"] == cache_store.DEFAULT_MAX_BYTES
     assert {e["source"] for e in listed["entries"]} == {str(p.resolve()) for p in paths} | {None}
-    assert {e["sha256"] for e in listed["entries"]} == {hashlib.sha256(p.read_bytes()).hexdigest() for p in paths} | {None}
-    on_disk = sum(f.stat().st_size for f in cache.rglob("*") if f.is_file() and f.name not in ("notes.txt", "keep.arrow"))
+    assert {e["sha256"] for e in listed["entries"]} == {hashlib.sha256(p.read_bytes()).hexdigest() for p in paths} | {
+        None
+    }
+    on_disk = sum(
+        f.stat().st_size for f in cache.rglob("*") if f.is_file() and f.name not in ("notes.txt", "keep.arrow")
+    )
     assert listed["total_bytes"] == on_disk == sum(e["size_bytes"] for e in listed["entries"])
 
     assert cli.main(["cache"]) == 0  # list is the default

@@ -33,10 +33,7 @@ def test_each_applies_the_advisors_best_set(capsys, sample_path, tmp_path, raw):
     best = json.loads(out)["candidates"][0]
     edits = tmp_path / "best.json"
     edits.write_text(json.dumps(best["edits"]))
-    assert [("replicas" in e) for e in best["edits"]] == [
-        False,
-        True,
-    ]  # partitions, then replicas, of one value
+    assert [("replicas" in e) for e in best["edits"]] == [False, True]  # partitions, then replicas, of one value
     code, out, err = run(capsys, "plan", str(sample_path), "--edits", str(edits), "--each", "-q")
     assert code == 0, err
     (line,) = [json.loads(t) for t in out.splitlines()]
@@ -119,10 +116,7 @@ def test_sample_names_the_bundled_files(capsys):
         assert out == f"{path}\n"
     code, out, _ = run(capsys, "sample")
     assert out == f"{paths['profile']}\n" and json.loads(Path(paths["profile"]).read_text())["version"] == 1
-    assert load_edit_set(paths["edits"]) == [
-        TilingEdit(84, axis=1, partitions=18),
-        TilingEdit(84, replicas=27),
-    ]
+    assert load_edit_set(paths["edits"]) == [TilingEdit(84, axis=1, partitions=18), TilingEdit(84, replicas=27)]
 
 
 @pytest.mark.parametrize("command", ["plan", "place", "advise", "report", "compare", "sample"])

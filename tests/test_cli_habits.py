@@ -1,6 +1,7 @@
 """The command line's habits: ``--version``, ``--quiet``, usage errors that point at ``--help``,
 progress in logs, ``--json`` on every command a script reads, one number format, file-system errors
 without JSON paths, and outputs created with the permissions of a normal file."""
+
 from __future__ import annotations
 
 import contextlib
@@ -78,10 +79,16 @@ def test_quiet_prints_results_but_no_confirmations(sample, tmp_path, capsys, mon
     assert run(capsys, "--quiet", "check", str(sample)) == (0, "", "")
     assert run(capsys, "check", "-q", str(sample)) == (0, "", "")
     assert run(capsys, "normalise", str(sample), "--out", str(tmp_path / "pq"), "--quiet") == (0, "", "")
-    assert sorted(p.name for p in (tmp_path / "pq").iterdir()) == sorted(f"{t}.parquet" for t in ("profile", "values", "axes", "steps", "live_intervals"))
+    assert sorted(p.name for p in (tmp_path / "pq").iterdir()) == sorted(
+        f"{t}.parquet" for t in ("profile", "values", "axes", "steps", "live_intervals")
+    )
     assert run(capsys, "-q", "report", str(sample), "--out", str(tmp_path / "report")) == (0, "", "")
     assert (tmp_path / "report" / "report.png").exists()
-    assert run(capsys, "synth", "--blocks", "1", "--layers", "1", "--out", str(tmp_path / "s.json"), "-q") == (0, "", "")
+    assert run(capsys, "synth", "--blocks", "1", "--layers", "1", "--out", str(tmp_path / "s.json"), "-q") == (
+        0,
+        "",
+        "",
+    )
     code, out, err = run(capsys, "-q", "plan", "--json", str(sample))  # what was asked for still comes
     assert code == 0 and err == "" and json.loads(out)["peak"]["total"] == raw["peak"]["total"]
     # without --quiet the same commands confirm what they did (and show progress: stderr is a log here)
@@ -94,7 +101,10 @@ def test_quiet_prints_results_but_no_confirmations(sample, tmp_path, capsys, mon
 
 def stages_of(err: str) -> list[str]:
     assert "\r" not in err
-    return [re.match(r"^loading vit\.memory_profile\.json: (.+) \d+% \(\d+\.\d s\)$", line).group(1) for line in err.splitlines()]
+    return [
+        re.match(r"^loading vit\.memory_profile\.json: (.+) \d+% \(\d+\.\d s\)$", line).group(1)
+        for line in err.splitlines()
+    ]
 
 
 def test_progress_in_a_log_is_one_line_per_stage_in_order(sample, tmp_path, capsys, monkeypatch):
@@ -103,7 +113,16 @@ def test_progress_in_a_log_is_one_line_per_stage_in_order(sample, tmp_path, caps
     code, _, err = run(capsys, "summary", str(sample))
     assert code == 0
     # "reading": the open path reads the bytes once to tell the kind (derived.opening.recognise)
-    assert stages_of(err) == ["hashing", "reading", "decoding JSON", "values and layouts", "live lists", "steps", "writing cache", "done"]
+    assert stages_of(err) == [
+        "hashing",
+        "reading",
+        "decoding JSON",
+        "values and layouts",
+        "live lists",
+        "steps",
+        "writing cache",
+        "done",
+    ]
     code, _, err = run(capsys, "summary", str(sample))  # now from the cache
     assert code == 0 and stages_of(err) == ["hashing", "reading cache", "done"]
 
@@ -132,7 +151,13 @@ def test_an_error_never_continues_a_progress_line(tmp_path, monkeypatch):
 def test_check_json_lists_mismatches_as_objects(sample, tmp_path, capsys, raw):
     code, out, _ = run(capsys, "check", "--json", str(sample))
     assert code == 0
-    assert json.loads(out) == {"ok": True, "values": len(raw["timeline"]["values"]), "steps": len(raw["timeline"]["steps"]), "mismatches": [], "violations": []}
+    assert json.loads(out) == {
+        "ok": True,
+        "values": len(raw["timeline"]["values"]),
+        "steps": len(raw["timeline"]["steps"]),
+        "mismatches": [],
+        "violations": [],
+    }
     data = json.loads(sample.read_bytes())
     step = 10
     recorded = data["timeline"]["steps"][step]["usage"]["interleaved"]
@@ -142,9 +167,17 @@ def test_check_json_lists_mismatches_as_objects(sample, tmp_path, capsys, raw):
     code, out, _ = run(capsys, "check", "--json", str(edited))
     found = json.loads(out)
     assert code == 1 and found["ok"] is False
-    assert {"scope": "step", "key": step, "field": "usage.interleaved", "recorded": recorded + 64, "recomputed": recorded} in found["mismatches"]
+    assert {
+        "scope": "step",
+        "key": step,
+        "field": "usage.interleaved",
+        "recorded": recorded + 64,
+        "recomputed": recorded,
+    } in found["mismatches"]
     code, out, err = run(capsys, "check", str(edited))
-    assert code == 1 and f"step {step}: usage.interleaved recorded {kib(recorded + 64)}, recomputed {kib(recorded)}" in out
+    assert (
+        code == 1 and f"step {step}: usage.interleaved recorded {kib(recorded + 64)}, recomputed {kib(recorded)}" in out
+    )
     n = len(found["mismatches"])
     assert err.endswith(f"{n} mismatch{'es' if n != 1 else ''}, 0 invariant violations\n")
 
@@ -158,7 +191,13 @@ def test_report_synth_and_advise_json(sample, tmp_path, capsys, raw):
     out_file = tmp_path / "synth.json"
     code, out, _ = run(capsys, "synth", "--blocks", "2", "--layers", "3", "--out", str(out_file), "--json")
     synth = json.loads(out)
-    assert code == 0 and synth == {"path": str(out_file), "size_bytes": out_file.stat().st_size, "blocks": 2, "layers": 3, "gaps": False}
+    assert code == 0 and synth == {
+        "path": str(out_file),
+        "size_bytes": out_file.stat().st_size,
+        "blocks": 2,
+        "layers": 3,
+        "gaps": False,
+    }
     assert len(json.loads(out_file.read_bytes())["timeline"]["steps"]) == 2 * len(raw["timeline"]["steps"])
 
     code, out, _ = run(capsys, "advise", str(sample), "--json", "--limit", "3")
@@ -180,7 +219,10 @@ def test_summary_plan_and_advise_write_bytes_one_way(sample, capsys, raw):
     assert code == 0
     assert f"budget            {kib(raw['budget_bytes'])}; interleaved {kib(raw['interleaved_budget_bytes'])}" in out
     unchanged = raw["peak"]["interleaved"]
-    assert f"interleaved peak: {kib(unchanged)} at step {raw['interleaved_peak_step']} → {kib(unchanged)} at step {raw['interleaved_peak_step']} (±0 B)" in out
+    assert (
+        f"interleaved peak: {kib(unchanged)} at step {raw['interleaved_peak_step']} → {kib(unchanged)} at step {raw['interleaved_peak_step']} (±0 B)"
+        in out
+    )
     lowered = re.search(r"^standard peak: .* \((.)([\d,]+) B \(.([\d.,]+) KiB\)\)$", out, re.M)
     assert lowered and lowered.group(1) == "−"  # U+2212, as in the app
     assert "-" not in lowered.group(0).split("(")[-2]
@@ -190,8 +232,11 @@ def test_summary_plan_and_advise_write_bytes_one_way(sample, capsys, raw):
     assert lines[0] == f"total peak {kib(raw['peak']['total'])} at step {raw['total_peak_step']}; 2 verified candidates"
     for line in lines[1:]:
         assert ": →" not in line
-        assert re.fullmatch(r"  \d\. value \d+: axis \d+ \(\w+\(\d+\)\) partitions \d+ → \d+; total peak becomes "
-                            r"[\d,]+ B \([\d.,]+ KiB\) at step \d+ \(−[\d,]+ B \(−[\d.,]+ KiB\)\)", line), line
+        assert re.fullmatch(
+            r"  \d\. value \d+: axis \d+ \(\w+\(\d+\)\) partitions \d+ → \d+; total peak becomes "
+            r"[\d,]+ B \([\d.,]+ KiB\) at step \d+ \(−[\d,]+ B \(−[\d.,]+ KiB\)\)",
+            line,
+        ), line
 
 
 def test_synth_counts_read_as_english(tmp_path, capsys):
@@ -219,11 +264,27 @@ def test_synth_never_replaces_a_file_unless_asked(tmp_path, capsys):
         (lambda t: ["check", str(t / "missing.json")], "missing.json: cannot read it: No such file or directory"),
         (lambda t: ["report", str(SAMPLE_PATH), "--out", str(t / "a_file")], "a_file: is not a directory"),
         (lambda t: ["normalise", str(SAMPLE_PATH), "--out", str(t / "a_file")], "a_file: is not a directory"),
-        (lambda t: ["plan", str(SAMPLE_PATH), "--edits", str(t / "no_edits.json")], "no_edits.json: cannot read it: No such file or directory"),
-        (lambda t: ["synth", "--blocks", "1", "--layers", "1", "--out", str(t / "no_dir" / "s.json")], "s.json: cannot write it: No such file or directory"),
-        (lambda t: ["synth", "--sample", str(t / "nothing.json"), "--out", str(t / "s.json")], "nothing.json: cannot read it: No such file or directory"),
+        (
+            lambda t: ["plan", str(SAMPLE_PATH), "--edits", str(t / "no_edits.json")],
+            "no_edits.json: cannot read it: No such file or directory",
+        ),
+        (
+            lambda t: ["synth", "--blocks", "1", "--layers", "1", "--out", str(t / "no_dir" / "s.json")],
+            "s.json: cannot write it: No such file or directory",
+        ),
+        (
+            lambda t: ["synth", "--sample", str(t / "nothing.json"), "--out", str(t / "s.json")],
+            "nothing.json: cannot read it: No such file or directory",
+        ),
     ],
-    ids=["missing-input", "report-into-a-file", "normalise-into-a-file", "missing-edits", "synth-no-folder", "synth-missing-sample"],
+    ids=[
+        "missing-input",
+        "report-into-a-file",
+        "normalise-into-a-file",
+        "missing-edits",
+        "synth-no-folder",
+        "synth-missing-sample",
+    ],
 )
 def test_file_system_errors_name_the_file_not_a_json_path(tmp_path, capsys, argv, where):
     (tmp_path / "a_file").write_text("")
@@ -263,8 +324,15 @@ def test_every_output_has_the_mode_of_a_normal_file(sample, tmp_path, capsys, mo
         write_csv(pa.table({"name": ["x"]}), tmp_path / "one.csv")
         write_synthetic_profile(tmp_path / "lib.json", 1, 1)
     capsys.readouterr()
-    written = [*(tmp_path / "pq").iterdir(), *(tmp_path / "report").iterdir(), tmp_path / "synth.json",
-               tmp_path / "edits.json", tmp_path / "one.csv", tmp_path / "lib.json", *(p for p in cache.rglob("*") if p.is_file())]
+    written = [
+        *(tmp_path / "pq").iterdir(),
+        *(tmp_path / "report").iterdir(),
+        tmp_path / "synth.json",
+        tmp_path / "edits.json",
+        tmp_path / "one.csv",
+        tmp_path / "lib.json",
+        *(p for p in cache.rglob("*") if p.is_file()),
+    ]
     assert {".parquet", ".png", ".csv", ".json", ".arrow"} <= {p.suffix for p in written}
     assert {name: m for name, m in modes(written).items() if m != mode} == {}
 

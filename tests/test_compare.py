@@ -10,6 +10,7 @@ independent path (tests/compare_support.py: the raw JSON, docs/formats.md §2 wr
 Checked each time: the deltas, the exact set of changed values with their byte deltas, each
 peak's parts (exactly, by value) and that parts + scratch + exchange rows add up to the delta.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from compare_support import expected_comparison, refigure, tiling_text, with_edits, write
+
 from tilescope.derived.compare import FIGURES, CompareSide, compare_plans
 from tilescope.derived.compare_json import comparison_json
 from tilescope.loaders.memory_profile import load_memory_profile
@@ -30,10 +31,7 @@ from tilescope.synth import write_synthetic_profile
 # Known edits of the sample: the first lowers the standard peak (value 84, operation 17 result 0);
 # the second grows an interleaved weight with an alias (20, aliased by 57) and re-tiles the second
 # of the two values named "operation 18 result 0" (153), so occurrence matching matters.
-EDITS = {
-    "standard": [(84, 1, 18), (84, "replicas", 27)],
-    "interleaved": [(20, 0, 27), (153, 1, 3)],
-}
+EDITS = {"standard": [(84, 1, 18), (84, "replicas", 27)], "interleaved": [(20, 0, 27), (153, 1, 3)]}
 
 
 def tiling_edits(edits) -> list[TilingEdit]:
@@ -51,8 +49,17 @@ def check_against(comparison, expected: dict) -> None:
     assert comparison.delta.to_json() == expected["delta"]
     for key, side in (("a", comparison.a), ("b", comparison.b)):
         p, e = side.plan.peaks, expected[key]
-        assert (p.standard, p.interleaved, p.total, p.effective_peak_bytes) == (e["standard"], e["interleaved"], e["total"], e["effective_peak_bytes"])
-        assert (p.standard_step, p.interleaved_step, p.total_step) == (e["standard_peak_step"], e["interleaved_peak_step"], e["total_peak_step"])
+        assert (p.standard, p.interleaved, p.total, p.effective_peak_bytes) == (
+            e["standard"],
+            e["interleaved"],
+            e["total"],
+            e["effective_peak_bytes"],
+        )
+        assert (p.standard_step, p.interleaved_step, p.total_step) == (
+            e["standard_peak_step"],
+            e["interleaved_peak_step"],
+            e["total_peak_step"],
+        )
     assert comparison.steps.mode == expected["steps"]
     assert comparison.steps.matched.size == expected["matched_steps"]
     changed = {(v.name, v.a_id, v.b_id): v.delta_bytes for v in comparison.changed_values}
@@ -95,7 +102,9 @@ def test_sample_against_an_independently_edited_file(name, sample_side, edited_f
     comparison = compare_plans(sample_side, side_of(path))
     expected = expected_comparison(raw, edited)
     check_against(comparison, expected)
-    assert comparison.steps.mode == "same" and comparison.steps.unmatched_a.size == comparison.steps.unmatched_b.size == 0
+    assert (
+        comparison.steps.mode == "same" and comparison.steps.unmatched_a.size == comparison.steps.unmatched_b.size == 0
+    )
     assert comparison.values.only_a.size == comparison.values.only_b.size == 0
     assert expected["changed"], "the edit changes something"
     # The tiling text of each changed value is the edited layout's.
@@ -110,7 +119,13 @@ def test_the_standard_edit_in_figures(sample_side, edited_files):
     comparison = compare_plans(sample_side, side_of(edited_files["standard"][0]))
     assert comparison.delta.to_json() == {"standard": -20352, "interleaved": 0, "total": 0, "effective_peak_bytes": 0}
     (only,) = comparison.changed_values
-    assert (only.name, only.a_id, only.b_id, only.a_bytes, only.b_bytes) == ("operation 17 result 0", 84, 84, 62976, 32256)
+    assert (only.name, only.a_id, only.b_id, only.a_bytes, only.b_bytes) == (
+        "operation 17 result 0",
+        84,
+        84,
+        62976,
+        32256,
+    )
     assert only.changes == {"partitions": [{"axis": 1, "a": 9, "b": 18}], "replicas": {"a": 54, "b": 27}}
     standard = comparison.attribution("standard")
     assert (standard.a_step, standard.b_step) == (45, 10)
@@ -120,7 +135,9 @@ def test_the_standard_edit_in_figures(sample_side, edited_files):
 def test_a_what_if_in_memory_compares_as_the_edited_file(name, sample_side, edited_files):
     """A against A edited (apply_edits) gives what A against the edited file gives."""
     whatif = apply_edits(sample_side.arrays, sample_side.plan, tiling_edits(EDITS[name]))
-    in_memory = comparison_json(compare_plans(sample_side, CompareSide.edited(sample_side.profile, sample_side.arrays, whatif)))
+    in_memory = comparison_json(
+        compare_plans(sample_side, CompareSide.edited(sample_side.profile, sample_side.arrays, whatif))
+    )
     from_file = comparison_json(compare_plans(sample_side, side_of(edited_files[name][0])))
     for side in (in_memory, from_file):
         side["b"].pop("file")
@@ -134,7 +151,10 @@ def test_occurrence_matching_pairs_the_second_value_of_a_name_with_the_second(sa
     assert ("operation 18 result 0", 153, 153) in pairs
     assert ("operation 18 result 0", 152, 152) not in pairs  # the first occurrence is unchanged
     # The alias (57) changes with its root (20): its tiling is the root's.
-    assert {("vit.encoder.layer0.mlp.up.weight", 20, 20), ("vit.encoder.mlp.up.weight (body argument)", 57, 57)} <= pairs
+    assert {
+        ("vit.encoder.layer0.mlp.up.weight", 20, 20),
+        ("vit.encoder.mlp.up.weight (body argument)", 57, 57),
+    } <= pairs
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +195,9 @@ def test_sample_against_a_program_whose_names_all_differ(sample_path, raw, synth
     raw_b = json.loads(synthetic["1x4"].read_text())
     comparison = compare_plans(side_of(sample_path), side_of(synthetic["1x4"]))
     expected = expected_comparison(raw, raw_b)
-    assert len(expected["only_a"]) == len(raw["timeline"]["values"]) and len(expected["only_b"]) == len(raw_b["timeline"]["values"])
+    assert len(expected["only_a"]) == len(raw["timeline"]["values"]) and len(expected["only_b"]) == len(
+        raw_b["timeline"]["values"]
+    )
     check_against(comparison, expected)
 
 

@@ -5,6 +5,7 @@ follow, and the page's own lifetimes outline it), the compare report downloaded 
 a program of another shape (steps aligned by LCS), a refused and a bad second file (the first stays),
 and file text never rendered as HTML.
 """
+
 from __future__ import annotations
 
 import csv
@@ -15,11 +16,11 @@ import urllib.parse
 import zipfile
 
 import pytest
-
 from browser_support import JS_SOURCE_DATA, SAMPLE, kib, served_app, wait_for_app
 from compare_support import expected_comparison, lcs_length, with_edits, write
 from hostile import HOSTILE_FILE_NAME, SCOPE, write_hostile_profile
 from test_security_browser import JS_INJECTED, hover_data_point, tooltip_with
+
 from tilescope.synth import write_synthetic_profile
 
 pytestmark = pytest.mark.browser
@@ -29,7 +30,9 @@ REPORT_FILES = {"compare.png", "compare_values.csv", "compare_attribution.csv", 
 
 
 def signed(n: int) -> str:
-    return "±0 B" if n == 0 else f"{'+' if n > 0 else '−'}{abs(n):,} B ({'+' if n > 0 else '−'}{abs(n) / 1024:,.1f} KiB)"
+    return (
+        "±0 B" if n == 0 else f"{'+' if n > 0 else '−'}{abs(n):,} B ({'+' if n > 0 else '−'}{abs(n) / 1024:,.1f} KiB)"
+    )
 
 
 def text_of(page, testid: str) -> str:
@@ -85,13 +88,20 @@ def test_open_a_compare_select_a_value_and_export(page, served):
     server, root, raw, edited = served
     expected = expected_comparison(raw, edited)
     open_compare(page, server.url + "?file=vit.json&compare=vit_edited.json")
-    for key, figure in (("standard", "standard"), ("interleaved", "interleaved"), ("total", "total"), ("effective", "effective_peak_bytes")):
+    for key, figure in (
+        ("standard", "standard"),
+        ("interleaved", "interleaved"),
+        ("total", "total"),
+        ("effective", "effective_peak_bytes"),
+    ):
         assert text_of(page, f"ts-compare-a-{key}") == kib(expected["a"][figure])
         assert text_of(page, f"ts-compare-b-{key}") == kib(expected["b"][figure])
         assert text_of(page, f"ts-compare-delta-{key}") == signed(expected["delta"][figure])
     assert text_of(page, "ts-compare-a-standard-step") == f"step {expected['a']['standard_peak_step']}"
     assert text_of(page, "ts-compare-b-standard-step") == f"step {expected['b']['standard_peak_step']}"
-    assert text_of(page, "ts-compare-delta-standard") == "−20,352 B (−19.9 KiB)"  # value 84's edit, worked out in tests/test_compare.py
+    assert (
+        text_of(page, "ts-compare-delta-standard") == "−20,352 B (−19.9 KiB)"
+    )  # value 84's edit, worked out in tests/test_compare.py
     assert text_of(page, "ts-compare-steps").startswith("steps matched by index")
     assert text_of(page, "ts-peak-total") == kib(raw["peak"]["total"])  # the page's own summary still shows A
 
@@ -99,20 +109,28 @@ def test_open_a_compare_select_a_value_and_export(page, served):
     table = page.locator(".ts-compare-values-table")
     names = table.locator(".tabulator-cell[tabulator-field=name]")
     assert sorted(names.all_inner_texts()) == sorted(name for name, _, _ in expected["changed"])
-    check_row(page, table, page.locator(".tabulator-cell[tabulator-field=a_id]", has_text="84"),
-              page.locator("[data-testid=ts-compare-entry][data-entry='84']"))
+    check_row(
+        page,
+        table,
+        page.locator(".tabulator-cell[tabulator-field=a_id]", has_text="84"),
+        page.locator("[data-testid=ts-compare-entry][data-entry='84']"),
+    )
     assert text_of(page, "ts-compare-entry-name") == "operation 17 result 0"
     values_a = {v["id"]: v for v in raw["timeline"]["values"]}
     values_b = {v["id"]: v for v in edited["timeline"]["values"]}
     assert text_of(page, "ts-compare-entry-a-bytes") == kib(values_a[84]["bytes"])
     assert text_of(page, "ts-compare-entry-b-bytes") == kib(values_b[84]["bytes"])
-    page.wait_for_function(f"() => {{ const d = ({JS_SOURCE_DATA})('ts-compare-lifetime-bars'); return d && d.value_id.length > 0 && d.value_id.every(v => v === 84); }}")
+    page.wait_for_function(
+        f"() => {{ const d = ({JS_SOURCE_DATA})('ts-compare-lifetime-bars'); return d && d.value_id.length > 0 && d.value_id.every(v => v === 84); }}"
+    )
     bars = page.evaluate(JS_SOURCE_DATA, "ts-compare-lifetime-bars")
     for side, source in (("A", raw), ("B", edited)):
         spans = [[l + 0.5, r - 0.5] for l, r, s in zip(bars["left"], bars["right"], bars["side"]) if s == side]
         assert spans == live_runs(source, 84)
     lives = page.evaluate(JS_SOURCE_DATA, "ts-compare-selected-lives")  # the overlaid timelines shade them too
-    assert sorted([l + 0.5, r - 0.5] for l, r in zip(lives["left"], lives["right"])) == sorted(live_runs(raw, 84) + live_runs(edited, 84))
+    assert sorted([l + 0.5, r - 0.5] for l, r in zip(lives["left"], lives["right"])) == sorted(
+        live_runs(raw, 84) + live_runs(edited, 84)
+    )
     page.locator(".bk-tab", has_text="Lifetimes").click()  # the page's lifetimes follow the selection
     page.wait_for_function(f"""() => {{ const d = ({JS_SOURCE_DATA})('ts-lifetime-bars');
         return d && d.value_id.some((v, i) => v === 84 && d.line_color[i] === '#000000'); }}""")
@@ -127,7 +145,11 @@ def test_open_a_compare_select_a_value_and_export(page, served):
     assert set(files) == REPORT_FILES
     assert files["compare.png"].startswith(b"\x89PNG\r\n\x1a\n")
     report = json.loads(files["compare.json"])
-    assert report["delta"] == expected["delta"] and report["a"]["file"] == "vit.json" and report["b"]["file"] == "vit_edited.json"
+    assert (
+        report["delta"] == expected["delta"]
+        and report["a"]["file"] == "vit.json"
+        and report["b"]["file"] == "vit_edited.json"
+    )
     rows = list(csv.DictReader(io.StringIO(files["compare_values.csv"].decode())))
     assert {(r["name"], int(r["a_id"]), int(r["b_id"])): int(r["delta_bytes"]) for r in rows} == expected["changed"]
     attribution = list(csv.DictReader(io.StringIO(files["compare_attribution.csv"].decode())))
@@ -149,7 +171,8 @@ def test_programs_of_another_shape_and_refused_second_files(page, served):
     keys = lambda r: [(s["source"], s["operation"]) for s in r["timeline"]["steps"]]  # noqa: E731
     matched = lcs_length(keys(raw_a), keys(raw_b))
     assert text_of(page, "ts-compare-steps") == (
-        f"steps aligned by LCS: {matched:,} matched, {len(keys(raw_a)) - matched:,} only in A, {len(keys(raw_b)) - matched:,} only in B")
+        f"steps aligned by LCS: {matched:,} matched, {len(keys(raw_a)) - matched:,} only in A, {len(keys(raw_b)) - matched:,} only in B"
+    )
 
     for name, words in (("../vit.json", "compare: refused file name"), ("bad.json", "compare: bad.json: at $")):
         page.goto(server.url + f"?file=vit.json&compare={name}")

@@ -1,6 +1,7 @@
 """``tilescope compare`` and ``tilescope report A --compare B``: the JSON contract, the text form,
 exit codes and one-line errors, and the compare report's files. Expected figures come from the raw
 JSON (tests/compare_support.py), never from the code under test."""
+
 from __future__ import annotations
 
 import csv
@@ -9,15 +10,24 @@ import json
 from pathlib import Path
 
 import pytest
+from compare_support import expected_comparison, with_edits, write
 from PIL import Image
 
-from compare_support import expected_comparison, with_edits, write
 from tilescope.cli import main
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 
 EDITS = [(84, 1, 18), (84, "replicas", 27)]
 EDIT_SET = [{"value": 84, "axis": 1, "partitions": 18}, {"value": 84, "replicas": 27}]
-SIDE_FIELDS = {"file", "scope", "peak", "effective_peak_bytes", "fits_budget", "standard_peak_step", "interleaved_peak_step", "total_peak_step"}
+SIDE_FIELDS = {
+    "file",
+    "scope",
+    "peak",
+    "effective_peak_bytes",
+    "fits_budget",
+    "standard_peak_step",
+    "interleaved_peak_step",
+    "total_peak_step",
+}
 VALUE_FIELDS = {"name", "a_id", "b_id", "a_bytes", "b_bytes", "delta_bytes", "a_tiling", "b_tiling", "changed"}
 
 
@@ -37,7 +47,11 @@ def files(tmp_path_factory, raw) -> dict[str, Path]:
     edits.write_text(json.dumps(EDIT_SET))
     bad = folder / "bad_edits.json"
     bad.write_text(json.dumps([{"value": 84, "axis": 1, "partitions": 100000}]))
-    return {"edited": write(with_edits(raw, EDITS), folder / "edited.memory_profile.json"), "edits": edits, "bad_edits": bad}
+    return {
+        "edited": write(with_edits(raw, EDITS), folder / "edited.memory_profile.json"),
+        "edits": edits,
+        "bad_edits": bad,
+    }
 
 
 def test_json_has_every_field_of_the_contract(capsys, sample_path, files, raw):
@@ -47,23 +61,27 @@ def test_json_has_every_field_of_the_contract(capsys, sample_path, files, raw):
     expected = expected_comparison(raw, with_edits(raw, EDITS))
     assert {"a", "b", "delta", "steps", "values", "attribution", "unmatched_values", "unmatched_steps"} <= set(result)
     for key in ("a", "b"):
-        assert SIDE_FIELDS <= set(result[key])
+        assert set(result[key]) >= SIDE_FIELDS
         e = expected[key]
         assert result[key]["peak"] == {"standard": e["standard"], "interleaved": e["interleaved"], "total": e["total"]}
         assert result[key]["effective_peak_bytes"] == e["effective_peak_bytes"]
         assert result[key]["fits_budget"] == e["fits_budget"]
         assert [result[key][f"{k}_peak_step"] for k in ("standard", "interleaved", "total")] == [
-            e[f"{k}_peak_step"] for k in ("standard", "interleaved", "total")]
+            e[f"{k}_peak_step"] for k in ("standard", "interleaved", "total")
+        ]
     assert result["a"]["file"] == str(sample_path) and result["b"]["file"] == str(files["edited"])
     assert result["delta"] == expected["delta"]
     assert result["steps"] == "same"
     assert {(v["name"], v["a_id"], v["b_id"]): v["delta_bytes"] for v in result["values"]} == expected["changed"]
     for v in result["values"]:
-        assert VALUE_FIELDS <= set(v)
+        assert set(v) >= VALUE_FIELDS
         assert v["delta_bytes"] == v["b_bytes"] - v["a_bytes"]
     for figure, a in result["attribution"].items():
         assert {"a_step", "b_step", "parts", "scratch_delta", "exchange_rows_delta"} <= set(a)
-        assert sum(p["bytes"] for p in a["parts"]) + a["scratch_delta"] + a["exchange_rows_delta"] == expected["delta"][figure]
+        assert (
+            sum(p["bytes"] for p in a["parts"]) + a["scratch_delta"] + a["exchange_rows_delta"]
+            == expected["delta"][figure]
+        )
     assert result["unmatched_values"] == {"a": [], "b": []} and result["unmatched_steps"] == {"a": [], "b": []}
 
 
@@ -75,7 +93,11 @@ def test_recorded_figures_are_not_copied(capsys, sample_path, files, raw, tmp_pa
     path = write(lying, tmp_path / "lying.json")
     code, out, _ = run_cli(capsys, "compare", str(path), str(sample_path), "--json")
     result = json.loads(out)
-    assert code == 0 and result["a"]["peak"]["standard"] == raw["peak"]["standard"] and result["a"]["standard_peak_step"] == 45
+    assert (
+        code == 0
+        and result["a"]["peak"]["standard"] == raw["peak"]["standard"]
+        and result["a"]["standard_peak_step"] == 45
+    )
     assert result["delta"]["standard"] == 0
 
 
@@ -92,8 +114,22 @@ def test_edits_b_without_b_compares_a_with_a_edited(capsys, sample_path, files):
 
 
 def test_edits_a_reverses_the_comparison(capsys, sample_path, files):
-    code, out, _ = run_cli(capsys, "compare", str(sample_path), "--edits-a", str(files["edits"]), "--edits-b", str(files["edits"]), "--json")
-    assert code == 0 and json.loads(out)["delta"] == {"standard": 0, "interleaved": 0, "total": 0, "effective_peak_bytes": 0}
+    code, out, _ = run_cli(
+        capsys,
+        "compare",
+        str(sample_path),
+        "--edits-a",
+        str(files["edits"]),
+        "--edits-b",
+        str(files["edits"]),
+        "--json",
+    )
+    assert code == 0 and json.loads(out)["delta"] == {
+        "standard": 0,
+        "interleaved": 0,
+        "total": 0,
+        "effective_peak_bytes": 0,
+    }
     code, out, _ = run_cli(capsys, "compare", str(files["edited"]), str(sample_path), "--json")
     assert code == 0 and json.loads(out)["delta"]["standard"] == 20352
 
@@ -147,17 +183,23 @@ def test_report_compare_writes_its_files(capsys, sample_path, files, raw, tmp_pa
         (peak,) = [r for r in rows if r["kind"] == "peak"]
         assert int(peak["delta_bytes"]) == expected["delta"][figure]
         assert sum(int(r["delta_bytes"]) for r in rows if r["kind"] != "peak") == expected["delta"][figure]
-        parts = {(r["name"], int(r["a_id"]), int(r["b_id"])): int(r["delta_bytes"]) for r in rows if r["kind"] == "part"}
+        parts = {
+            (r["name"], int(r["a_id"]), int(r["b_id"])): int(r["delta_bytes"]) for r in rows if r["kind"] == "part"
+        }
         assert parts == expected["attribution"][figure]["parts"]
     values = rows_of((out / "compare_values.csv").read_bytes())
     assert {(r["name"], int(r["a_id"]), int(r["b_id"])): int(r["delta_bytes"]) for r in values} == expected["changed"]
     steps = rows_of((out / "compare_steps.csv").read_bytes())
     assert len(steps) == len(raw["timeline"]["steps"])
     edited = with_edits(raw, EDITS)["timeline"]["steps"]
-    assert [int(r["delta_standard"]) for r in steps] == [b["usage"]["standard"] - a["usage"]["standard"] for a, b in zip(raw["timeline"]["steps"], edited)]
+    assert [int(r["delta_standard"]) for r in steps] == [
+        b["usage"]["standard"] - a["usage"]["standard"] for a, b in zip(raw["timeline"]["steps"], edited)
+    ]
     with Image.open(out / "compare.png") as image:
         assert image.size == (1800, 1700)
-        assert len(image.convert("RGB").resize((90, 85)).getcolors(maxcolors=90 * 85)) > 20  # a drawing, not a blank page
+        assert (
+            len(image.convert("RGB").resize((90, 85)).getcolors(maxcolors=90 * 85)) > 20
+        )  # a drawing, not a blank page
     assert json.loads((out / "compare.json").read_text())["delta"] == expected["delta"]
 
 
@@ -166,7 +208,11 @@ def test_report_compare_with_edits_only_and_its_refusals(capsys, sample_path, fi
     code, _, _ = run_cli(capsys, "report", str(sample_path), "--compare-edits", str(files["edits"]), "--out", str(out))
     assert code == 0
     assert json.loads((out / "compare.json").read_text())["delta"]["standard"] == -20352
-    code, _, err = run_cli(capsys, "report", str(sample_path), "--compare-edits", str(files["edits"]), "--out", str(out))
+    code, _, err = run_cli(
+        capsys, "report", str(sample_path), "--compare-edits", str(files["edits"]), "--out", str(out)
+    )
     assert code == 2 and err.count("\n") == 1 and "--overwrite" in err
-    code, _, err = run_cli(capsys, "report", str(sample_path), "--compare", str(sample_path), "--step", "3", "--out", str(tmp_path / "x"))
+    code, _, err = run_cli(
+        capsys, "report", str(sample_path), "--compare", str(sample_path), "--step", "3", "--out", str(tmp_path / "x")
+    )
     assert code == 2 and err.count("\n") == 1 and "--step" in err

@@ -6,6 +6,7 @@ the overlaid timelines at scale, the waterfall, edits while comparing, escaping,
 Expected figures come from the raw JSON by an independent path (tests/compare_support.py: layout
 text edited with regular expressions, figures recomputed by docs/formats.md §2 written out again).
 """
+
 from __future__ import annotations
 
 import csv
@@ -20,11 +21,12 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from bokeh.document import Document
-
 from async_support import run_on_own_loop
-from benchmarks.bench_app import edits_to_apply
+from bokeh.document import Document
 from compare_support import expected_comparison, lcs_length, peaks_of, with_edits, write
+from opening_support import open_into
+
+from benchmarks.bench_app import edits_to_apply
 from tilescope.app.compare_open import CompareOpener, data_root_files
 from tilescope.app.loading import AppOptions
 from tilescope.app.open_flow import SessionOpener
@@ -38,9 +40,13 @@ from tilescope.derived.compare import CompareSide, compare_plans
 from tilescope.derived.compare_json import comparison_json
 from tilescope.models.edits import TilingEdit
 from tilescope.synth import write_synthetic_profile
-from opening_support import open_into
 
-EDITS = [(84, 1, 18), (84, "replicas", 27), (20, 0, 27), (153, 1, 3)]  # all three peaks move (docs: tests/test_compare.py)
+EDITS = [
+    (84, 1, 18),
+    (84, "replicas", 27),
+    (20, 0, 27),
+    (153, 1, 3),
+]  # all three peaks move (docs: tests/test_compare.py)
 HOSTILE = '<img src=x onerror="window.__pwned=1">'
 HOSTILE_FILE = "<i onclick=alert(1)>hostile.json"  # a file name is text from the disk, too
 
@@ -50,7 +56,9 @@ def kib(n: int) -> str:
 
 
 def signed(n: int) -> str:
-    return "±0 B" if n == 0 else f"{'+' if n > 0 else '−'}{abs(n):,} B ({'+' if n > 0 else '−'}{abs(n) / 1024:,.1f} KiB)"
+    return (
+        "±0 B" if n == 0 else f"{'+' if n > 0 else '−'}{abs(n):,} B ({'+' if n > 0 else '−'}{abs(n) / 1024:,.1f} KiB)"
+    )
 
 
 def live_runs(raw: dict, value_id: int) -> list[tuple[int, int]]:
@@ -76,13 +84,19 @@ run = run_on_own_loop
 @pytest.fixture(scope="module")
 def root(tmp_path_factory, raw) -> Path:
     folder = tmp_path_factory.mktemp("compare_root")
-    shutil.copy(Path(__file__).resolve().parent.parent / "sample_data" / "vit_finalist5.memory_profile.json", folder / "vit.json")
+    shutil.copy(
+        Path(__file__).resolve().parent.parent / "sample_data" / "vit_finalist5.memory_profile.json",
+        folder / "vit.json",
+    )
     write(with_edits(raw, EDITS), folder / "vit_edited.json")
     hostile = with_edits(raw, [])
     next(v for v in hostile["timeline"]["values"] if v["id"] == 85)["name"] = HOSTILE
     write(hostile, folder / HOSTILE_FILE)
     (folder / "bad.json").write_text('{"version": 1, "timeline": {"values": [], "steps": 7}}')
-    shutil.copy(Path(__file__).resolve().parent.parent / "sample_data" / "flash_attention.search_state.json", folder / "search.json")
+    shutil.copy(
+        Path(__file__).resolve().parent.parent / "sample_data" / "flash_attention.search_state.json",
+        folder / "search.json",
+    )
     write_synthetic_profile(folder / "s2x2.json", 2, 2)
     write_synthetic_profile(folder / "s2x3.json", 2, 3)
     return folder
@@ -109,9 +123,16 @@ def test_compare_side_of_plan_data_is_the_sides_of_its_plan(root, raw):
     base = state.data
     assert state.apply_edits([TilingEdit(84, axis=1, partitions=18), TilingEdit(84, replicas=27)]) is None
     side = CompareSide.of(state.data)
-    assert side.plan is state.data.whatif.plan and side.whatif is state.data.whatif and side.label == "vit.json (edited)"
+    assert (
+        side.plan is state.data.whatif.plan and side.whatif is state.data.whatif and side.label == "vit.json (edited)"
+    )
     by_of = comparison_json(compare_plans(CompareSide.of(base), side))
-    by_hand = comparison_json(compare_plans(CompareSide(base.profile, base.arrays, base.plan), CompareSide.edited(base.profile, base.arrays, state.data.whatif)))
+    by_hand = comparison_json(
+        compare_plans(
+            CompareSide(base.profile, base.arrays, base.plan),
+            CompareSide.edited(base.profile, base.arrays, state.data.whatif),
+        )
+    )
     assert by_of == by_hand
 
 
@@ -120,7 +141,12 @@ def test_open_by_name_shows_a_b_delta_with_the_exact_figures(root, raw):
     assert run(opener.open_name("vit_edited.json")), state.error
     expected = expected_comparison(raw, with_edits(raw, EDITS))
     texts = texts_by_testid(view.summary._pane.object)
-    for key, figure in (("standard", "standard"), ("interleaved", "interleaved"), ("total", "total"), ("effective", "effective_peak_bytes")):
+    for key, figure in (
+        ("standard", "standard"),
+        ("interleaved", "interleaved"),
+        ("total", "total"),
+        ("effective", "effective_peak_bytes"),
+    ):
         assert texts[f"ts-compare-a-{key}"] == kib(expected["a"][figure])
         assert texts[f"ts-compare-b-{key}"] == kib(expected["b"][figure])
         assert texts[f"ts-compare-delta-{key}"] == signed(expected["delta"][figure])
@@ -140,7 +166,9 @@ def test_open_by_name_shows_a_b_delta_with_the_exact_figures(root, raw):
         bars = view.waterfall.bars.data
         assert bars["running"][0] == expected["a"][figure] and bars["running"][-1] == expected["b"][figure]
         assert bars["bytes"][0] + sum(bars["bytes"][1:-1]) == expected["b"][figure]
-        assert texts_by_testid(view.waterfall._figures.object)["ts-compare-waterfall-sum"] == signed(expected["delta"][figure])
+        assert texts_by_testid(view.waterfall._figures.object)["ts-compare-waterfall-sum"] == signed(
+            expected["delta"][figure]
+        )
     # Clicking the standard waterfall's first part (value 84: its bytes live at B's peak step 10 minus
     # at A's step 45) selects that value; clicking the overlaid timeline selects A's step there.
     view.waterfall.figure_name = "standard"
@@ -161,8 +189,12 @@ def test_selection_follows_both_ways_and_shows_the_value_in_both(root, raw):
     assert state.selected_values == [84]
     runs_a, runs_b = live_runs(raw, 84), live_runs(edited, 84)
     bars = view.lifetimes.bars.data
-    assert [(l + 0.5, r - 0.5) for l, r, side in zip(bars["left"], bars["right"], bars["side"]) if side == "A"] == runs_a
-    assert [(l + 0.5, r - 0.5) for l, r, side in zip(bars["left"], bars["right"], bars["side"]) if side == "B"] == runs_b
+    assert [
+        (l + 0.5, r - 0.5) for l, r, side in zip(bars["left"], bars["right"], bars["side"]) if side == "A"
+    ] == runs_a
+    assert [
+        (l + 0.5, r - 0.5) for l, r, side in zip(bars["left"], bars["right"], bars["side"]) if side == "B"
+    ] == runs_b
     assert set(bars["bytes"]) == {62976, 32256}
     lives = view.timeline.lives.data
     assert sorted(zip((lives["left"] + 0.5).tolist(), (lives["right"] - 0.5).tolist())) == sorted(runs_a + runs_b)
@@ -173,7 +205,11 @@ def test_selection_follows_both_ways_and_shows_the_value_in_both(root, raw):
     view.values.table.selection = [position, other]
     assert state.selected_values == [153] and view.values.table.selection == [other]
     view.values.table.selection = []
-    assert state.selected_values == [] and view.selection.entry == -1 and "ts-compare-entry-none" in view.lifetimes._text.object
+    assert (
+        state.selected_values == []
+        and view.selection.entry == -1
+        and "ts-compare-entry-none" in view.lifetimes._text.object
+    )
     # From the session's side: selecting value 20 elsewhere selects its row here.
     state.select_values([20])
     assert frame["a_id"].iloc[view.values.table.selection[0]] == 20
@@ -198,8 +234,13 @@ def test_refusals_keep_everything_open(root, raw):
     state, opener, view, _ = session(root)
     assert run(opener.open_name("vit_edited.json"))
     compare, data = state.compare, state.data
-    for name, words in (("../vit.json", "'..' is not allowed"), ("/etc/passwd", "absolute paths"), ("missing.json", "missing.json"),
-                        ("bad.json", "bad.json: at $"), ("search.json", "a search state, not a memory profile")):
+    for name, words in (
+        ("../vit.json", "'..' is not allowed"),
+        ("/etc/passwd", "absolute paths"),
+        ("missing.json", "missing.json"),
+        ("bad.json", "bad.json: at $"),
+        ("search.json", "a search state, not a memory profile"),
+    ):
         assert not run(opener.open_name(name))
         assert state.error.startswith("compare: ") and words in state.error and "\n" not in state.error, state.error
         assert state.compare is compare and state.data is data and not state.loading
@@ -221,7 +262,9 @@ def test_an_upload_and_the_what_if_compare_like_the_file(root, raw):
     edits = [TilingEdit(v, replicas=n) if a == "replicas" else TilingEdit(v, axis=a, partitions=n) for v, a, n in EDITS]
     assert state.apply_edits(edits) is None
     # Comparing against the file, A (the current plan) now has B's tilings: nothing differs.
-    assert state.compare.a is state.data and state.compare.comparison.delta.to_json() == dict.fromkeys(expected["delta"], 0)
+    assert state.compare.a is state.data and state.compare.comparison.delta.to_json() == dict.fromkeys(
+        expected["delta"], 0
+    )
     assert view.values.table.value.empty
     assert run(opener.compare_whatif())
     c = state.compare
@@ -255,7 +298,9 @@ def test_profiles_of_different_programs_say_how_steps_were_aligned(root):
     line = f"steps aligned by LCS: {matched:,} matched, {only_a:,} only in A, {only_b:,} only in B"
     assert texts_by_testid(view.summary._pane.object)["ts-compare-steps"] == line
     # Positions with one side only are shaded, exactly those.
-    shaded = sum(int(r - l) for l, r in zip(view.timeline.one_sided.data["left"], view.timeline.one_sided.data["right"]))
+    shaded = sum(
+        int(r - l) for l, r in zip(view.timeline.one_sided.data["left"], view.timeline.one_sided.data["right"])
+    )
     assert shaded == only_a + only_b
     points = view.timeline.points["standard"].data
     a_usage = [s["usage"]["standard"] + raw_a["peak"]["exchange_rows"] for s in raw_a["timeline"]["steps"]]
@@ -282,7 +327,9 @@ def test_overlay_at_scale_keeps_every_peak_within_the_point_budget(tmp_path):
     delta = [b - a["usage"]["standard"] for a, b in zip(raw["timeline"]["steps"], delta)]
     assert max(points["delta"]) == max(delta) > 0  # the difference's spike survives downsampling
     peaks = view.timeline.peaks["standard"].data
-    assert sorted(zip(peaks["x"], peaks["y"])) == sorted([(pa["standard_peak_step"], pa["standard"]), (pb["standard_peak_step"], pb["standard"])])
+    assert sorted(zip(peaks["x"], peaks["y"])) == sorted(
+        [(pa["standard_peak_step"], pa["standard"]), (pb["standard_peak_step"], pb["standard"])]
+    )
 
 
 def test_text_from_files_is_escaped(root):

@@ -1,4 +1,5 @@
 """CSV output neutralises text a spreadsheet would execute, and leaves numbers alone."""
+
 import csv
 import io
 
@@ -40,7 +41,9 @@ def test_string_that_looks_negative_is_neutralised_but_int_is_not():
 
 
 def test_lists_nulls_and_booleans():
-    table = pa.table({"shape": [[1, 729, 1152], None], "first": pa.array([3, None], pa.int64()), "edited": [True, False]})
+    table = pa.table(
+        {"shape": [[1, 729, 1152], None], "first": pa.array([3, None], pa.int64()), "edited": [True, False]}
+    )
     rows = parse(to_csv_bytes(table))
     assert rows[1] == ["[1, 729, 1152]", "3", "true"]
     assert rows[2] == ["", "", "false"]

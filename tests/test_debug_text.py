@@ -1,4 +1,5 @@
 """The Debug-text grammar and the one tiling model built from both spellings."""
+
 from __future__ import annotations
 
 import json
@@ -6,7 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from tilescope.loaders.debug_text import DebugSyntaxError, Map, Set, Struct, Tuple, Unit, parse_debug, parse_debug_sequence, render
+from tilescope.loaders.debug_text import (
+    DebugSyntaxError,
+    Map,
+    Set,
+    Struct,
+    Tuple,
+    Unit,
+    parse_debug,
+    parse_debug_sequence,
+    render,
+)
 from tilescope.loaders.layouts import format_from_debug, layout_from_debug_text, layout_from_serde
 from tilescope.models.errors import InputError
 
@@ -34,16 +45,14 @@ def test_every_sample_string_round_trips():
         assert render(parse_debug(line)) == line
 
 
-@pytest.mark.parametrize("text, position", [
-    ("Layout { order: Amp(Left, tiling: 3 }", 32),
-    ("Layout { order: }", 16),
-    ("[1, 2", 5),
-])
+@pytest.mark.parametrize(
+    "text, position", [("Layout { order: Amp(Left, tiling: 3 }", 32), ("Layout { order: }", 16), ("[1, 2", 5)]
+)
 def test_syntax_errors_are_located(text, position):
     with pytest.raises(DebugSyntaxError) as info:
         parse_debug(text)
     assert info.value.position == position
-    assert text[max(0, position - 5):position] in info.value.snippet
+    assert text[max(0, position - 5) : position] in info.value.snippet
 
 
 def test_both_spellings_give_one_model():
@@ -55,9 +64,11 @@ def test_both_spellings_give_one_model():
 
 
 def test_unknown_axis_kind_is_an_error_but_unknown_order_is_data():
-    base = ("Layout { order: %s, tiling: TensorTiling { tile_count: 4, replicas: 1, axes: [AxisTiling { axis: %s, "
-            "partitions: 4, padding_groups: 1, block_size: 1, padding_multiple: 1, shard_padding_multiple: 1, "
-            "padding: Zero, tile_stride: None }] }, memory_class: Ipu21Standard }")
+    base = (
+        "Layout { order: %s, tiling: TensorTiling { tile_count: 4, replicas: 1, axes: [AxisTiling { axis: %s, "
+        "partitions: 4, padding_groups: 1, block_size: 1, padding_multiple: 1, shard_padding_multiple: 1, "
+        "padding: Zero, tile_stride: None }] }, memory_class: Ipu21Standard }"
+    )
     layout = layout_from_debug_text(base % ("Hilbert(Curve { depth: 3 })", "FromEnd(1)"), "$.x")
     assert str(layout.order) == "Hilbert(Curve { depth: 3 })"
     with pytest.raises(InputError, match=r"\$\.x \(tiling\.axes\[0\]\.axis\).*axis kind"):
@@ -65,6 +76,7 @@ def test_unknown_axis_kind_is_an_error_but_unknown_order_is_data():
 
 
 # ----------------------------------------------------------------------------- the fast reader
+
 
 def _by_lark(text: str, start: str):
     """lark's parse of ``text`` (the reference), or None when lark refuses it."""
@@ -96,7 +108,9 @@ def _texts_of(paths) -> list[tuple[str, str]]:
         except (ValueError, KeyError, TypeError, UnicodeDecodeError, RecursionError):
             continue
         for v in timeline.get("values", []) if isinstance(timeline, dict) else []:
-            texts += [(v[k], "start") for k in ("layout", "precision") if isinstance(v, dict) and isinstance(v.get(k), str)]
+            texts += [
+                (v[k], "start") for k in ("layout", "precision") if isinstance(v, dict) and isinstance(v.get(k), str)
+            ]
         for s in timeline.get("steps", []) if isinstance(timeline, dict) else []:
             if isinstance(s, dict) and isinstance(s.get("operation"), str):
                 texts.append((s["operation"], "sequence"))
@@ -104,9 +118,35 @@ def _texts_of(paths) -> list[tuple[str, str]]:
 
 
 EDGES = [
-    "A { true: 1 }", "{true: 1}", "A {1}", "A {x: 1}", "A (1)", "1A", "truex", "true {1}", "{1,}", "{1: 2,}",
-    "A(,)", "[1,]", "{}", "A {}", "A { }", "1.", "1e5", "-x", '"\\u{41}"', '"\\u{d800}"', "{1: 2, 3}", "{1, 2: 3}",
-    "A { x: 1 y: 2 }", "[1 2]", "", " ", "A B(1) C { d: [] }", "\u0663", "x\u00b2",
+    "A { true: 1 }",
+    "{true: 1}",
+    "A {1}",
+    "A {x: 1}",
+    "A (1)",
+    "1A",
+    "truex",
+    "true {1}",
+    "{1,}",
+    "{1: 2,}",
+    "A(,)",
+    "[1,]",
+    "{}",
+    "A {}",
+    "A { }",
+    "1.",
+    "1e5",
+    "-x",
+    '"\\u{41}"',
+    '"\\u{d800}"',
+    "{1: 2, 3}",
+    "{1, 2: 3}",
+    "A { x: 1 y: 2 }",
+    "[1 2]",
+    "",
+    " ",
+    "A B(1) C { d: [] }",
+    "\u0663",
+    "x\u00b2",
 ]
 
 
@@ -140,16 +180,21 @@ def test_the_reader_on_mutated_text_gives_larks_parse_or_leaves_it_to_lark():
     from hypothesis import strategies as st
 
     seeds = [t for t, _ in _texts_of([ROOT / "sample_data/vit_finalist5.memory_profile.json"])][:200] + EDGES
-    pieces = st.sampled_from(list('{}()[],: "\\-.eE019tfx_\t\n') + ["true", "false", "A", "{x: 1}", "\\u{41}", "1.5", "-2"])
+    pieces = st.sampled_from(
+        list('{}()[],: "\\-.eE019tfx_\t\n') + ["true", "false", "A", "{x: 1}", "\\u{41}", "1.5", "-2"]
+    )
 
     @settings(max_examples=3000, deadline=None, database=None)
-    @given(st.sampled_from(seeds), st.lists(st.tuples(st.integers(0, 400), st.sampled_from(["insert", "delete"]), pieces), max_size=4),
-           st.sampled_from(["start", "sequence"]))
+    @given(
+        st.sampled_from(seeds),
+        st.lists(st.tuples(st.integers(0, 400), st.sampled_from(["insert", "delete"]), pieces), max_size=4),
+        st.sampled_from(["start", "sequence"]),
+    )
     def check(seed, edits, start):
         text = seed
         for at, how, piece in edits:
             at = at % (len(text) + 1)
-            text = text[:at] + piece + text[at:] if how == "insert" else text[:at] + text[at + len(piece):]
+            text = text[:at] + piece + text[at:] if how == "insert" else text[:at] + text[at + len(piece) :]
         read = _by_reader(text, start)
         assert read is None or read == _by_lark(text, start), (text, start)
 

@@ -1,5 +1,6 @@
 """tilescope.derived (series, live, lifetimes, groups, values): downsampling keeps extremes at every zoom; step/value data checked against the
 sample file's own live lists (read with json, independently of the loaders)."""
+
 from __future__ import annotations
 
 import json
@@ -10,16 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tilescope.derived.groups import hand_overs, storage_group_members
-
 from tilescope.derived.lifetimes import gantt_bars
-
 from tilescope.derived.live import first_last_steps, live_rows_at
-
 from tilescope.derived.series import loop_regions, minmax_indices, runs_where, window_of
-
 from tilescope.derived.values import unpadded_shard_bytes
-from tilescope.planner.model import plan_profile
 from tilescope.loaders.memory_profile import load_memory_profile
+from tilescope.planner.model import plan_profile
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +47,7 @@ def test_planted_spike_survives_every_zoom():
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    n=st.integers(1, 5000), columns=st.integers(1, 400), data=st.data(),
-)
+@given(n=st.integers(1, 5000), columns=st.integers(1, 400), data=st.data())
 def test_every_column_keeps_its_extremes(n, columns, data):
     seed = data.draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)

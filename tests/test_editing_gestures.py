@@ -4,17 +4,18 @@ compact edit form of the URL.
 
 Expected figures come from the raw sample JSON by docs/formats.md §2 (tests/editor_support.py).
 """
+
 from __future__ import annotations
 
 import pytest
-
 from editor_support import RawProfile, edited_bytes
+from opening_support import open_into
+
 from tilescope.app.state import SessionState
 from tilescope.app.views.editor import EditorView
 from tilescope.models.edits import TilingEdit, compact_edits, parse_compact_edits
 from tilescope.models.errors import InputError
 from tilescope.planner import tiling_rules
-from opening_support import open_into
 
 VALUE = 84  # [1, 729, 1152]-like result in the standard region; 3 × 9 partitions × 54 replicas = 1458 tiles
 AXIS = "1"

@@ -3,17 +3,18 @@ undo / reset, save → load, the advisor's one-click apply, and escaping of file
 
 Expected figures come from the raw sample JSON by docs/formats.md's rules (tests/editor_support.py).
 """
+
 from __future__ import annotations
 
 import json
 
 import pytest
-
-from tilescope.app.views.editor import EditorView
-from tilescope.app.state import SessionState
-from tilescope.planner.tiling_rules import shard_changing_counts
 from editor_support import RawProfile, blocks_of, edited_bytes
 from opening_support import open_into
+
+from tilescope.app.state import SessionState
+from tilescope.app.views.editor import EditorView
+from tilescope.planner.tiling_rules import shard_changing_counts
 
 # Value 85 ("operation 17 result 0", [1, 729, 1152] F8, standard region, live at steps 45–47 — the
 # standard peak's step among them). Its axis 1 is FromEnd(2): 729 padded to 730, 365 blocks of 2,
@@ -45,7 +46,11 @@ def commit(editor: EditorView, axis: str, count: int, nonce: str) -> None:
 def test_hand_figures_match_the_file(raw):
     """The hand computation itself reproduces what the file records for value 85."""
     value = raw.value(VALUE)
-    assert edited_bytes(value, {}) == (value["shard_bytes"], value["aligned_bytes"], value["bytes"]) == (31488, 32768, 32768)
+    assert (
+        edited_bytes(value, {})
+        == (value["shard_bytes"], value["aligned_bytes"], value["bytes"])
+        == (31488, 32768, 32768)
+    )
     assert edited_bytes(value, {AXIS: NEW_PARTITIONS}) == (56064, 65536, 65536)
 
 
@@ -96,11 +101,18 @@ def test_committed_drag_replans(editor, raw):
     assert (int(figures.shard[row]), int(figures.aligned[row]), int(figures.bytes[row])) == (shard, aligned, cost)
     expected = raw.peaks_with({VALUE: cost - raw.value(VALUE)["bytes"]})
     peaks = state.plan.peaks
-    assert (peaks.standard, peaks.interleaved, peaks.total) == (expected["standard"], expected["interleaved"], expected["total"])
+    assert (peaks.standard, peaks.interleaved, peaks.total) == (
+        expected["standard"],
+        expected["interleaved"],
+        expected["total"],
+    )
     assert peaks.total != raw.doc["peak"]["total"]
     # The editor shows before → after, and the handle now sits at the new count.
     assert "31,488 B (30.8 KiB) → 56,064 B (54.8 KiB)" in editor.figures.object
-    assert f"{raw.doc['peak']['total']:,} B" in editor.figures.object and f"{expected['total']:,} B" in editor.figures.object
+    assert (
+        f"{raw.doc['peak']['total']:,} B" in editor.figures.object
+        and f"{expected['total']:,} B" in editor.figures.object
+    )
     assert editor.widget.axes[AXIS]["partitions"] == NEW_PARTITIONS
     assert editor.widget.axes[AXIS]["per_partition"] == 146
     assert editor.widget.inputs[AXIS].value == NEW_PARTITIONS
@@ -149,7 +161,10 @@ def test_undo_and_reset_restore_the_files_figures(editor, raw):
     editor.undo_button.clicks += 1
     assert state.edits == []
     assert state.plan.peaks.total == raw.doc["peak"]["total"]
-    assert (state.plan.peaks.standard, state.plan.peaks.interleaved) == (raw.doc["peak"]["standard"], raw.doc["peak"]["interleaved"])
+    assert (state.plan.peaks.standard, state.plan.peaks.interleaved) == (
+        raw.doc["peak"]["standard"],
+        raw.doc["peak"]["interleaved"],
+    )
     assert int(state.plan.figures.shard[row]) == raw.value(VALUE)["shard_bytes"]
     assert [a["partitions"] for a in editor.widget.axes] == [3, 9]
     assert "No edits" in editor.edit_list.object

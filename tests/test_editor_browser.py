@@ -4,12 +4,12 @@ handle and snaps back; undo restores the file's figures.
 
 The expected peak comes from the raw sample JSON by docs/formats.md's rules (tests/editor_support.py).
 """
+
 from __future__ import annotations
 
 import re
 
 import pytest
-
 from browser_support import SAMPLE, drag_to_count, wait_for_app
 from editor_support import RawProfile, edited_bytes
 
@@ -69,7 +69,9 @@ def test_drag_replans_refuses_and_undoes(app_server, page):
     drag_to_count(page, AXIS, NEW_PARTITIONS)
     expect(peak).to_contain_text(f"{figure(recorded_total)} → {figure(expected_total)}")
     expect(handle).to_have_attribute("data-count", str(NEW_PARTITIONS))
-    expect(page.locator("[data-testid=ts-editor-figures]")).to_contain_text(f"{figure(value['shard_bytes'])} → {figure(shard)}")
+    expect(page.locator("[data-testid=ts-editor-figures]")).to_contain_text(
+        f"{figure(value['shard_bytes'])} → {figure(shard)}"
+    )
     expect(page.locator(f".ts-message[data-axis='{AXIS}']")).to_be_hidden()
 
     # A drag the planner refuses (3 × 365 × 54 tiles > 1472): the reason shows at the handle,

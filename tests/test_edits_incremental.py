@@ -4,6 +4,7 @@ changed values and applied edits, or the same ``EditError``. Its time per edit d
 the edits before it (``python -m benchmarks.bench_each`` measures that). Also: an edit that makes a
 ``padding: Reject`` axis need padding (a Linear axis after an edited one) is refused.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,8 @@ from tilescope.cli import main as cli_main
 from tilescope.loaders.memory_profile import load_memory_profile, parse_memory_profile
 from tilescope.models.edits import TilingEdit, save_edit_set
 from tilescope.planner.edits import EditError, apply_edits, extend_edits
-from tilescope.planner.tiling_rules import RULE_REJECT_PADDING
 from tilescope.planner.model import plan_profile
+from tilescope.planner.tiling_rules import RULE_REJECT_PADDING
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "vit_finalist5.memory_profile.json"
@@ -33,7 +34,11 @@ def random_edit(rng: random.Random, ids: list[int]) -> TilingEdit:
     value = rng.choice(ids) if rng.random() < 0.97 else 10**6
     if rng.random() < 0.3:
         return TilingEdit(value, replicas=rng.choice([0, 1, 2, 3, 8, 27, 54, 100, 2000]))
-    return TilingEdit(value, axis=rng.choice([0, 0, 1, 1, 2, 3]), partitions=rng.choice([0, 1, 2, 3, 4, 8, 9, 16, 18, 46, 72, 200, 1472]))
+    return TilingEdit(
+        value,
+        axis=rng.choice([0, 0, 1, 1, 2, 3]),
+        partitions=rng.choice([0, 1, 2, 3, 4, 8, 9, 16, 18, 46, 72, 200, 1472]),
+    )
 
 
 def same_whatif(a, b) -> None:
@@ -43,7 +48,9 @@ def same_whatif(a, b) -> None:
     assert np.array_equal(a.plan.usage_interleaved, b.plan.usage_interleaved)
     assert a.plan.peaks == b.plan.peaks
     assert a.diff.changed_values == b.diff.changed_values
-    assert np.array_equal(a.diff.step_standard, b.diff.step_standard) and np.array_equal(a.diff.step_interleaved, b.diff.step_interleaved)
+    assert np.array_equal(a.diff.step_standard, b.diff.step_standard) and np.array_equal(
+        a.diff.step_interleaved, b.diff.step_interleaved
+    )
     assert a.edits == b.edits and a.applied == b.applied and a.tilings == b.tilings
 
 
@@ -95,8 +102,16 @@ def test_cli_each_prints_what_the_set_so_far_gives(loaded, tmp_path, capsys):
     assert [line["index"] for line in lines] == list(range(len(edits)))
     for k in (0, 1, 57, 199):
         p = apply_edits(arrays, base, edits[: k + 1]).plan.peaks
-        assert (lines[k]["standard"], lines[k]["interleaved"], lines[k]["total"]) == (p.standard, p.interleaved, p.total)
-        assert lines[k]["steps"] == {"standard": p.standard_step, "interleaved": p.interleaved_step, "total": p.total_step}
+        assert (lines[k]["standard"], lines[k]["interleaved"], lines[k]["total"]) == (
+            p.standard,
+            p.interleaved,
+            p.total,
+        )
+        assert lines[k]["steps"] == {
+            "standard": p.standard_step,
+            "interleaved": p.interleaved_step,
+            "total": p.total_step,
+        }
         assert lines[k]["edit"]["value"] == edits[k].value
 
 

@@ -4,6 +4,7 @@ The browser tests click the buttons of the served app in Chromium and read the d
 expected figures come from the sample file (json.load). One test drives the view without a browser
 to check that it follows the session (edits, selected step).
 """
+
 from __future__ import annotations
 
 import csv
@@ -11,11 +12,10 @@ import io
 import json
 
 import pytest
-from PIL import Image
-
 from async_support import run_on_own_loop
 from browser_support import SAMPLE, wait_for_app
 from opening_support import open_into
+from PIL import Image
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 KNOWN_VALUE = 84  # "operation 17 result 0", 62976 B in the file
@@ -86,8 +86,8 @@ def test_png_and_csv_downloads(app_server, page):
 
 def test_view_follows_the_session_edits_and_step():
     """Without a browser: the callbacks the buttons run, after an edit and a step change."""
-    from tilescope.app.views.export import ExportView
     from tilescope.app.state import SessionState
+    from tilescope.app.views.export import ExportView
     from tilescope.models.edits import TilingEdit
 
     state = SessionState()
@@ -111,5 +111,8 @@ def test_view_follows_the_session_edits_and_step():
     assert (int(row["bytes"]), int(row["bytes_before_edits"])) == (32256, 62976)
     breakdown = {int(r["id"]): int(r["bytes"]) for r in rows_of(fetch("breakdown"))}
     assert set(breakdown) == set(sample()["timeline"]["steps"][45]["live"]) and breakdown[84] == 32256
-    assert json.loads(fetch("edits.json")) == [{"value": 84, "axis": 1, "partitions": 18}, {"value": 84, "replicas": 27}]
+    assert json.loads(fetch("edits.json")) == [
+        {"value": 84, "axis": 1, "partitions": 18},
+        {"value": 84, "replicas": 27},
+    ]
     assert fetch("report.png").startswith(PNG_SIGNATURE)

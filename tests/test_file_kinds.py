@@ -1,6 +1,7 @@
 """The one open path (docs/architecture.md "Opening a file"): a file's kind is recognised once, by
 ``derived.opening.FILE_KINDS``, and adding a kind is one registration — its recogniser, its opener
 and its view — after which the app's page opens and shows it with nothing else changed."""
+
 from __future__ import annotations
 
 import json
@@ -10,9 +11,9 @@ from typing import ClassVar
 
 import panel as pn
 import pytest
+from async_support import run_on_own_loop
 
 import tilescope.derived.opening as opening
-from async_support import run_on_own_loop
 from tilescope.app.explorer import ExplorerApp
 from tilescope.app.loading import AppOptions
 from tilescope.app.shared import SharedProfiles
@@ -56,8 +57,14 @@ def ranges_page(context) -> pn.pane.HTML:
     return pane
 
 
-TOY = FileKind("toy_ranges", "range list", "with `ranges` and `toy`", lambda found: found.has("ranges", "toy"), open_ranges,
-               "test_file_kinds:ranges_page")
+TOY = FileKind(
+    "toy_ranges",
+    "range list",
+    "with `ranges` and `toy`",
+    lambda found: found.has("ranges", "toy"),
+    open_ranges,
+    "test_file_kinds:ranges_page",
+)
 
 
 @pytest.fixture
@@ -84,9 +91,11 @@ def test_each_kind_is_recognised_once_from_the_bytes_or_the_cache(tmp_path, cach
 def test_a_file_of_no_known_kind_names_every_kind_it_could_have_been(monkeypatch):
     with pytest.raises(InputError) as refused:
         open_file(Source.of_bytes(b'{"version": 1, "tile": 3}', "odd.json"))
-    assert str(refused.value) == ("odd.json: at $: expected a memory profile (with `timeline`) or a search state "
-                                  "(with `context` and `recipe`) or a placement dump (with `requests` and `ranges`) "
-                                  "or a placement profile (with `schema_version` and `tiles`), found an object with none of these")
+    assert str(refused.value) == (
+        "odd.json: at $: expected a memory profile (with `timeline`) or a search state "
+        "(with `context` and `recipe`) or a placement dump (with `requests` and `ranges`) "
+        "or a placement profile (with `schema_version` and `tiles`), found an object with none of these"
+    )
     monkeypatch.setattr(opening, "FILE_KINDS", (*opening.FILE_KINDS, TOY))
     with pytest.raises(InputError) as refused:
         open_file(Source.of_bytes(b'{"version": 1, "tile": 3}', "odd.json"))
@@ -115,6 +124,9 @@ def test_adding_a_kind_is_one_registration_and_the_page_shows_it(tmp_path, monke
     assert shown.name == "toy-ranges" and shown.object == f"{100 + 256} bytes"
     assert "range list" in app.file_bar.source.object  # the file bar says the kind's label
     assert not open_path(bad, "bad_ranges.json")  # its opener's located error; what was open stays
-    assert state.error == "bad_ranges.json: at $.ranges: expected [start, end] with start ≤ end, found an end before its start"
+    assert (
+        state.error
+        == "bad_ranges.json: at $.ranges: expected [start, end] with start ≤ end, found an end before its start"
+    )
     assert state.kind == "toy_ranges" and list(app.body.objects) == [shown]
     assert open_path(SAMPLE_PATH, "vit") and list(app.body.objects) == profile_page

@@ -50,12 +50,7 @@ def test_the_report_gives_one_verdict_with_the_estimate_and_the_placed_figures(f
     assert plan["fits_budget"] is True and place["fits"] is False
     assert "infeasible" in {place["regions"][r]["verdict"] for r in ("standard", "interleaved")}
     edits = parse_edit_set(
-        json.dumps(
-            [
-                {"value": 84, "axis": 1, "partitions": 6},
-                {"value": 84, "axis": 0, "partitions": 2},
-            ]
-        )
+        json.dumps([{"value": 84, "axis": 1, "partitions": 6}, {"value": 84, "axis": 0, "partitions": 2}])
     )
     text = report_text(edits)
     lines = [line for line in text.splitlines() if line.startswith("fits budget")]
@@ -63,13 +58,9 @@ def test_the_report_gives_one_verdict_with_the_estimate_and_the_placed_figures(f
     assert "fits budget" not in text.replace(lines[0], "", 1)  # one verdict, no second one
     assert "does NOT fit" not in text and "fits budget      yes" not in text
     budget = open_file(sample_path()).arrays.budget_bytes
-    assert (
-        f"effective peak {plan['effective_peak_bytes']:,} B" in text and f"budget {int(budget):,} B" in text
-    )
+    assert f"effective peak {plan['effective_peak_bytes']:,} B" in text and f"budget {int(budget):,} B" in text
     standard = place["regions"]["standard"]
-    assert (
-        f"standard placed {standard['placed']:,} B" in text and f"capacity {standard['capacity']:,} B" in text
-    )
+    assert f"standard placed {standard['placed']:,} B" in text and f"capacity {standard['capacity']:,} B" in text
     assert "cannot place it and fails the build" in text  # the rule that decided it
 
 

@@ -5,6 +5,7 @@ Expected figures come from the raw JSON with the rules of docs/formats.md §2 (p
 the live lists and recorded value bytes) and from the planner run in this process on each file;
 the dataset is read back with pyarrow, polars and DuckDB directly, not through tilescope.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,19 +16,29 @@ from types import SimpleNamespace
 import duckdb
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pyarrow.dataset as pads
+import pyarrow.parquet as pq
 import pytest
-
 from fleet_support import (
-    BROKEN, EDITED, NOT_A_PLANNER_OUTPUT, SAMPLE_COPY, SYNTHETIC, TABLES,
-    dataset_content, local_batch, read_table, run_cli, snapshot, tilescope,
+    BROKEN,
+    EDITED,
+    NOT_A_PLANNER_OUTPUT,
+    SAMPLE_COPY,
+    SYNTHETIC,
+    TABLES,
+    dataset_content,
+    local_batch,
+    read_table,
+    run_cli,
+    snapshot,
+    tilescope,
 )
+
 from tilescope.fleet.layout import Dataset, locked, profile_key
 from tilescope.loaders.cache import content_key
-from tilescope.models.version import __version__
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.models.errors import InputError
+from tilescope.models.version import __version__
 from tilescope.planner.check import check_plan
 from tilescope.planner.model import plan_profile
 from tilescope.synth import write_synthetic_profile
@@ -41,8 +52,12 @@ def raw_figures(raw: dict) -> dict:
     standard, interleaved = [], []
     for step in raw["timeline"]["steps"]:
         live = set(step["live"])
-        standard.append(sum(byte_of[i][1] for i in live if byte_of[i][0] == "Ipu21Standard") + step["scratch"]["standard"])
-        interleaved.append(sum(byte_of[i][1] for i in live if byte_of[i][0] == "Ipu21Interleaved") + step["scratch"]["interleaved"])
+        standard.append(
+            sum(byte_of[i][1] for i in live if byte_of[i][0] == "Ipu21Standard") + step["scratch"]["standard"]
+        )
+        interleaved.append(
+            sum(byte_of[i][1] for i in live if byte_of[i][0] == "Ipu21Interleaved") + step["scratch"]["interleaved"]
+        )
     both = [s + i for s, i in zip(standard, interleaved)]
     exchange = raw["peak"]["exchange_rows"]
     effective = max(both) + raw["support_reserve_bytes"]
@@ -78,7 +93,12 @@ def test_batch_reports_every_file_and_exits_1_for_the_broken_one(local_batch):
     b = local_batch
     assert b.code == 1
     loaded = [p for p, kind in b.kinds.items() if kind != "broken"]
-    assert (b.report["files"], b.report["processed"], b.report["skipped"], b.report["failed"]) == (len(b.kinds), len(loaded), 0, 1)
+    assert (b.report["files"], b.report["processed"], b.report["skipped"], b.report["failed"]) == (
+        len(b.kinds),
+        len(loaded),
+        0,
+        1,
+    )
     assert b.report["failures"] == [{"path": BROKEN, "error": broken_error(b.root)}]
     assert b.report["failures"][0]["error"].startswith(f"{BROKEN}: at byte 50000")
     # notes/edits.json ("[]"): looked at, not a planner output, listed with why
@@ -115,9 +135,17 @@ def test_profiles_rows_hold_the_recomputed_peaks(local_batch):
         arrays, plan = plan_profile(profile)
         p = plan.peaks
         assert (row["standard_peak"], row["interleaved_peak"], row["total_peak"], row["effective_peak_bytes"]) == (
-            p.standard, p.interleaved, p.total, p.effective_peak_bytes)
-        assert (row["standard_peak_step"], row["interleaved_peak_step"], row["total_peak_step"], row["fits_budget"]) == (
-            p.standard_step, p.interleaved_step, p.total_step, p.fits_budget)
+            p.standard,
+            p.interleaved,
+            p.total,
+            p.effective_peak_bytes,
+        )
+        assert (
+            row["standard_peak_step"],
+            row["interleaved_peak_step"],
+            row["total_peak_step"],
+            row["fits_budget"],
+        ) == (p.standard_step, p.interleaved_step, p.total_step, p.fits_budget)
         assert row["check_mismatches"] == len(check_plan(profile, arrays, plan))
         assert row["scope"] == raw["scope"] and row["budget_bytes"] == raw["budget_bytes"]
     # The edited copy records a standard peak one byte too high: flagged, the peak recomputed.
@@ -137,8 +165,13 @@ def test_every_table_reads_in_duckdb_polars_and_pyarrow(local_batch):
         pattern = str(b.dataset / table / "**" / "*.parquet")
         by_duckdb = duckdb.sql(f"SELECT profile_key, count(*) FROM read_parquet('{pattern}') GROUP BY 1").fetchall()
         by_polars = pl.read_parquet(pattern).group_by("profile_key").len().rows()
-        by_pyarrow = pads.dataset(b.dataset / table, format="parquet").to_table().group_by("profile_key").aggregate(
-            [("profile_key", "count")]).to_pylist()
+        by_pyarrow = (
+            pads.dataset(b.dataset / table, format="parquet")
+            .to_table()
+            .group_by("profile_key")
+            .aggregate([("profile_key", "count")])
+            .to_pylist()
+        )
         counts = dict(by_duckdb)
         assert counts == dict(by_polars) == {r["profile_key"]: r["profile_key_count"] for r in by_pyarrow}, table
         expected_keys = {r["profile_key"] for r in rows.values()} if table == "profiles" else set(loaded)
@@ -147,9 +180,17 @@ def test_every_table_reads_in_duckdb_polars_and_pyarrow(local_batch):
         if table in ("value_tiles", "step_tiles"):  # per-tile runs of v2/v3 profiles; the tree's are v1
             expected_keys = set()
         assert set(counts) == expected_keys, table
-    counts = dict(duckdb.sql(f"SELECT profile_key, count(*) FROM read_parquet('{b.dataset}/values/**/*.parquet') GROUP BY 1").fetchall())
+    counts = dict(
+        duckdb.sql(
+            f"SELECT profile_key, count(*) FROM read_parquet('{b.dataset}/values/**/*.parquet') GROUP BY 1"
+        ).fetchall()
+    )
     assert counts == {k: r["n_values"] for k, r in loaded.items()}
-    counts = dict(duckdb.sql(f"SELECT profile_key, count(*) FROM read_parquet('{b.dataset}/steps/**/*.parquet') GROUP BY 1").fetchall())
+    counts = dict(
+        duckdb.sql(
+            f"SELECT profile_key, count(*) FROM read_parquet('{b.dataset}/steps/**/*.parquet') GROUP BY 1"
+        ).fetchall()
+    )
     assert counts == {k: r["n_steps"] for k, r in loaded.items()}
 
 
@@ -161,13 +202,20 @@ def test_values_steps_and_live_intervals_reproduce_the_file(local_batch, path):
     raw = json.loads((b.root / path).read_text())
     key = rows_by_path(b.dataset)[path]["profile_key"]
     values = {v["id"]: v for v in read_table(b.dataset, "values") if v["profile_key"] == key}
-    assert {i: (v["recomputed_shard_bytes"], v["recomputed_aligned_bytes"], v["recomputed_bytes"], v["name"]) for i, v in values.items()} == {
-        v["id"]: (v["shard_bytes"], v["aligned_bytes"], v["bytes"], v["name"]) for v in raw["timeline"]["values"]}
+    assert {
+        i: (v["recomputed_shard_bytes"], v["recomputed_aligned_bytes"], v["recomputed_bytes"], v["name"])
+        for i, v in values.items()
+    } == {v["id"]: (v["shard_bytes"], v["aligned_bytes"], v["bytes"], v["name"]) for v in raw["timeline"]["values"]}
     steps = sorted((s for s in read_table(b.dataset, "steps") if s["profile_key"] == key), key=lambda s: s["index"])
     assert [(s["recomputed_usage_standard"], s["recomputed_usage_interleaved"]) for s in steps] == [
-        (s["usage"]["standard"], s["usage"]["interleaved"]) for s in raw["timeline"]["steps"]]
-    live = {(r["value_id"], step) for r in read_table(b.dataset, "live_intervals") if r["profile_key"] == key
-            for step in range(r["first_step"], r["last_step"] + 1)}
+        (s["usage"]["standard"], s["usage"]["interleaved"]) for s in raw["timeline"]["steps"]
+    ]
+    live = {
+        (r["value_id"], step)
+        for r in read_table(b.dataset, "live_intervals")
+        if r["profile_key"] == key
+        for step in range(r["first_step"], r["last_step"] + 1)
+    }
     assert live == {(i, s["index"]) for s in raw["timeline"]["steps"] for i in s["live"]}
 
 
@@ -197,7 +245,9 @@ def test_sql_finds_the_values_live_at_each_peak(local_batch):
         raw = json.loads((b.root / path).read_text())
         step = raw_figures(raw)["standard_peak_step"]
         standard = {v["id"]: v["bytes"] for v in raw["timeline"]["values"] if v["class"] == "Ipu21Standard"}
-        expected += [(path, i, standard[i]) for i in sorted(set(raw["timeline"]["steps"][step]["live"])) if i in standard]
+        expected += [
+            (path, i, standard[i]) for i in sorted(set(raw["timeline"]["steps"][step]["live"])) if i in standard
+        ]
     assert got == expected
     # The same rows from pyarrow alone.
     rows = {r["profile_key"]: r for r in read_table(b.dataset, "profiles")}
@@ -210,24 +260,41 @@ def test_sql_finds_the_values_live_at_each_peak(local_batch):
     )
     assert got == by_pyarrow
     # Those bytes, the step's scratch and the exchange rows make the standard peak.
-    code, out, _ = run_cli("fleet", b.dataset, "--json", "--sql", f"""
+    code, out, _ = run_cli(
+        "fleet",
+        b.dataset,
+        "--json",
+        "--sql",
+        f"""
         SELECT p.path, p.standard_peak, sum(x.recomputed_bytes) + s.scratch_standard + h.exchange_rows AS rebuilt
         FROM ({PEAK_LIVE_SQL}) x JOIN profiles p USING (path)
         JOIN steps s ON s.profile_key = p.profile_key AND s.index = p.standard_peak_step
         JOIN profile_headers h ON h.profile_key = p.profile_key
-        GROUP BY p.path, p.standard_peak, s.scratch_standard, h.exchange_rows ORDER BY p.path""")
+        GROUP BY p.path, p.standard_peak, s.scratch_standard, h.exchange_rows ORDER BY p.path""",
+    )
     rebuilt = json.loads(out)
     assert code == 0 and len(rebuilt) == 6 and all(r["standard_peak"] == r["rebuilt"] for r in rebuilt)
 
 
 def test_sql_over_profiles_matches_pyarrow(local_batch):
     b = local_batch
-    code, out, _ = run_cli("fleet", b.dataset, "--json", "--sql",
-                           "SELECT path, kind, total_peak, fits_budget, error, normalised_at FROM profiles ORDER BY path")
+    code, out, _ = run_cli(
+        "fleet",
+        b.dataset,
+        "--json",
+        "--sql",
+        "SELECT path, kind, total_peak, fits_budget, error, normalised_at FROM profiles ORDER BY path",
+    )
     assert code == 0
     expected = [
-        {"path": r["path"], "kind": r["kind"], "total_peak": r["total_peak"], "fits_budget": r["fits_budget"],
-         "error": r["error"], "normalised_at": r["normalised_at"].isoformat()}
+        {
+            "path": r["path"],
+            "kind": r["kind"],
+            "total_peak": r["total_peak"],
+            "fits_budget": r["fits_budget"],
+            "error": r["error"],
+            "normalised_at": r["normalised_at"].isoformat(),
+        }
         for r in sorted(read_table(b.dataset, "profiles"), key=lambda r: r["path"])
     ]
     assert json.loads(out) == expected
@@ -235,13 +302,22 @@ def test_sql_over_profiles_matches_pyarrow(local_batch):
 
 def test_fleet_text_is_an_aligned_table(local_batch):
     b = local_batch
-    code, out, _ = run_cli("fleet", b.dataset, "--sql", "SELECT path, n_values, total_peak FROM profiles "
-                           "WHERE kind = 'memory_profile' ORDER BY total_peak DESC, path")
+    code, out, _ = run_cli(
+        "fleet",
+        b.dataset,
+        "--sql",
+        "SELECT path, n_values, total_peak FROM profiles WHERE kind = 'memory_profile' ORDER BY total_peak DESC, path",
+    )
     assert code == 0
     lines = out.splitlines()
-    rows = sorted((r for r in read_table(b.dataset, "profiles") if r["kind"] == "memory_profile"), key=lambda r: (-r["total_peak"], r["path"]))
+    rows = sorted(
+        (r for r in read_table(b.dataset, "profiles") if r["kind"] == "memory_profile"),
+        key=lambda r: (-r["total_peak"], r["path"]),
+    )
     assert lines[0].split() == ["path", "n_values", "total_peak"] and set(lines[1]) <= {"-", " "}
-    assert [line.split() for line in lines[2:-1]] == [[r["path"], f"{r['n_values']:,}", f"{r['total_peak']:,}"] for r in rows]
+    assert [line.split() for line in lines[2:-1]] == [
+        [r["path"], f"{r['n_values']:,}", f"{r['total_peak']:,}"] for r in rows
+    ]
     assert len({len(line) for line in lines[1:-1]}) == 1  # numbers right-aligned to the rule
     assert lines[-1] == f"({len(rows)} rows)"
     code, out, _ = run_cli("fleet", b.dataset, "--sql", "SELECT 'a' || chr(27) || '[31mb' AS t")
@@ -290,7 +366,10 @@ def test_reruns_process_only_new_and_changed_files(local_batch, tmp_path):
     report = json.loads(out)
     assert (code, report["processed"], report["skipped"], report["failed"]) == (0, 1, n, 0)
     row = rows_by_path(dataset)[changed]
-    assert row["profile_key"] != old_key and row["standard_peak"] == raw_figures(json.loads((root / changed).read_text()))["standard_peak"]
+    assert (
+        row["profile_key"] != old_key
+        and row["standard_peak"] == raw_figures(json.loads((root / changed).read_text()))["standard_peak"]
+    )
     for table in TABLES[1:]:  # the old content's rows are gone from every table
         assert old_key not in {r["profile_key"] for r in read_table(dataset, table)}
     assert sum(r["profile_key"] == row["profile_key"] for r in read_table(dataset, "values")) == row["n_values"]
@@ -320,7 +399,9 @@ def test_a_crash_leaves_nothing_a_query_sees_and_the_next_batch_repairs(local_ba
     for table in TABLES[1:]:  # a complete fragment under a name and key no row names
         [source] = (dataset / table).glob(f"folder=samples/{sample['fragment']}.parquet")
         rows_of_table = pq.read_table(source)
-        rows_of_table = rows_of_table.set_column(0, "profile_key", pa.repeat(pa.scalar(orphan_key), rows_of_table.num_rows))
+        rows_of_table = rows_of_table.set_column(
+            0, "profile_key", pa.repeat(pa.scalar(orphan_key), rows_of_table.num_rows)
+        )
         pq.write_table(rows_of_table, source.parent / "orphan-00000.parquet")
     n_values = sum(r["n_values"] or 0 for r in rows.values())
     code, out, _ = run_cli("fleet", dataset, "--json", "--sql", "SELECT count(*) AS n FROM values")
@@ -336,7 +417,8 @@ def test_a_crash_leaves_nothing_a_query_sees_and_the_next_batch_repairs(local_ba
     repaired = report["repaired"]
     assert (repaired["staging"], repaired["incomplete_rows"]) == (1, len(sharing))
     assert sorted(d["path"] for d in repaired["damaged"]) == sorted(
-        str(dataset / t / "folder=nightly" / f"{model_a['fragment']}.parquet") for t in TABLES[1:] if t != "steps")
+        str(dataset / t / "folder=nightly" / f"{model_a['fragment']}.parquet") for t in TABLES[1:] if t != "steps"
+    )
     assert report["processed"] == len(sharing) and code == 0
     assert dataset_content(dataset) == dataset_content(local_batch.dataset)
     assert list((dataset / ".staging").iterdir()) == []
@@ -347,10 +429,16 @@ def test_usage_errors_exit_2(local_batch, tmp_path):
     (tmp_path / "stuff").mkdir()
     (tmp_path / "stuff" / "keep.txt").write_text("mine")
     for args, message in [
-        ([tmp_path / "missing", "--out", tmp_path / "d"], "expected a directory of planner outputs, found no such directory"),
+        (
+            [tmp_path / "missing", "--out", tmp_path / "d"],
+            "expected a directory of planner outputs, found no such directory",
+        ),
         ([local_batch.root, "--out", tmp_path / "stuff"], "expected an empty or new directory for the dataset"),
         ([local_batch.root, "--out", tmp_path / "d", "--workers", "0"], "expected at least 1 worker"),
-        ([local_batch.root, "--out", tmp_path / "d", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "--workers sizes the local cluster"),
+        (
+            [local_batch.root, "--out", tmp_path / "d", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"],
+            "--workers sizes the local cluster",
+        ),
     ]:
         code, out, err = run_cli("batch", *args)
         assert (code, out) == (2, "") and message in err and err.count("\n") == 1, err
@@ -390,6 +478,8 @@ def test_a_file_that_cannot_be_read_fails_without_replacing_its_row(local_batch,
     assert summary["status"] == "failed" and summary["keep_previous"]
     assert summary["error"] == f"{SAMPLE_COPY}: cannot read it: No such file or directory"
     new = "never/seen.memory_profile.json"
-    [summary] = normalise_task(str(empty), [{"path": new, "fs_path": new, "previous": None}], str(dataset), "batch-3", "f-2")["summaries"]
+    [summary] = normalise_task(
+        str(empty), [{"path": new, "fs_path": new, "previous": None}], str(dataset), "batch-3", "f-2"
+    )["summaries"]
     assert summary["status"] == "failed" and not summary["keep_previous"] and summary["content_hash"] is None
     assert dataset_content(dataset) == dataset_content(local_batch.dataset)  # a task writes nothing but its staging

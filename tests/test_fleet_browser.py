@@ -2,18 +2,20 @@
 (``regress_support``), sorting by a peak orders the rows by the raw JSON's peaks, clicking a row
 opens that profile in the session, two ticked rows open the compare view, and a refused or bad
 dataset shows its one-line error over the default profile."""
+
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import expect
-
 from browser_support import JS_SOURCE_DATA, kib, served_app, wait_for_app
 from compare_support import peaks_of
+from playwright.sync_api import expect
 from regress_support import BASE, BROKEN, HEAD, SMALL, VIT
 
 pytestmark = pytest.mark.browser
 
 TABLE = ".ts-fleet-table"
+
+
 def first_cell(page, field: str):
     return page.locator(f"{TABLE} .tabulator-row .tabulator-cell[tabulator-field={field}]").first
 

@@ -1,5 +1,6 @@
 """``tilescope batch`` on an external Dask cluster (``dask scheduler`` and ``dask worker``
 processes started here on 127.0.0.1 and stopped here), and batches whose workers are killed."""
+
 from __future__ import annotations
 
 import json
@@ -12,10 +13,8 @@ import time
 
 import psutil
 import pytest
+from fleet_support import TABLES, ExternalCluster, dataset_content, local_batch, read_table, run_cli
 
-from fleet_support import (
-    TABLES, ExternalCluster, dataset_content, local_batch, read_table, run_cli,
-)
 from tilescope.fleet.driver import run_batch
 from tilescope.synth import write_synthetic_profile
 
@@ -65,7 +64,9 @@ def assert_complete(dataset) -> list[dict]:
             by_key[r["profile_key"]] = by_key.get(r["profile_key"], 0) + 1
     for row in rows:
         if row["kind"] == "memory_profile":
-            assert all(len(list((dataset / t).glob(f"folder=*/{row['fragment']}.parquet"))) == 1 for t in TABLES[1:]), row["path"]
+            assert all(len(list((dataset / t).glob(f"folder=*/{row['fragment']}.parquet"))) == 1 for t in TABLES[1:]), (
+                row["path"]
+            )
             assert counts["values"][row["profile_key"]] == row["n_values"], row["path"]
             assert counts["steps"][row["profile_key"]] == row["n_steps"], row["path"]
     return rows
@@ -78,7 +79,8 @@ def test_an_external_cluster_writes_the_same_dataset(local_batch, cluster, tmp_p
     assert code == 1, err
     report = json.loads(out)
     assert {k: report[k] for k in ("processed", "skipped", "failed", "failures")} == {
-        k: local_batch.report[k] for k in ("processed", "skipped", "failed", "failures")}
+        k: local_batch.report[k] for k in ("processed", "skipped", "failed", "failures")
+    }
     assert dataset_content(dataset) == dataset_content(local_batch.dataset)
 
 
@@ -87,13 +89,28 @@ def test_a_run_interrupted_by_a_killed_worker_loses_nothing(cluster, tmp_path):
     expected = many_profiles(root, 16)
     cluster.add_worker()
     batch = subprocess.Popen(
-        [sys.executable, "-m", "tilescope", "batch", str(root), "--out", str(dataset), "--scheduler", cluster.address, "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "tilescope",
+            "batch",
+            str(root),
+            "--out",
+            str(dataset),
+            "--scheduler",
+            cluster.address,
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 90
         while not list((dataset / "values").glob("folder=*/*.parquet")):  # a task's fragments placed
-            assert batch.poll() is None and time.monotonic() < deadline, batch.stderr.read() if batch.poll() is not None else "timed out"
+            assert batch.poll() is None and time.monotonic() < deadline, (
+                batch.stderr.read() if batch.poll() is not None else "timed out"
+            )
             time.sleep(0.02)
         for worker in cluster.workers:  # each worker and its nanny, mid-batch, without warning
             cluster.kill(worker)

@@ -23,14 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from compare_support import peaks_of, with_edits, write
-from fleet_support import (
-    PROFILE_SAMPLE,
-    SEARCH_SAMPLE,
-    dataset_content,
-    local_batch,
-    run_cli,
-    tilescope,
-)
+from fleet_support import PROFILE_SAMPLE, SEARCH_SAMPLE, dataset_content, local_batch, run_cli, tilescope
 from regress_support import BASE, HEAD, VIT
 
 from tilescope.fleet.task import normalise_file
@@ -61,9 +54,7 @@ def small_tree(root: Path) -> dict[str, dict]:
 
 
 def batch_json(root, dataset, *extra) -> tuple[int, dict, str]:
-    code, out, err = run_cli(
-        "batch", root, "--out", dataset, "--workers", "1", "--json", *extra
-    )
+    code, out, err = run_cli("batch", root, "--out", dataset, "--workers", "1", "--json", *extra)
     return code, (json.loads(out) if out else {}), err
 
 
@@ -80,20 +71,14 @@ def reference(tmp_path_factory):
 
 def one_line_exit_2(*args) -> str:
     code, out, err = run_cli(*args)
-    assert (code, out) == (2, "") and err.count("\n") == 1 and "Traceback" not in err, (
-        code,
-        out,
-        err,
-    )
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "Traceback" not in err, (code, out, err)
     return err
 
 
 # ----------------------------------------------------------------------------- #24.3
 
 
-def test_a_file_replaced_while_its_task_runs_is_recorded_with_the_content_it_parsed(
-    tmp_path,
-):
+def test_a_file_replaced_while_its_task_runs_is_recorded_with_the_content_it_parsed(tmp_path):
     """60 trials while another thread swaps the file between two contents, by atomic rename and by
     rewriting in place: every loaded row's hash and peaks are of one and the same content."""
     contents = []
@@ -102,13 +87,7 @@ def test_a_file_replaced_while_its_task_runs_is_recorded_with_the_content_it_par
         write_synthetic_profile(path, blocks, 2)
         data = path.read_bytes()
         raw = json.loads(data)
-        contents.append(
-            (
-                data,
-                content_hash(data),
-                (len(raw["timeline"]["values"]), raw["peak"]["total"]),
-            )
-        )
+        contents.append((data, content_hash(data), (len(raw["timeline"]["values"]), raw["peak"]["total"])))
     assert contents[0][2] != contents[1][2]
     root = tmp_path / "root"
     root.mkdir()
@@ -142,12 +121,9 @@ def test_a_file_replaced_while_its_task_runs_is_recorded_with_the_content_it_par
     figures = {h: f for _, h, f in contents}
     loaded = [r for r in rows if r["status"] == "loaded"]
     assert loaded
-    for row in (
-        loaded
-    ):  # a torn read fails to parse (a failed row); a loaded one is one content
+    for row in loaded:  # a torn read fails to parse (a failed row); a loaded one is one content
         assert (
-            row["content_hash"] in figures
-            and (row["n_values"], row["total_peak"]) == figures[row["content_hash"]]
+            row["content_hash"] in figures and (row["n_values"], row["total_peak"]) == figures[row["content_hash"]]
         ), row
 
 
@@ -183,19 +159,9 @@ DAMAGES = {
         os.mkfifo(d / "steps" / "folder=2024-05-01" / "x.parquet"),
         "steps/folder=2024-05-01/x.parquet",
     ),
-    ".lock a FIFO": lambda d: ((d / ".lock").unlink(), os.mkfifo(d / ".lock"), ".lock")[
-        1:
-    ],
-    ".lock a directory": lambda d: (
-        (d / ".lock").unlink(),
-        (d / ".lock").mkdir(),
-        ".lock",
-    )[1:],
-    ".staging a file": lambda d: (
-        shutil.rmtree(d / ".staging"),
-        (d / ".staging").write_text("x"),
-        ".staging",
-    )[1:],
+    ".lock a FIFO": lambda d: ((d / ".lock").unlink(), os.mkfifo(d / ".lock"), ".lock")[1:],
+    ".lock a directory": lambda d: ((d / ".lock").unlink(), (d / ".lock").mkdir(), ".lock")[1:],
+    ".staging a file": lambda d: (shutil.rmtree(d / ".staging"), (d / ".staging").write_text("x"), ".staging")[1:],
 }
 
 
@@ -205,10 +171,7 @@ def test_a_damaged_dataset_is_one_line_for_every_reader(reference, tmp_path, dam
     copy = tmp_path / "ds"
     shutil.copytree(dataset, copy)
     _, where = DAMAGES[damage](copy)
-    for args in (
-        ("fleet", copy, "--sql", "SELECT count(*) FROM values"),
-        ("regress", copy, copy),
-    ):
+    for args in (("fleet", copy, "--sql", "SELECT count(*) FROM values"), ("regress", copy, copy)):
         err = one_line_exit_2(*args)
         assert where in err and "repairs" in err, err
 
@@ -219,14 +182,8 @@ def test_a_fifo_in_a_dataset_never_hangs_fleet(reference, tmp_path):
     copy = tmp_path / "ds"
     shutil.copytree(dataset, copy)
     os.mkfifo(copy / "profiles" / "folder=2024-05-01" / "p.parquet")
-    result = tilescope(
-        "fleet", str(copy), "--sql", "SELECT count(*) FROM profiles", timeout=60
-    )
-    assert (
-        result.returncode == 2
-        and "a FIFO (named pipe)" in result.stderr
-        and result.stderr.count("\n") == 1
-    )
+    result = tilescope("fleet", str(copy), "--sql", "SELECT count(*) FROM profiles", timeout=60)
+    assert result.returncode == 2 and "a FIFO (named pipe)" in result.stderr and result.stderr.count("\n") == 1
 
 
 def test_the_app_refuses_a_dataset_holding_a_fifo_in_a_bounded_worker(reference, tmp_path):
@@ -257,13 +214,7 @@ def test_the_app_refuses_a_dataset_holding_a_fifo_in_a_bounded_worker(reference,
 def test_batch_repairs_every_damage_and_a_rerun_finds_nothing_left(reference, tmp_path):
     root, dataset, _ = reference
     groups = [
-        [
-            "profiles garbage",
-            "values garbage",
-            "a FIFO in steps",
-            ".lock a FIFO",
-            ".staging a file",
-        ],
+        ["profiles garbage", "values garbage", "a FIFO in steps", ".lock a FIFO", ".staging a file"],
         ["profiles of other columns", "profiles emptied", ".lock a directory"],
     ]
     for k, names in enumerate(groups):
@@ -276,11 +227,7 @@ def test_batch_repairs_every_damage_and_a_rerun_finds_nothing_left(reference, tm
         assert report["repaired"]["damaged"], report
         assert dataset_content(copy) == dataset_content(dataset), names
         code, report, _ = batch_json(root, copy)
-        assert (
-            code == 0
-            and report["repaired"]["damaged"] == []
-            and report["processed"] == 0
-        )
+        assert code == 0 and report["repaired"]["damaged"] == [] and report["processed"] == 0
 
 
 # ----------------------------------------------------------------------------- #24.7, #24.8
@@ -301,9 +248,7 @@ def test_every_input_is_recorded_and_nothing_outside_dir_is_read(tmp_path):
     (root / "outside.memory_profile.json").symlink_to(secret)
     (root / "folder-link").symlink_to(tmp_path)
     dataset = tmp_path / "ds"
-    code, out, err = run_cli(
-        "batch", root, "--out", dataset, "--workers", "1", "--json"
-    )
+    code, out, err = run_cli("batch", root, "--out", dataset, "--workers", "1", "--json")
     report = json.loads(out)
     assert code == 0, err  # nothing failed: every odd entry is skipped with why
     assert report["processed"] == 2 and report["failed"] == 0
@@ -315,13 +260,7 @@ def test_every_input_is_recorded_and_nothing_outside_dir_is_read(tmp_path):
         "outside.memory_profile.json": "a symlink to a file outside DIR (not read)",
         "folder-link": "a symlink to a folder (not followed)",
     }
-    code, rows, _ = run_cli(
-        "fleet",
-        dataset,
-        "--json",
-        "--sql",
-        "SELECT path, total_peak FROM profiles ORDER BY path",
-    )
+    code, rows, _ = run_cli("fleet", dataset, "--json", "--sql", "SELECT path, total_peak FROM profiles ORDER BY path")
     peak = peaks_of(json.loads(PROFILE_SAMPLE.read_text()))["total"]
     assert json.loads(rows) == [
         {"path": "caf\\xe9.memory_profile.json", "total_peak": peak},
@@ -337,12 +276,8 @@ def test_every_input_is_recorded_and_nothing_outside_dir_is_read(tmp_path):
         )
     )
     assert "SECRET-OUTSIDE-DIR" not in text
-    code, again, _ = run_cli(
-        "batch", root, "--out", dataset, "--workers", "1", "--json"
-    )
-    assert (
-        code == 0 and json.loads(again)["skipped"] == 2
-    )  # recorded once, unchanged since
+    code, again, _ = run_cli("batch", root, "--out", dataset, "--workers", "1", "--json")
+    assert code == 0 and json.loads(again)["skipped"] == 2  # recorded once, unchanged since
 
 
 # ----------------------------------------------------------------------------- #24.9, #24.10
@@ -373,17 +308,12 @@ def test_regress_refuses_a_consistently_edited_dataset(nightly, tmp_path):
     rows = {r["path"]: r for r in pq.read_table(profiles).to_pylist()}
     base, head = rows[f"{BASE}/{VIT}"], rows[f"{HEAD}/{VIT}"]
     for table, names in (
-        (
-            "values",
-            ("recomputed_shard_bytes", "recomputed_aligned_bytes", "recomputed_bytes"),
-        ),
+        ("values", ("recomputed_shard_bytes", "recomputed_aligned_bytes", "recomputed_bytes")),
         ("steps", ("recomputed_usage_standard", "recomputed_usage_interleaved")),
     ):
         base_file = copy / table / "folder=nightly" / f"{base['fragment']}.parquet"
         found = pq.read_table(base_file)
-        theirs = found.filter(
-            pc.equal(found.column("profile_key"), base["profile_key"])
-        )
+        theirs = found.filter(pc.equal(found.column("profile_key"), base["profile_key"]))
         _replace_rows(
             copy / table / "folder=nightly" / f"{head['fragment']}.parquet",
             head["profile_key"],
@@ -405,10 +335,7 @@ def test_regress_refuses_a_consistently_edited_dataset(nightly, tmp_path):
     assert code == 1, err
     assert VIT not in [p["key"] for p in report["profiles"]]
     [failure] = [f for f in report["failed"] if f["path"] == f"{HEAD}/{VIT}"]
-    assert (
-        failure["side"] == "head"
-        and "recomputed_shard_bytes at value row" in failure["error"]
-    )
+    assert failure["side"] == "head" and "recomputed_shard_bytes at value row" in failure["error"]
 
 
 def test_a_relative_dataset_path_holding_a_colon(nightly, tmp_path, monkeypatch):
@@ -416,18 +343,10 @@ def test_a_relative_dataset_path_holding_a_colon(nightly, tmp_path, monkeypatch)
     shutil.copytree(nightly.dataset, tmp_path / "ds:colon")
     shutil.copytree(nightly.dataset, tmp_path / "dsh")
     code, out, err = run_cli("regress", "ds:colon", "dsh", "--json")
-    report = json.loads(
-        out
-    )  # the whole directories compared (exit 1: the truncated file fails HEAD)
-    assert (
-        code == 1
-        and report["base"]["dataset"] == str(tmp_path / "ds:colon")
-        and report["base"]["folder"] == ""
-    ), err
+    report = json.loads(out)  # the whole directories compared (exit 1: the truncated file fails HEAD)
+    assert code == 1 and report["base"]["dataset"] == str(tmp_path / "ds:colon") and report["base"]["folder"] == "", err
     profiles = len(list((nightly.root / "nightly").rglob("*.memory_profile.json")))
-    assert (
-        report["regressed"] == [] and report["compared"] == profiles - 1
-    )  # every one, less the truncated one
+    assert report["regressed"] == [] and report["compared"] == profiles - 1  # every one, less the truncated one
     code, out, err = run_cli("regress", f"ds:colon:{BASE}", f"dsh:{HEAD}", "--json")
     assert code == 1 and [r["key"] for r in json.loads(out)["regressed"]] == [VIT], err
 
@@ -447,22 +366,14 @@ def test_the_readmes_batch_and_regress_examples_work_together(tmp_path, monkeypa
         (nightly / day).mkdir(parents=True)
     vit = json.loads(PROFILE_SAMPLE.read_text())
     write(vit, nightly / "2024-05-01" / "vit.memory_profile.json")
-    write(
-        with_edits(vit, [(84, 1, 3)]),
-        nightly / "2024-05-02" / "vit.memory_profile.json",
-    )
+    write(with_edits(vit, [(84, 1, 3)]), nightly / "2024-05-02" / "vit.memory_profile.json")
     monkeypatch.chdir(tmp_path)
     code, _, err = run_cli(*README_BATCH.split()[1:], "--workers", "1")
     assert code == 0, err
     code, out, err = run_cli(*README_REGRESS.split()[1:])
     assert code == 1 and "1 regressed of 1 compared" in out, err
-    err = one_line_exit_2(
-        "regress", "fleet-data:nightly/2024-05-01", "fleet-data:nightly/2024-05-02"
-    )
-    assert (
-        "has no profiles under 'nightly/2024-05-01/'; its folders: '2024-05-01', '2024-05-02'"
-        in err
-    )
+    err = one_line_exit_2("regress", "fleet-data:nightly/2024-05-01", "fleet-data:nightly/2024-05-02")
+    assert "has no profiles under 'nightly/2024-05-01/'; its folders: '2024-05-01', '2024-05-02'" in err
 
 
 def test_regress_exit_codes(tmp_path, monkeypatch):
@@ -474,9 +385,7 @@ def test_regress_exit_codes(tmp_path, monkeypatch):
         (tree / day).mkdir(parents=True)
     for day in ("2024-05-01", "2024-05-02"):
         write(vit, tree / day / "a.memory_profile.json")
-        write(
-            vit, tree / day / "b.memory_profile.json"
-        )  # the same scope twice in a day
+        write(vit, tree / day / "b.memory_profile.json")  # the same scope twice in a day
     write(with_edits(vit, [(84, 1, 3)]), tree / "grown" / "a.memory_profile.json")
     shutil.copy(SEARCH_SAMPLE, tree / "searches" / "s.search_state.json")
     ds = tmp_path / "ds"
@@ -488,37 +397,17 @@ def test_regress_exit_codes(tmp_path, monkeypatch):
 
     assert exit_of(f"{ds}:2024-05-01", f"{ds}:2024-05-02") == 0
     assert exit_of(f"{ds}:2024-05-01", f"{ds}:grown") == 1
-    assert (
-        exit_of(f"{ds}:2024-05-01", f"{ds}:2024-05-01", "--by", "scope") == 3
-    )  # identical, scopes ambiguous
-    assert (
-        exit_of(
-            f"{ds}:2024-05-01",
-            f"{ds}:2024-05-01",
-            "--by",
-            "scope",
-            "--allow-inconclusive",
-        )
-        == 0
-    )
-    assert (
-        exit_of(f"{ds}:searches", f"{ds}:searches") == 3
-    )  # rows on both sides, nothing comparable
+    assert exit_of(f"{ds}:2024-05-01", f"{ds}:2024-05-01", "--by", "scope") == 3  # identical, scopes ambiguous
+    assert exit_of(f"{ds}:2024-05-01", f"{ds}:2024-05-01", "--by", "scope", "--allow-inconclusive") == 0
+    assert exit_of(f"{ds}:searches", f"{ds}:searches") == 3  # rows on both sides, nothing comparable
     assert exit_of(f"{ds}:2024-05-01", f"{ds}:2024-06-01") == 2  # an empty side
-    code, out, _ = run_cli(
-        "regress", f"{ds}:2024-05-01", f"{ds}:2024-05-01", "--by", "scope"
-    )
-    assert (
-        "inconclusive: no pair of memory profiles was compared; 1 ambiguous scopes were not compared"
-        in out
-    )
+    code, out, _ = run_cli("regress", f"{ds}:2024-05-01", f"{ds}:2024-05-01", "--by", "scope")
+    assert "inconclusive: no pair of memory profiles was compared; 1 ambiguous scopes were not compared" in out
 
 
 def test_quiet_quiets_batch(reference, tmp_path):
     root, _, _ = reference
-    code, out, err = run_cli(
-        "batch", root, "--out", tmp_path / "ds", "--workers", "1", "--quiet"
-    )
+    code, out, err = run_cli("batch", root, "--out", tmp_path / "ds", "--workers", "1", "--quiet")
     assert code == 0 and err == "" and out.startswith("4 planner outputs under")
 
 
@@ -539,11 +428,28 @@ def test_compiler_named_files_are_recognised_by_content(tmp_path):
     (root / "finalist-5-12345-0001.html").write_text("<!DOCTYPE html><html><script>{}</script></html>")
     gen.write(gen.program_scaled(2), 3, root / "finalist-6-12345-0002.json")
     (root / "placement-12345.json").write_text(json.dumps(placement_profile(tiles=2, seed=3)))
-    request = {"class": "Ipu21Standard", "region1_stride": None, "lifetime": {"first": 1, "last": 3, "seen": 1},
-               "bytes": 64, "alignment": 8, "assignments": [[1, 0]], "conflicts": []}
-    dump = {"assigned_root_spans": {}, "host_scratch_range": [327680, 360448], "interleaved_offset": 0, "placed": False,
-            "ranges": [[327680, 360448]], "region0_element_bytes": 16384, "region1_element_bytes": 32768,
-            "region_boundary": 524288, "requests": [request], "tile": 3, "version": 1}
+    request = {
+        "class": "Ipu21Standard",
+        "region1_stride": None,
+        "lifetime": {"first": 1, "last": 3, "seen": 1},
+        "bytes": 64,
+        "alignment": 8,
+        "assignments": [[1, 0]],
+        "conflicts": [],
+    }
+    dump = {
+        "assigned_root_spans": {},
+        "host_scratch_range": [327680, 360448],
+        "interleaved_offset": 0,
+        "placed": False,
+        "ranges": [[327680, 360448]],
+        "region0_element_bytes": 16384,
+        "region1_element_bytes": 32768,
+        "region_boundary": 524288,
+        "requests": [request],
+        "tile": 3,
+        "version": 1,
+    }
     (root / "tile-3-0123456789abcdef.json").write_text(json.dumps(dump, indent=2, sort_keys=True))
     code, report, err = batch_json(root, tmp_path / "ds")
     assert code == 0, err
@@ -564,9 +470,7 @@ def test_compiler_named_files_are_recognised_by_content(tmp_path):
     empty = tmp_path / "notes"
     empty.mkdir()
     (empty / "readme.txt").write_text("no profiles here")
-    code, out, err = run_cli(
-        "batch", empty, "--out", tmp_path / "ds2", "--workers", "1"
-    )
+    code, out, err = run_cli("batch", empty, "--out", tmp_path / "ds2", "--workers", "1")
     assert code == 1 and "no planner output found under DIR" in out, err
 
 
@@ -587,7 +491,9 @@ def test_regress_verifies_per_tile_profiles_from_the_dataset(tmp_path):
     result = json.loads(out)
     assert (code, result["compared"], result["failed"]) == (0, 3, []), err
     totals = {p["key"]: p["figures"]["total"]["base"] for p in result["profiles"]}
-    assert totals == {f"p_v{v}.memory_profile.json": gen.expected_figures(program, v)["doc"]["peak"]["total"] for v in (1, 2, 3)}
+    assert totals == {
+        f"p_v{v}.memory_profile.json": gen.expected_figures(program, v)["doc"]["peak"]["total"] for v in (1, 2, 3)
+    }
 
 
 # ----------------------------------------------------------------------------- #25.10
@@ -600,7 +506,6 @@ def test_the_dataset_reads_as_one_table_per_kind_with_folder_ints_and_units(loca
     import pandas as pd
     import polars as pl
     import pyarrow.dataset as pads
-
     from fleet_support import BROKEN
 
     dataset = local_batch.dataset
@@ -611,12 +516,17 @@ def test_the_dataset_reads_as_one_table_per_kind_with_folder_ints_and_units(loca
     assert {p: str(f) for p, f in frame["folder"].items()} == expected
     by_polars = pl.read_parquet(str(dataset / "profiles" / "**" / "*.parquet"), hive_partitioning=True)
     assert dict(zip(by_polars["path"], by_polars["folder"])) == expected
-    by_duckdb = duckdb.sql(f"SELECT path, folder FROM read_parquet('{dataset}/profiles/**/*.parquet', hive_partitioning = true)")
+    by_duckdb = duckdb.sql(
+        f"SELECT path, folder FROM read_parquet('{dataset}/profiles/**/*.parquet', hive_partitioning = true)"
+    )
     assert dict(by_duckdb.fetchall()) == expected
     values = pads.dataset(dataset / "values", format="parquet", partitioning="hive").to_table()
     assert set(values.column("folder").to_pylist()) == {"nightly", "samples"}
     assert values.schema.field("recomputed_bytes").metadata[b"unit"] == b"bytes per tile"
-    assert pq.read_schema(next((dataset / "profiles").rglob("*.parquet"))).field("total_peak_step").metadata[b"unit"] == b"step index"
+    assert (
+        pq.read_schema(next((dataset / "profiles").rglob("*.parquet"))).field("total_peak_step").metadata[b"unit"]
+        == b"step index"
+    )
     files = list((dataset / "values").rglob("*.parquet"))
     loaded = sum(kind == "memory_profile" for kind in local_batch.kinds.values())
     assert len(files) < loaded  # fragments of several profiles, not one file per profile

@@ -4,26 +4,30 @@ a real LocalCluster, read by a real DuckDB): the table and chart against the raw
 dataset's partitions, refusals, a bad dataset, the compare link, and the whole page
 (``app.main.build_app``) showing the fleet and a profile opened from it.
 """
+
 from __future__ import annotations
 
 import shutil
 from urllib.parse import parse_qs
 
 import pytest
-
+from async_support import run_on_own_loop
 from compare_support import peaks_of
 from regress_support import BASE, BROKEN, HEAD, MID_V2, SEARCH, SMALL, VIT
-from async_support import run_on_own_loop
-from tilescope.app.fleet_open import (
-    RowSource, compare_link, load_fleet, open_row, requested_dataset, row_source,
-)
+
+from tilescope.app.fleet_open import RowSource, compare_link, load_fleet, open_row, requested_dataset, row_source
 from tilescope.app.loading import AppOptions, parse_app_args
 from tilescope.app.shared import SharedProfiles
 from tilescope.derived.fleet_rows import chart_bars, folder_groups, natural_key, table_frame
 from tilescope.derived.opening import OpenedProfile
 from tilescope.models.errors import TilescopeError
 
-PEAK_COLUMNS = {"standard_peak": "standard", "interleaved_peak": "interleaved", "total_peak": "total", "effective_peak_bytes": "effective_peak_bytes"}
+PEAK_COLUMNS = {
+    "standard_peak": "standard",
+    "interleaved_peak": "interleaved",
+    "total_peak": "total",
+    "effective_peak_bytes": "effective_peak_bytes",
+}
 
 
 run = run_on_own_loop
@@ -42,7 +46,12 @@ def position_of(fleet, path: str) -> int:
 
 
 def test_folder_groups_are_the_first_folder_below_the_shared_ones():
-    paths = ["nightly/2024-05-01/a.json", "nightly/2024-05-01/deep/b.json", "nightly/2024-05-02/a.json", "nightly/c.json"]
+    paths = [
+        "nightly/2024-05-01/a.json",
+        "nightly/2024-05-01/deep/b.json",
+        "nightly/2024-05-02/a.json",
+        "nightly/c.json",
+    ]
     assert folder_groups(paths) == (
         ["nightly/2024-05-01", "nightly/2024-05-01", "nightly/2024-05-02", "nightly/"],
         ["a.json", "deep/b.json", "a.json", "c.json"],
@@ -73,7 +82,9 @@ def test_the_chart_groups_bars_by_nightly_folder_in_order(nightly, fleet):
     bars = chart_bars(fleet.profiles, "standard_peak")
     assert bars.groups == ["nightly/2024-05-01", "nightly/2024-05-02", "nightly/2024-05-03", "nightly/2024-05-04"]
     assert [g for g, _ in bars.factors] == sorted((g for g, _ in bars.factors), key=natural_key)
-    expected = {p: peaks_of(r)["standard"] for p, r in nightly.raw.items() if not (p.startswith(BROKEN) and p.endswith(SMALL))}
+    expected = {
+        p: peaks_of(r)["standard"] for p, r in nightly.raw.items() if not (p.startswith(BROKEN) and p.endswith(SMALL))
+    }
     assert dict(zip(bars.paths, bars.values)) == expected  # one bar per loaded profile, its exact peak
     colour = dict(zip(bars.factors, bars.colour))
     assert colour[(BASE, VIT)] == colour[(HEAD, VIT)] != colour[(BASE, SMALL)]  # a model keeps its colour
@@ -107,13 +118,18 @@ def test_a_bad_dataset_is_one_located_line(nightly, tmp_path):
         load_fleet(copy, "data")
     message = str(caught.value)
     named = f"data/{broken.relative_to(copy).as_posix()}"
-    assert message.startswith(f"{named}: at $: expected a Parquet file of the dataset's profiles table") and "repairs" in message
+    assert (
+        message.startswith(f"{named}: at $: expected a Parquet file of the dataset's profiles table")
+        and "repairs" in message
+    )
     assert "\n" not in message
 
 
 def test_a_row_opens_from_its_unchanged_file_under_the_data_root(nightly, fleet):
     position = position_of(fleet, f"{HEAD}/{VIT}")
-    assert row_source(fleet, position, nightly.root) == RowSource(f"{HEAD}/{VIT}", (nightly.root / HEAD / VIT).resolve())
+    assert row_source(fleet, position, nightly.root) == RowSource(
+        f"{HEAD}/{VIT}", (nightly.root / HEAD / VIT).resolve()
+    )
     shared = SharedProfiles()
     opened = open_row(fleet, position, nightly.root, shared)
     assert opened.name == f"{HEAD}/{VIT}" and shared.loads == 1
@@ -131,7 +147,10 @@ def test_a_row_whose_file_is_gone_changed_or_outside_opens_from_the_partitions(n
     opened = open_row(fleet, position, root, SharedProfiles())
     assert isinstance(opened, OpenedProfile) and opened.name == f"fleet-data:{HEAD}/{MID_V2}"
     expected = peaks_of(nightly.raw[f"{HEAD}/{MID_V2}"])
-    assert (opened.plan.peaks.standard, opened.plan.peaks.total_step) == (expected["standard"], expected["total_peak_step"])
+    assert (opened.plan.peaks.standard, opened.plan.peaks.total_step) == (
+        expected["standard"],
+        expected["total_peak_step"],
+    )
     # under the original root: a changed file, then a deleted one, open from the partitions too
     original = load_fleet(nightly.dataset, "fleet-data")
     target = nightly.root / HEAD / MID_V2
@@ -182,7 +201,9 @@ def test_the_page_shows_the_fleet_and_opens_a_row_in_the_session(nightly):
     view = app.fleet
     assert shown == [view.page]
     assert len(view.table.value) == 16
-    assert dict(zip(source["path"], source["value"]))[f"{HEAD}/{VIT}"] == peaks_of(nightly.raw[f"{HEAD}/{VIT}"])["total"]
+    assert (
+        dict(zip(source["path"], source["value"]))[f"{HEAD}/{VIT}"] == peaks_of(nightly.raw[f"{HEAD}/{VIT}"])["total"]
+    )
     assert "at byte 20000" in view.failure_list.object and f"{BROKEN}/{SMALL}" in view.failure_list.object
     assert opened and app.state.source == f"{HEAD}/{VIT}"
     assert app.state.plan.peaks.standard == peaks_of(nightly.raw[f"{HEAD}/{VIT}"])["standard"]
@@ -196,7 +217,10 @@ def test_a_bad_dataset_keeps_the_page_and_says_why(nightly, tmp_path):
     app = build_app(["--dataset", str(tmp_path / "none")])
     run(app.load_initial())
     assert app.fleet is None and app.state.data is not None  # the default profile is open instead
-    assert app.state.error == f"{tmp_path / 'none'}: at $: expected a dataset directory written by `tilescope batch`, found no such directory"
+    assert (
+        app.state.error
+        == f"{tmp_path / 'none'}: at $: expected a dataset directory written by `tilescope batch`, found no such directory"
+    )
 
 
 def test_text_from_the_dataset_is_escaped(nightly, tmp_path):
@@ -240,7 +264,10 @@ def test_two_ticked_rows_give_the_link_or_go_to_the_compare_entry_point(nightly)
         return view
 
     view = run(scenario(None))
-    assert 'href="?file=nightly%2F2024-05-01%2Fvit.memory_profile.json&amp;compare=nightly%2F2024-05-02%2Fvit.memory_profile.json"' in view.compare_note.object
+    assert (
+        'href="?file=nightly%2F2024-05-01%2Fvit.memory_profile.json&amp;compare=nightly%2F2024-05-02%2Fvit.memory_profile.json"'
+        in view.compare_note.object
+    )
     assert handed == [] and app.state.data is None
     view = run(scenario(compare))
     assert handed == [(f"{BASE}/{VIT}", f"{HEAD}/{VIT}")] and not view.showing

@@ -3,6 +3,7 @@
 Expected figures come from the sample file itself (read with the stdlib ``json``), never from the
 code under test.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,11 +56,18 @@ def test_every_step_reproduces(raw, loaded):
 def test_peaks_reproduce(raw, loaded):
     _, _, plan = loaded
     p = plan.peaks
-    assert (p.standard, p.interleaved, p.total) == (raw["peak"]["standard"], raw["peak"]["interleaved"], raw["peak"]["total"])
+    assert (p.standard, p.interleaved, p.total) == (
+        raw["peak"]["standard"],
+        raw["peak"]["interleaved"],
+        raw["peak"]["total"],
+    )
     assert p.exchange_rows == raw["peak"]["exchange_rows"]
     assert p.maximum_standard_allocation == raw["peak"]["maximum_standard_allocation"]
     assert (p.standard_step, p.interleaved_step, p.total_step) == (
-        raw["standard_peak_step"], raw["interleaved_peak_step"], raw["total_peak_step"])
+        raw["standard_peak_step"],
+        raw["interleaved_peak_step"],
+        raw["total_peak_step"],
+    )
     assert p.effective_peak_bytes == raw["effective_peak_bytes"]
     assert p.fits_budget is raw["fits_budget"]
 
@@ -83,7 +91,9 @@ def test_live_intervals_match_live_lists(raw, loaded):
         for vid in s["live"]:
             expected.setdefault(vid, []).append(s["index"])
     got = {}
-    for vid, first, last in zip(*(profile.live_intervals.column(c).to_pylist() for c in ("value_id", "first_step", "last_step"))):
+    for vid, first, last in zip(
+        *(profile.live_intervals.column(c).to_pylist() for c in ("value_id", "first_step", "last_step"))
+    ):
         got.setdefault(vid, []).extend(range(first, last + 1))
     assert {k: sorted(v) for k, v in got.items()} == expected
 
@@ -129,8 +139,16 @@ def test_cli_plan_json_contract(raw):
     result = run_cli("plan", str(SAMPLE), "--json")
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
-    assert set(out) >= {"usage", "peak", "standard_peak_step", "interleaved_peak_step", "total_peak_step",
-                        "effective_peak_bytes", "fits_budget", "values"}
+    assert set(out) >= {
+        "usage",
+        "peak",
+        "standard_peak_step",
+        "interleaved_peak_step",
+        "total_peak_step",
+        "effective_peak_bytes",
+        "fits_budget",
+        "values",
+    }
     assert out["usage"]["standard"] == [s["usage"]["standard"] for s in raw["timeline"]["steps"]]
     assert out["peak"] == raw["peak"]
     assert [v["id"] for v in out["values"]] == [v["id"] for v in raw["timeline"]["values"]]

@@ -10,6 +10,7 @@ Profiles are mutated from a small cut of the sample (``fuzz_support.fuzz_base``)
 loads in milliseconds; Debug strings are the sample's own layouts, precisions and operations.
 The number of cases run is written to the terminal at the end of the module.
 """
+
 from __future__ import annotations
 
 import copy
@@ -19,15 +20,24 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from fuzz_support import BASE, BASE_BYTES, SOURCE, load_outcome, report
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tilescope.loaders.debug_text import DebugSyntaxError, Map, Set, Struct, Tuple, Unit, parse_debug, parse_debug_sequence, render
+from tilescope.loaders.debug_text import (
+    DebugSyntaxError,
+    Map,
+    Set,
+    Struct,
+    Tuple,
+    Unit,
+    parse_debug,
+    parse_debug_sequence,
+    render,
+)
 from tilescope.loaders.layouts import layout_from_debug_text, precision_from_text
 from tilescope.loaders.memory_profile import parse_memory_profile
 from tilescope.models.errors import InputError
-
-from fuzz_support import BASE, BASE_BYTES, SOURCE, load_outcome, report
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = json.loads((ROOT / "sample_data" / "vit_finalist5.memory_profile.json").read_bytes())
@@ -58,7 +68,9 @@ def tally(request):
         extra = "".join(f", {n} {key}" for key, n in sorted(c.items()) if key not in ("cases", "valid", "error"))
         lines.append(f"fuzz {name}: {c['cases']} cases, {c['valid']} valid, {c['error']} errors{extra}")
     total = sum((c for c in counts.values()), Counter())
-    lines.append(f"fuzz: {total['cases']} cases, {total['valid']} valid loads/parses, {total['error']} InputErrors/DebugSyntaxErrors")
+    lines.append(
+        f"fuzz: {total['cases']} cases, {total['valid']} valid loads/parses, {total['error']} InputErrors/DebugSyntaxErrors"
+    )
     report(request, lines)
 
 
@@ -159,7 +171,9 @@ JSON_VALUES = st.recursive(
         st.text(max_size=10),
         st.sampled_from(["F16", "F32", "Ipu21Standard", "Ipu21Interleaved", "Linear", "", "Layout {"]),
     ),
-    lambda children: st.one_of(st.lists(children, max_size=3), st.dictionaries(st.text(max_size=6), children, max_size=3)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3), st.dictionaries(st.text(max_size=6), children, max_size=3)
+    ),
     max_leaves=6,
 )
 
@@ -205,7 +219,14 @@ def byte_mutation(draw) -> bytes:
         if kind == "delete":
             data = data[:at] + data[at + draw(st.integers(1, 16)) :]
         elif kind == "insert":
-            data = data[:at] + draw(st.binary(min_size=1, max_size=4) | st.sampled_from([b",", b"]", b"}", b'"', b"-", b"9" * 30, b"\xff", b"\xc3"])) + data[at:]
+            data = (
+                data[:at]
+                + draw(
+                    st.binary(min_size=1, max_size=4)
+                    | st.sampled_from([b",", b"]", b"}", b'"', b"-", b"9" * 30, b"\xff", b"\xc3"])
+                )
+                + data[at:]
+            )
         elif kind == "replace":
             data = data[:at] + draw(st.binary(min_size=1, max_size=2)) + data[at + 1 :]
         else:

@@ -10,6 +10,7 @@ checks and takes its largest what-if edit with every figure exact and within 2^5
 ``InputError`` of one line naming the file and a place; anything else fails the test. The counts,
 per kind, are written to the pytest output.
 """
+
 from __future__ import annotations
 
 import copy
@@ -22,10 +23,62 @@ from fuzz_support import BASE, BASE_BYTES, load_outcome, report
 
 CASES = 10_000
 SEED = 18
-AWKWARD_INTS = [0, 1, -1, 2, 45, 46, 729, 1472, 2**31, 2**31 + 1, 2**52, 2**53 - 1, 2**53, 2**53 + 1, 2**63, 2**64, 10**400]
-AWKWARD = [None, True, False, "", "\ud800", "a\udc00b", "\x1b[31m\n", "F16", "Ipu21Standard", "Layout {", [], {}, [1, [2]], {"id": 1}, 1.5]
-DEBUG_INSERTS = ['"\\u{D800}"', '"\\u{110000}"', '"\\u{41}"', "9" * 30, "9" * 5000, "{", "}", "(", ")", ",", ":", "Linear", "FromEnd(9)",
-                 "partitions: 0", "Some(", "None", '"', "\\"]
+AWKWARD_INTS = [
+    0,
+    1,
+    -1,
+    2,
+    45,
+    46,
+    729,
+    1472,
+    2**31,
+    2**31 + 1,
+    2**52,
+    2**53 - 1,
+    2**53,
+    2**53 + 1,
+    2**63,
+    2**64,
+    10**400,
+]
+AWKWARD = [
+    None,
+    True,
+    False,
+    "",
+    "\ud800",
+    "a\udc00b",
+    "\x1b[31m\n",
+    "F16",
+    "Ipu21Standard",
+    "Layout {",
+    [],
+    {},
+    [1, [2]],
+    {"id": 1},
+    1.5,
+]
+DEBUG_INSERTS = [
+    '"\\u{D800}"',
+    '"\\u{110000}"',
+    '"\\u{41}"',
+    "9" * 30,
+    "9" * 5000,
+    "{",
+    "}",
+    "(",
+    ")",
+    ",",
+    ":",
+    "Linear",
+    "FromEnd(9)",
+    "partitions: 0",
+    "Some(",
+    "None",
+    '"',
+    "\\",
+]
 TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[A-Za-z_][A-Za-z0-9_]*|\d+|\S')
 
 
@@ -76,7 +129,25 @@ def raw_bytes(rng: random.Random) -> bytes:
         if kind == "delete":
             data = data[:at] + data[at + rng.randint(1, 16) :]
         elif kind == "insert":
-            data = data[:at] + rng.choice([b",", b"]", b"}", b'"', b"-", b"9" * 30, b"\xff", b"\xc3", b"\\ud800", b"[" * 300, bytes([rng.randrange(256)])]) + data[at:]
+            data = (
+                data[:at]
+                + rng.choice(
+                    [
+                        b",",
+                        b"]",
+                        b"}",
+                        b'"',
+                        b"-",
+                        b"9" * 30,
+                        b"\xff",
+                        b"\xc3",
+                        b"\\ud800",
+                        b"[" * 300,
+                        bytes([rng.randrange(256)]),
+                    ]
+                )
+                + data[at:]
+            )
         elif kind == "replace":
             data = data[:at] + bytes([rng.randrange(256)]) + data[at + 1 :]
         else:
@@ -154,8 +225,14 @@ def figures(rng: random.Random) -> bytes:
     return json.dumps(doc, indent=1).encode()
 
 
-MUTATIONS = {"JSON tree": tree, "bytes": raw_bytes, "Debug text": debug_text, "repeated key": repeated_key,
-             "timeline": timeline, "figures": figures}
+MUTATIONS = {
+    "JSON tree": tree,
+    "bytes": raw_bytes,
+    "Debug text": debug_text,
+    "repeated key": repeated_key,
+    "timeline": timeline,
+    "figures": figures,
+}
 WEIGHTS = {"JSON tree": 30, "bytes": 20, "Debug text": 25, "repeated key": 10, "timeline": 5, "figures": 10}
 
 
@@ -173,7 +250,9 @@ def test_ten_thousand_mutated_profiles(request):
         f"{c['error']} InputErrors"
         for kind, c in by_kind.items()
     ]
-    lines.append(f"fuzz (seed {SEED}): {total['cases']} mutated profiles, {total['valid']} valid, {total['error']} InputErrors, 0 escapes")
+    lines.append(
+        f"fuzz (seed {SEED}): {total['cases']} mutated profiles, {total['valid']} valid, {total['error']} InputErrors, 0 escapes"
+    )
     report(request, lines)
     assert total["cases"] == CASES and total["valid"] + total["error"] == CASES
     assert all(c["valid"] and c["error"] for kind, c in by_kind.items() if kind != "repeated key")

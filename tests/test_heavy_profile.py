@@ -12,6 +12,7 @@ re-placed there after every edit, holding up every session of the server. Now:
   GET answers within seconds (bounded by its time alone, measured in the same run) until the heavy
   page is complete; then another session opens the sample in a bounded ratio of its time alone.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -21,10 +22,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
-import tilescope.derived.plan_data as plan_data
 from browser_support import SAMPLE, AppServer, kib
 from heavy_profile import write_heavy_profile
+
+import tilescope.derived.plan_data as plan_data
 from tilescope.app.state import BACKGROUND_VALUES, SessionState
 from tilescope.app.views.addresses import AddressesView
 from tilescope.app.views.summary import summary_html
@@ -116,7 +117,6 @@ def test_a_heavy_profile_holds_up_no_other_session(heavy, tmp_path, browser, mon
     import json
 
     from playwright.sync_api import expect
-
     from test_app_robust_server import open_and_time, report
 
     root = tmp_path / "root"
@@ -158,9 +158,13 @@ def test_a_heavy_profile_holds_up_no_other_session(heavy, tmp_path, browser, mon
         context.close()
         server.stop()
     assert "Traceback" not in log
-    report(request, capsys, f"heavy profile ({VALUES:,} values, {STEPS} steps, cached): its page complete after {heavy_seconds:.1f} s; "
-                            f"meanwhile GET /app {len(gets)}× answered in at worst {max(gets):.2f} s (alone {get_alone:.2f} s); "
-                            f"the sample opened in {alone:.2f} s alone, {during:.2f} s after ({during / alone:.2f}×)")
+    report(
+        request,
+        capsys,
+        f"heavy profile ({VALUES:,} values, {STEPS} steps, cached): its page complete after {heavy_seconds:.1f} s; "
+        f"meanwhile GET /app {len(gets)}× answered in at worst {max(gets):.2f} s (alone {get_alone:.2f} s); "
+        f"the sample opened in {alone:.2f} s alone, {during:.2f} s after ({during / alone:.2f}×)",
+    )
     assert len(gets) >= 3  # the heavy open lasted long enough to be asked during
     assert max(gets) < 3 * get_alone + 3  # no GET waited for the heavy profile's placement
     assert during < 3 * alone + 3

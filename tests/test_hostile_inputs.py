@@ -5,6 +5,7 @@
 - an error line is one line whatever the file name holds (newlines, ANSI escapes, bidi controls
   escaped; a 5,000-digit token cut), and never glued to an unfinished progress line.
 """
+
 from __future__ import annotations
 
 import io
@@ -81,16 +82,25 @@ def test_every_command_refuses_special_files(special_files, tmp_path, monkeypatc
         monkeypatch.setenv("TILESCOPE_NO_CACHE", "1")
     for path, what in special_files.values():
         for argv in (
-            ["check", str(path)], ["plan", str(path)], ["summary", str(path)], ["advise", str(path)],
-            ["normalise", str(path), "--out", str(tmp_path / "tables")], ["report", str(path), "--out", str(tmp_path / "report")],
-            ["plan", str(BASE), "--edits", str(path)], ["advise", str(BASE), "--edits", str(path)],
+            ["check", str(path)],
+            ["plan", str(path)],
+            ["summary", str(path)],
+            ["advise", str(path)],
+            ["normalise", str(path), "--out", str(tmp_path / "tables")],
+            ["report", str(path), "--out", str(tmp_path / "report")],
+            ["plan", str(BASE), "--edits", str(path)],
+            ["advise", str(BASE), "--edits", str(path)],
             ["report", str(BASE), "--edits", str(path), "--out", str(tmp_path / "report")],
             ["synth", "--blocks", "1", "--layers", "1", "--sample", str(path), "--out", str(tmp_path / "synth.json")],
         ):
             code, err = run_with_watchdog(argv)
             assert code == 2, (argv, err)
             assert err == f"tilescope: {path}: cannot read it: {what}, not a regular file\n", (argv, err)
-    assert not (tmp_path / "tables").exists() and not (tmp_path / "report").exists() and not (tmp_path / "synth.json").exists()
+    assert (
+        not (tmp_path / "tables").exists()
+        and not (tmp_path / "report").exists()
+        and not (tmp_path / "synth.json").exists()
+    )
 
 
 def test_every_reader_refuses_special_files_before_reading(special_files):
@@ -148,7 +158,11 @@ def test_an_error_is_never_glued_to_a_progress_line(tmp_path, monkeypatch, capsy
     broken = tmp_path / "cut.memory_profile.json"
     broken.write_bytes(SAMPLE.read_bytes()[:5000])
     monkeypatch.setenv("TILESCOPE_NO_CACHE", "1")
-    monkeypatch.setattr(progress_module, "progress_for", lambda path, quiet=False, stream=None: StderrProgress("loading cut", __import__("sys").stderr))
+    monkeypatch.setattr(
+        progress_module,
+        "progress_for",
+        lambda path, quiet=False, stream=None: StderrProgress("loading cut", __import__("sys").stderr),
+    )
     assert cli.main(["check", str(broken)]) == 2
     lines = capsys.readouterr().err.split("\n")
     assert lines[-1] == "" and lines[-2].startswith(f"tilescope: {broken}: at byte 5000")
@@ -183,14 +197,17 @@ def _search_state_case(name: str) -> bytes:
     return json.dumps(doc).encode()
 
 
-@pytest.mark.parametrize("name, located, words", [
-    ("repeated key", "$.attempts (byte", ["each key once", "'attempts' a second time"]),
-    ("surrogate in the context", "$.context line 1 (character", ["surrogates"]),
-    ("lone surrogate escape", "byte", ["lone \\udc00"]),
-    ("an id key of 5,000 digits", "$.inputs", ["keys that are ids", "…"]),
-    ("nested past 256", "byte", ["nested at most 256 deep"]),
-    ("a tensor past 2^53 elements", "$.context line 1", ["at most 9007199254740992 elements"]),
-])
+@pytest.mark.parametrize(
+    "name, located, words",
+    [
+        ("repeated key", "$.attempts (byte", ["each key once", "'attempts' a second time"]),
+        ("surrogate in the context", "$.context line 1 (character", ["surrogates"]),
+        ("lone surrogate escape", "byte", ["lone \\udc00"]),
+        ("an id key of 5,000 digits", "$.inputs", ["keys that are ids", "…"]),
+        ("nested past 256", "byte", ["nested at most 256 deep"]),
+        ("a tensor past 2^53 elements", "$.context line 1", ["at most 9007199254740992 elements"]),
+    ],
+)
 def test_search_state_text_keys_and_sizes(name, located, words, tmp_path, capsys):
     path = tmp_path / "hostile.search_state.json"
     path.write_bytes(_search_state_case(name))

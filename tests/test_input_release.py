@@ -6,6 +6,7 @@ zero bytes, which JSON text never contains, so the tests see exactly which text 
 tables must be the same as parsing the bytes whole, and an error found after some text was
 released must read exactly as it does from the bytes.
 """
+
 from __future__ import annotations
 
 import json
@@ -58,8 +59,9 @@ def test_file_load_releases_its_text_and_builds_the_same_tables(synthetic, buffe
     # other fields and the pages shared by two batches.
     fraction = released_fraction(buffer)
     values_and_lists = json.loads(synthetic.read_bytes())["timeline"]
-    text_share = (sum(len(json.dumps(v, separators=(",", ":"))) for v in values_and_lists["values"])
-                  + sum(len(json.dumps(s["live"], separators=(",", ":"))) for s in values_and_lists["steps"]))
+    text_share = sum(len(json.dumps(v, separators=(",", ":"))) for v in values_and_lists["values"]) + sum(
+        len(json.dumps(s["live"], separators=(",", ":"))) for s in values_and_lists["steps"]
+    )
     assert fraction >= 0.9 * text_share / synthetic.stat().st_size
     assert fraction > 0.5
 

@@ -17,14 +17,7 @@ import pytest
 
 from tilescope.cli import main
 
-SPELLINGS = [
-    "same-path",
-    "dotdot",
-    "symlinked-folder",
-    "input-through-symlink",
-    "hard-link",
-    "symlink",
-]
+SPELLINGS = ["same-path", "dotdot", "symlinked-folder", "input-through-symlink", "hard-link", "symlink"]
 EDITS = [{"value": 84, "axis": 1, "partitions": 6}]
 
 
@@ -64,15 +57,10 @@ def refused(capsys, argv: list[str], real: Path, written_name: Path) -> None:
     code = main(argv)
     err = capsys.readouterr().err
     assert code == 2, err
-    assert err.count("\n") == 1 and "is an input of this command" in err and "even with --overwrite" in err, (
-        err
-    )
+    assert err.count("\n") == 1 and "is an input of this command" in err and "even with --overwrite" in err, err
     assert digest(real) == before
     link_after = os.lstat(written_name)  # the name that reached the input still does (not replaced)
-    assert (link_after.st_ino, link_after.st_mode) == (
-        link_before.st_ino,
-        link_before.st_mode,
-    )
+    assert (link_after.st_ino, link_after.st_mode) == (link_before.st_ino, link_before.st_mode)
 
 
 @pytest.fixture(scope="module")
@@ -85,16 +73,7 @@ def test_report_compare_never_writes_its_profile(spelling, tmp_path, capsys, pro
     given, out, real = place_input(tmp_path, profile_bytes, "compare.json", spelling)
     refused(
         capsys,
-        [
-            "report",
-            str(given),
-            "--compare",
-            str(sample_path),
-            "--out",
-            str(out),
-            "--overwrite",
-            "-q",
-        ],
+        ["report", str(given), "--compare", str(sample_path), "--out", str(out), "--overwrite", "-q"],
         real,
         out / "compare.json",
     )
@@ -105,16 +84,7 @@ def test_report_compare_never_writes_its_b_profile(spelling, tmp_path, capsys, p
     given, out, real = place_input(tmp_path, profile_bytes, "compare.json", spelling)
     refused(
         capsys,
-        [
-            "report",
-            str(sample_path),
-            "--compare",
-            str(given),
-            "--out",
-            str(out),
-            "--overwrite",
-            "-q",
-        ],
+        ["report", str(sample_path), "--compare", str(given), "--out", str(out), "--overwrite", "-q"],
         real,
         out / "compare.json",
     )
@@ -125,16 +95,7 @@ def test_report_never_writes_its_edit_set(spelling, tmp_path, capsys, sample_pat
     given, out, real = place_input(tmp_path, json.dumps(EDITS).encode(), "edits.json", spelling)
     refused(
         capsys,
-        [
-            "report",
-            str(sample_path),
-            "--edits",
-            str(given),
-            "--out",
-            str(out),
-            "--overwrite",
-            "-q",
-        ],
+        ["report", str(sample_path), "--edits", str(given), "--out", str(out), "--overwrite", "-q"],
         real,
         out / "edits.json",
     )
@@ -143,12 +104,7 @@ def test_report_never_writes_its_edit_set(spelling, tmp_path, capsys, sample_pat
 @pytest.mark.parametrize("spelling", SPELLINGS)
 def test_normalise_never_writes_its_input(spelling, tmp_path, capsys, profile_bytes):
     given, out, real = place_input(tmp_path, profile_bytes, "values.parquet", spelling)
-    refused(
-        capsys,
-        ["normalise", str(given), "--out", str(out), "--overwrite", "-q"],
-        real,
-        out / "values.parquet",
-    )
+    refused(capsys, ["normalise", str(given), "--out", str(out), "--overwrite", "-q"], real, out / "values.parquet")
 
 
 @pytest.mark.parametrize("spelling", SPELLINGS)
@@ -172,24 +128,13 @@ def test_synth_never_writes_its_sample(spelling, tmp_path, capsys, profile_bytes
 
 @pytest.mark.parametrize("spelling", SPELLINGS)
 @pytest.mark.parametrize("which", ["profile", "edit-set"])
-def test_plan_write_profile_never_writes_its_inputs(
-    which, spelling, tmp_path, capsys, profile_bytes, sample_path
-):
+def test_plan_write_profile_never_writes_its_inputs(which, spelling, tmp_path, capsys, profile_bytes, sample_path):
     content = profile_bytes if which == "profile" else json.dumps(EDITS).encode()
     given, out, real = place_input(tmp_path, content, "x.json", spelling)
     profile, edits = (given, tmp_path / "edits.json") if which == "profile" else (sample_path, given)
     if which == "profile":
         (tmp_path / "edits.json").write_text(json.dumps(EDITS))
-    argv = [
-        "plan",
-        str(profile),
-        "--edits",
-        str(edits),
-        "--write-profile",
-        str(out / "x.json"),
-        "--overwrite",
-        "-q",
-    ]
+    argv = ["plan", str(profile), "--edits", str(edits), "--write-profile", str(out / "x.json"), "--overwrite", "-q"]
     refused(capsys, argv, real, out / "x.json")
 
 
@@ -199,19 +144,7 @@ def test_a_different_file_is_still_replaced_with_overwrite(tmp_path, capsys, sam
     out.mkdir()
     (out / "values.parquet").write_text("old")
     shutil.copy(sample_path, tmp_path / "profile.json")
-    assert (
-        main(
-            [
-                "normalise",
-                str(tmp_path / "profile.json"),
-                "--out",
-                str(out),
-                "--overwrite",
-                "-q",
-            ]
-        )
-        == 0
-    )
+    assert main(["normalise", str(tmp_path / "profile.json"), "--out", str(out), "--overwrite", "-q"]) == 0
     assert (out / "values.parquet").read_bytes()[:4] == b"PAR1"
 
 
@@ -221,16 +154,7 @@ CSV = b"id,lower,upper,size\nb0,0,10,4\nb1,5,15,4\nb2,12,20,8\n"  # placed at ca
 @pytest.mark.parametrize("spelling", SPELLINGS)
 def test_solve_never_writes_its_problem(spelling, tmp_path, capsys):
     given, out, real = place_input(tmp_path, CSV, "x.csv", spelling)
-    argv = [
-        "solve",
-        str(given),
-        "--capacity",
-        "12",
-        "--out",
-        str(out / "x.csv"),
-        "--overwrite",
-        "-q",
-    ]
+    argv = ["solve", str(given), "--capacity", "12", "--out", str(out / "x.csv"), "--overwrite", "-q"]
     refused(capsys, argv, real, out / "x.csv")
 
 

@@ -6,6 +6,7 @@ negative usage (then to 0) and "fits_budget: true". The boundary itself (2^53 ex
 past it) is in the robustness corpus (``test_robust_corpus``); here the wide cases and the edits.
 Expected figures are computed with Python integers from the files' shapes (docs/formats.md §2).
 """
+
 from __future__ import annotations
 
 import json
@@ -34,7 +35,9 @@ def test_many_huge_values_live_together_are_refused_not_wrapped(count):
         parse_memory_profile(json.dumps(doc).encode(), "huge.json")
     message = str(info.value)
     # The running sum passes 2^53 at the second value (2^53 + 2^53).
-    assert message.startswith("huge.json: at $.timeline.steps[0].live: expected live values that together cost at most 2^53 bytes")
+    assert message.startswith(
+        "huge.json: at $.timeline.steps[0].live: expected live values that together cost at most 2^53 bytes"
+    )
     assert f"found {2 * BOUND:,} bytes once value 1 (values[1]) is counted" in message
 
 

@@ -3,6 +3,7 @@
 Expected intervals come from ``json.loads`` of each list and a loop over steps, independently of
 ``loaders.live_lists``. Chunks are made tiny so runs cross chunk boundaries many times.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,13 @@ def run_loader(texts: list[bytes], ids: list[int]):
     ids_array = np.array(ids, dtype=np.int64)
     order = np.argsort(ids_array, kind="stable")
     result = ll.live_lists(texts, ids_array[order], order)
-    got = list(zip(result.intervals.value_row.tolist(), result.intervals.first_step.tolist(), result.intervals.last_step.tolist()))
+    got = list(
+        zip(
+            result.intervals.value_row.tolist(),
+            result.intervals.first_step.tolist(),
+            result.intervals.last_step.tolist(),
+        )
+    )
     return got, result.live_count.tolist()
 
 
@@ -64,7 +71,9 @@ def test_random_lists_match_plain_python(seed, chunk_bytes):
         lists.append(here)
     lists[7] = []  # an empty step
     pretty = seed % 2 == 1  # whitespace as a pretty-printer writes it
-    texts = [json.dumps(x, indent=1 if pretty else None, separators=None if pretty else (",", ":")).encode() for x in lists]
+    texts = [
+        json.dumps(x, indent=1 if pretty else None, separators=None if pretty else (",", ":")).encode() for x in lists
+    ]
     assert run_loader(texts, ids) == expected_intervals(lists, ids)
 
 

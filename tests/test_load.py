@@ -8,6 +8,7 @@ by the test. Prints the time from navigation to the summary's peak being visible
 the error count and the server's CPU time in the normal pytest output. A timing goal is not asserted here (2 shared
 cores make it noisy); the figures are for reading and for benchmarks/.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -20,7 +21,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from browser_support import CHROMIUM, CHROMIUM_ARGS, SAMPLE, AppServer, chromium_missing_reason, kib
 
 pytestmark = pytest.mark.browser
@@ -30,7 +30,6 @@ CONTEXTS = 4
 BOUND_S = 180.0
 OFFLINE_CDN = "https://cdn.holoviz.org/"  # Panel's loading-spinner stylesheet; unreachable offline
 UNREACHABLE = "Failed to load resource: net::ERR_NAME_NOT_RESOLVED"
-
 
 
 async def open_sessions(url: str, expected_total: str, deadline: float) -> tuple[list[float], list[str]]:
@@ -45,10 +44,22 @@ async def open_sessions(url: str, expected_total: str, deadline: float) -> tuple
             pages = [await contexts[k % CONTEXTS].new_page() for k in range(SESSIONS)]
             for k, page in enumerate(pages):
                 page.on("pageerror", lambda exc, k=k: errors.append(f"page {k}: {exc}"))
-                page.on("console", lambda msg, k=k: errors.append(f"page {k}: console: {msg.text}")
-                        if msg.type == "error" and msg.text != UNREACHABLE else None)
-                page.on("requestfailed", lambda request, k=k: None if request.url.startswith(OFFLINE_CDN)
-                        else errors.append(f"page {k}: request failed: {request.url}"))
+                page.on(
+                    "console",
+                    lambda msg, k=k: (
+                        errors.append(f"page {k}: console: {msg.text}")
+                        if msg.type == "error" and msg.text != UNREACHABLE
+                        else None
+                    ),
+                )
+                page.on(
+                    "requestfailed",
+                    lambda request, k=k: (
+                        None
+                        if request.url.startswith(OFFLINE_CDN)
+                        else errors.append(f"page {k}: request failed: {request.url}")
+                    ),
+                )
 
             async def first_render(k: int, page) -> float:
                 remaining_ms = max(deadline - time.monotonic(), 1.0) * 1000
@@ -90,7 +101,11 @@ def server_problems(log: str) -> list[str]:
         if " ERROR" in line:
             problems.append(line)
         elif line.startswith("Traceback"):
-            block = list(itertools.takewhile(lambda text: not text or text[0].isspace() or text.startswith("Traceback"), lines[i + 1:]))
+            block = list(
+                itertools.takewhile(
+                    lambda text: not text or text[0].isspace() or text.startswith("Traceback"), lines[i + 1 :]
+                )
+            )
             where = next((text.strip() for text in reversed(block) if text.strip().startswith("File ")), "")
             what = lines[i + 1 + len(block)] if i + 1 + len(block) < len(lines) else "?"
             problems.append(f"{what} ({where})")
@@ -129,7 +144,9 @@ def test_twenty_concurrent_sessions_all_render_the_summary(request, capsys):
         + f"; errors: {len(errors)}"
     )
     if cpu_before is not None and cpu_after is not None:
-        summary += f"; server CPU {cpu_after - cpu_before:.1f} s ({(cpu_after - cpu_before) / SESSIONS:.2f} s per session)"
+        summary += (
+            f"; server CPU {cpu_after - cpu_before:.1f} s ({(cpu_after - cpu_before) / SESSIONS:.2f} s per session)"
+        )
     if report is not None:
         with capsys.disabled():  # the line belongs in the normal output, not in captured output
             report.write_line("")

@@ -1,5 +1,6 @@
 """The lock files agree with pyproject.toml (a dependency added without ``make lock`` fails here),
 with each other, and, under CI, with the environment the tests run in."""
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -8,10 +9,9 @@ import re
 import tomllib
 
 import pytest
+from browser_support import REPO_ROOT
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-
-from browser_support import REPO_ROOT
 
 LOCKS = REPO_ROOT / "requirements"
 _PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[^\s;\\]+)")
@@ -30,7 +30,9 @@ def pins(lock: str) -> dict[str, str]:
 
 def declared() -> tuple[list[Requirement], list[Requirement]]:
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
-    return [Requirement(r) for r in project["dependencies"]], [Requirement(r) for r in project["optional-dependencies"]["test"]]
+    return [Requirement(r) for r in project["dependencies"]], [
+        Requirement(r) for r in project["optional-dependencies"]["test"]
+    ]
 
 
 @pytest.mark.parametrize("lock, which", [("run.lock", "run"), ("test.lock", "test")])
@@ -49,7 +51,9 @@ def test_every_dependency_has_both_bounds():
     run, test = declared()
     for requirement in run + test:
         operators = {spec.operator for spec in requirement.specifier}
-        assert ">=" in operators and "<" in operators, f"{requirement}: a tested lower bound and an upper bound below the next major"
+        assert ">=" in operators and "<" in operators, (
+            f"{requirement}: a tested lower bound and an upper bound below the next major"
+        )
 
 
 def test_the_run_lock_is_the_test_locks_stack():

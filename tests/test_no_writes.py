@@ -6,6 +6,7 @@ the listing of the folder holding them. Tests run as root in CI, and root may wr
 so an audit hook also records every file the Python process opens: the input must be opened only
 for reading (and opened at all: the hook is seen to work).
 """
+
 from __future__ import annotations
 
 import os
@@ -16,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from tilescope import cli
 from tilescope.loaders.detect import detect_kind
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.loaders.search_state import load_search_state
 from tilescope.models.errors import InputError
 from tilescope.planner.model import plan_profile
-from tilescope import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_data"
@@ -84,7 +85,9 @@ def snapshot(path: Path) -> tuple:
 def inputs(tmp_path):
     """Read-only copies of both samples in their own folder."""
     folder = tmp_path / "inputs"
-    return {kind: read_only_copy(SAMPLES / name, folder) for kind, name in (("profile", PROFILE), ("search", SEARCH_STATE))}
+    return {
+        kind: read_only_copy(SAMPLES / name, folder) for kind, name in (("profile", PROFILE), ("search", SEARCH_STATE))
+    }
 
 
 def test_copies_start_as_described(inputs):
@@ -139,7 +142,9 @@ def test_cli_in_process_opens_input_only_to_read(inputs, opens, tmp_path, capsys
     capsys.readouterr()
     assert all(s and set(s) == {"read"} for s in seen), seen
     assert {p: snapshot(p) for p in (profile, search)} == before
-    assert list((tmp_path / "profile_tables").glob("*.parquet")) and list((tmp_path / "search_tables").glob("*.parquet"))
+    assert list((tmp_path / "profile_tables").glob("*.parquet")) and list(
+        (tmp_path / "search_tables").glob("*.parquet")
+    )
 
 
 def test_cli_subprocesses_leave_inputs_untouched(inputs, tmp_path):
@@ -152,7 +157,9 @@ def test_cli_subprocesses_leave_inputs_untouched(inputs, tmp_path):
         ["normalise", str(search), "--out", str(tmp_path / "s")],
     ]
     runs = [
-        subprocess.Popen([PYTHON, "-m", "tilescope", *c], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [PYTHON, "-m", "tilescope", *c], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         for c in commands
     ]
     for command, run in zip(commands, runs):

@@ -1,6 +1,7 @@
 """docs/explore.ipynb runs in a real Jupyter kernel (nbclient): ``tilescope.explore`` shows the
 explorer as a cell output with its resources inlined (no URL to fetch), and the session it returns
 re-plans an edit; the expected peak comes from the raw sample by docs/formats.md §2."""
+
 from __future__ import annotations
 
 import re
@@ -9,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from editor_support import RawProfile, edited_bytes
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "docs" / "explore.ipynb"
@@ -25,7 +25,9 @@ def test_importing_tilescope_does_not_import_panel():
 
 def test_the_example_notebook_runs_and_shows_the_explorer(sample_path):
     notebook = nbformat.read(NOTEBOOK, as_version=4)
-    nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    nbclient.NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+    ).execute()
     outputs = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     shown = notebook.cells[1].outputs
@@ -45,8 +47,10 @@ def test_the_example_notebook_runs_and_shows_the_explorer(sample_path):
     assert "step 45:" in "".join(o.get("text", "") for o in notebook.cells[2].outputs)
     # tilescope.open and tilescope.compare (the commands' mirrors): figures from the raw JSON
     api = "".join(o.get("text", "") for o in notebook.cells[4].outputs).splitlines()
-    assert api == [f"memory_profile: total peak {raw.doc['peak']['total']:,} B at step {raw.doc['total_peak_step']}",
-                   f"standard peak change: {expected - raw.doc['peak']['standard']:+,} B"]
+    assert api == [
+        f"memory_profile: total peak {raw.doc['peak']['total']:,} B at step {raw.doc['total_peak_step']}",
+        f"standard peak change: {expected - raw.doc['peak']['standard']:+,} B",
+    ]
     # tilescope.solve: b overlaps a and c, which never meet: 8 bytes are the least (by hand)
     solved = "".join(o.get("text", "") for o in notebook.cells[6].outputs).splitlines()
     assert solved == ["capacity 8: placed, height 8", "capacity 7: infeasible, height None"]

@@ -5,12 +5,12 @@ state until its tab is shown (``app.shown_gate``).
 Messages are counted in the page itself (``tests/ws_messages.js`` notes the type of every Bokeh
 message the server sends); the expected live values of a step come from the raw sample JSON.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
 from browser_support import JS_DATA_TO_PAGE, JS_STEP_TABLE_IDS, SAMPLE, drag_to_count, kib, wait_for_app
 from editor_support import RawProfile, edited_bytes
 
@@ -59,7 +59,9 @@ def click_step(page, raw: dict, step: int) -> None:
 
 
 def wait_for_step_table(page, live: set[int]) -> None:
-    page.wait_for_function(f"() => {{ const ids = ({JS_STEP_TABLE_IDS})(); return ids && ids.length === {len(live)}; }}")
+    page.wait_for_function(
+        f"() => {{ const ids = ({JS_STEP_TABLE_IDS})(); return ids && ids.length === {len(live)}; }}"
+    )
     assert sorted(page.evaluate(JS_STEP_TABLE_IDS)) == sorted(live)
 
 
@@ -120,7 +122,9 @@ def test_a_hidden_step_tab_waits_and_catches_up_when_shown(counted_page, app_ser
     step = 20
     assert step != shown_step and set(steps[step]["live"]) != set(steps[shown_step]["live"])
     click_step(page, raw, step)
-    page.locator("[data-testid=ts-selected-step]").filter(has_text=f"Step {step} ").first.wait_for()  # the timeline followed
+    page.locator("[data-testid=ts-selected-step]").filter(
+        has_text=f"Step {step} "
+    ).first.wait_for()  # the timeline followed
     page.wait_for_timeout(SETTLE_MS)
     # the hidden "at this step" table was not sent the new step's rows
     assert page.evaluate(JS_COUNT_STEP_TABLE) == 0

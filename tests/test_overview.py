@@ -2,6 +2,7 @@
 stages (derived.opening.open_file(staged=...): the overview from the cache handed over first, then the
 arrays and the plan built), and
 the cache's remembered keys (loaders.cache_files: an unchanged file is not read again)."""
+
 from __future__ import annotations
 
 import json
@@ -61,7 +62,9 @@ def test_the_overview_keeps_every_columns_extremes_and_stays_small(long_profile,
     assert overview.n_steps == n > PIXEL_COLUMNS * 8
     assert overview.step.size <= PIXEL_COLUMNS * 8
     assert np.all(np.diff(overview.step) > 0)
-    assert np.array_equal(overview.standard, std[overview.step]) and np.array_equal(overview.interleaved, intl[overview.step])
+    assert np.array_equal(overview.standard, std[overview.step]) and np.array_equal(
+        overview.interleaved, intl[overview.step]
+    )
     # brute force: in every pixel column the highest and lowest total (and standard, interleaved) is kept
     kept = set(overview.step.tolist())
     column = np.arange(n) * PIXEL_COLUMNS // n
@@ -73,7 +76,10 @@ def test_the_overview_keeps_every_columns_extremes_and_stays_small(long_profile,
             assert kept & set(inside[values == values.min()].tolist()), c
     total = std + intl
     assert overview.peaks.total == int(total.max()) + exchange and overview.peaks.total_step == int(np.argmax(total))
-    assert overview.operation[0] == json.loads(long_profile.read_bytes())["timeline"]["steps"][int(overview.step[0])]["operation"]
+    assert (
+        overview.operation[0]
+        == json.loads(long_profile.read_bytes())["timeline"]["steps"][int(overview.step[0])]["operation"]
+    )
 
 
 @pytest.mark.parametrize("which", ["sample", "long"])
@@ -145,7 +151,9 @@ def test_without_a_usable_overview_the_open_builds_everything_and_writes_one(lon
         assert shown == []  # nothing to draw first: built before returning
         assert overview_file.read_bytes() == good  # and written again
     # one written by another version of tilescope (or of the overview) is not trusted either
-    table = UsageOverview.from_table(cache.CacheEntry(cache_dir, overview_file.name.split(".")[0]).read_table(OVERVIEW_TABLE)).to_table()
+    table = UsageOverview.from_table(
+        cache.CacheEntry(cache_dir, overview_file.name.split(".")[0]).read_table(OVERVIEW_TABLE)
+    ).to_table()
     header = json.loads(table.schema.metadata[b"tilescope.overview"])
     foreign = table.replace_schema_metadata({"tilescope.overview": json.dumps({**header, "overview_version": -1})})
     assert UsageOverview.from_table(foreign) is None

@@ -4,6 +4,7 @@ and no request to any host but the server.
 
 Expected figures come from the raw sample JSON by docs/formats.md §2 (tests/editor_support.py).
 """
+
 from __future__ import annotations
 
 import io
@@ -11,7 +12,6 @@ import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-
 from browser_support import SAMPLE, drag_to_count, kib, wait_for_app, watch_console
 from editor_support import RawProfile, edited_bytes
 
@@ -45,7 +45,12 @@ def context_at(browser):
 
 
 def inside(box: dict, width: int, height: int) -> bool:
-    return box["x"] >= -0.5 and box["y"] >= -0.5 and box["x"] + box["width"] <= width + 0.5 and box["y"] + box["height"] <= height + 0.5
+    return (
+        box["x"] >= -0.5
+        and box["y"] >= -0.5
+        and box["x"] + box["width"] <= width + 0.5
+        and box["y"] + box["height"] <= height + 0.5
+    )
 
 
 def query_of(page) -> dict:
@@ -53,7 +58,9 @@ def query_of(page) -> dict:
 
 
 @pytest.mark.parametrize("width, height", [(1440, 900), (1024, 768)])
-def test_summary_timeline_and_editor_are_in_view_together_without_horizontal_scroll(context_at, app_server, width, height):
+def test_summary_timeline_and_editor_are_in_view_together_without_horizontal_scroll(
+    context_at, app_server, width, height
+):
     _, page = context_at(width, height)
     page.goto(app_server + "?tab=editor&value=84")
     wait_for_app(page)
@@ -156,7 +163,9 @@ def test_dark_mode_changes_the_page_and_the_charts(page, app_server):
     light_chart, light_page, light_widget = chart_luminance(), page_background(), widget_luminance()
     assert light_chart > 200 and light_widget > 200, (light_chart, light_widget)
     page.locator("[aria-label*='theme' i]").first.click()
-    page.wait_for_function(f"() => getComputedStyle(document.querySelector('main') || document.body).backgroundColor !== {light_page!r}")
+    page.wait_for_function(
+        f"() => getComputedStyle(document.querySelector('main') || document.body).backgroundColor !== {light_page!r}"
+    )
     page.wait_for_timeout(800)
     dark_chart, dark_widget = chart_luminance(), widget_luminance()
     assert dark_chart < 80, (light_chart, dark_chart)
@@ -230,7 +239,9 @@ def test_timeline_tooltips_stay_inside_the_plot_and_show_bytes(page, app_server,
         tooltip = page.locator(".bk-tooltip-content").filter(has_text=f"step {step} ").first
         tooltip.wait_for(state="visible")
         tip = tooltip.bounding_box()
-        assert tip is not None and inside({**tip, "x": tip["x"] - box["x"], "y": tip["y"] - box["y"]}, box["width"], box["height"]), (step, tip, box)
+        assert tip is not None and inside(
+            {**tip, "x": tip["x"] - box["x"], "y": tip["y"] - box["y"]}, box["width"], box["height"]
+        ), (step, tip, box)
         total = raw["timeline"]["steps"][step]["usage"]
         expected = total["standard"] + total["interleaved"] + raw["peak"]["exchange_rows"]
         assert f"{expected:,} B" in tooltip.inner_text()

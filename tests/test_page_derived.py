@@ -1,5 +1,6 @@
 """The pure parts of the page: peak-label lanes, the near-peak runs, thinned marks, and the
 search state's ranking (its expected figures recomputed from the raw JSON, docs/formats.md §3)."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,9 @@ from tilescope.derived.series import near_peak_runs, thinned
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 30_000), st.integers(0, 10**7)), min_size=1, max_size=6), st.integers(1, 30_001))
+@given(
+    st.lists(st.tuples(st.integers(0, 30_000), st.integers(0, 10**7)), min_size=1, max_size=6), st.integers(1, 30_001)
+)
 def test_peak_labels_never_share_a_lane_and_sit_above_every_mark(points, n_steps):
     marks = [PeakMark(f"m{k}", step, y, f"label {k}") for k, (step, y) in enumerate(points)]
     top = max(y for _, y in points)
@@ -68,8 +71,10 @@ def test_alternatives_are_ranked_by_their_dispatch_blocks_scratch():
         d = alternative["dispatch"]["Attention"]
         keys = math.ceil(19 / d["key_block_rows"]) * d["key_block_rows"]
         qk, pv = d["query_key"], d["probability_value"]
-        costs.append(_block(17, keys, d["padded_query_dimension"], qk["rows"], qk["columns"], qk["inner"], 2)
-                     + _block(17, d["padded_value_dimension"], keys, pv["rows"], pv["columns"], pv["inner"], 2))
+        costs.append(
+            _block(17, keys, d["padded_query_dimension"], qk["rows"], qk["columns"], qk["inner"], 2)
+            + _block(17, d["padded_value_dimension"], keys, pv["rows"], pv["columns"], pv["inner"], 2)
+        )
     state = load_search_state(path)
     alternatives = SearchData.of(state).alternatives(0)
     assert alternatives.basis == BASIS_SCRATCH

@@ -75,9 +75,7 @@ def sized_page(browser):
 
 
 @pytest.mark.parametrize("width, height", [(1440, 900), (1024, 768)])
-def test_every_side_view_is_one_mouse_click_away_and_the_active_tab_is_in_sight(
-    sized_page, app_server, width, height
-):
+def test_every_side_view_is_one_mouse_click_away_and_the_active_tab_is_in_sight(sized_page, app_server, width, height):
     page = sized_page(width, height)
     window = {"x": 0, "y": 0, "width": width, "height": height}
     page.goto(app_server + "?tab=export")
@@ -153,18 +151,14 @@ def test_one_fit_verdict_with_the_estimate_and_the_placed_figures(page, app_serv
     figures = page.locator("[data-testid=ts-fit-figures]")
     budget = json.loads(SAMPLE.read_text())["budget_bytes"]
     expect(figures).to_contain_text(f"estimate {plan['effective_peak_bytes']:,} ≤ {budget:,} B")
-    expect(figures).to_contain_text(
-        f"placed standard {standard['placed']:,} > {standard['capacity']:,} B (infeasible)"
-    )
+    expect(figures).to_contain_text(f"placed standard {standard['placed']:,} > {standard['capacity']:,} B (infeasible)")
     for line in (
         f"estimate: effective peak {plan['effective_peak_bytes']:,} B",
         "placed: standard placed",
         "cannot place it and fails the build",
     ):  # the rule and full figures on hover
         assert line in (figures.get_attribute("title") or ""), line
-    expect(page.locator("[data-testid=ts-placement-summary] summary")).not_to_contain_text(
-        "fit"
-    )  # no second verdict
+    expect(page.locator("[data-testid=ts-placement-summary] summary")).not_to_contain_text("fit")  # no second verdict
     expect(page.locator("[data-testid=ts-editor-figures] caption")).to_contain_text("fits: no")
     body = page.locator("body").inner_text()
     assert "does NOT fit" not in body and "fits budget: yes" not in body
@@ -200,9 +194,7 @@ JS_ACTIVATE_WHEEL = """(name) => {
 }"""
 
 
-def test_side_panel_plots_leave_the_wheel_to_the_panel_and_stop_zooming_out_at_the_data(
-    page, app_server, raw
-):
+def test_side_panel_plots_leave_the_wheel_to_the_panel_and_stop_zooming_out_at_the_data(page, app_server, raw):
     n = len(raw["timeline"]["steps"])
     name = "ts-address-interleaved-plot"
     page.goto(app_server + "?tab=placement")
@@ -231,9 +223,7 @@ def test_side_panel_plots_leave_the_wheel_to_the_panel_and_stop_zooming_out_at_t
     for _ in range(4):
         page.mouse.wheel(0, 600)  # out, far past the data
     width = zoomed["end"] - zoomed["start"]
-    page.wait_for_function(
-        f"() => {{ const r = ({JS_X_RANGE})({name!r}); return r.end - r.start > {width} + 1; }}"
-    )
+    page.wait_for_function(f"() => {{ const r = ({JS_X_RANGE})({name!r}); return r.end - r.start > {width} + 1; }}")
     page.wait_for_timeout(300)  # the last wheel events land (Bokeh refuses a zoom step past the bounds)
     out = page.evaluate(JS_X_RANGE, name)
     assert out["start"] >= -0.5 and out["end"] <= n - 0.5, out  # never past the data (it was -5,000…5,000)
@@ -273,9 +263,7 @@ def test_the_timeline_budget_and_reserve_labels_are_readable_in_dark_mode(page, 
         if (m.type === 'Label' && m.text && m.text.startsWith('budget ')) out.budget = m.text_color;
         if (m.type === 'Label' && m.text && m.text.startsWith('support reserve')) out.support = m.text_color;
       } return out; }"""
-    page.wait_for_function(
-        f"() => {{ const c = ({js})(); return c.budget && c.budget.toLowerCase() !== '#c62828'; }}"
-    )
+    page.wait_for_function(f"() => {{ const c = ({js})(); return c.budget && c.budget.toLowerCase() !== '#c62828'; }}")
     colours = page.evaluate(js)
     assert colours["background"] and colours["budget"] and colours["support"], colours
     for key in ("budget", "support"):

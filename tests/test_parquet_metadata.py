@@ -1,6 +1,7 @@
 """Parquet files describe themselves to any reader: DuckDB's ``parquet_kv_metadata`` shows which
 tilescope and schema version wrote them, the source file's name, size and SHA-256, the units and
 every column's doc, as plain key-value pairs (not only inside pyarrow's base64 ``ARROW:schema``)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -25,7 +26,9 @@ def kv_metadata(path) -> dict[str, str]:
 
 def test_every_schema_field_has_a_doc():
     schemas = {**PROFILE_TABLES, **{k: v for k, v in SEARCH_TABLES.items() if isinstance(v, pa.Schema)}}
-    undocumented = [f"{table}.{f.name}" for table, schema in schemas.items() for f in schema if not (f.metadata or {}).get(b"doc")]
+    undocumented = [
+        f"{table}.{f.name}" for table, schema in schemas.items() for f in schema if not (f.metadata or {}).get(b"doc")
+    ]
     assert undocumented == []
 
 
@@ -39,7 +42,9 @@ def test_duckdb_reads_the_metadata_of_every_table(tmp_path, capsys, kind):
     sha256 = hashlib.sha256(source.read_bytes()).hexdigest()
     assert written["kind"] == kind and written["sha256"] == sha256
     # (the sample is version 1: no per-tile tables, docs/formats.md §7)
-    expected_tables = [t for t in PROFILE_TABLES if t not in PER_TILE_TABLES] if kind == "memory_profile" else SEARCH_TABLES
+    expected_tables = (
+        [t for t in PROFILE_TABLES if t not in PER_TILE_TABLES] if kind == "memory_profile" else SEARCH_TABLES
+    )
     assert sorted(written["tables"]) == sorted(expected_tables)
     for name, entry in written["tables"].items():
         meta = kv_metadata(entry["path"])
@@ -69,5 +74,9 @@ def test_units_and_docs_of_byte_columns(tmp_path, capsys, raw):
     for field in ("partitions", "padding_groups", "block_size", "padding_multiple", "shard_padding_multiple"):
         assert len(axes[f"tilescope.field.{field}.doc"]) > 20
     # and the figures themselves are the file's (independent: the raw JSON)
-    total = duckdb.connect().execute("SELECT sum(bytes) FROM read_parquet(?)", [str(tmp_path / "values.parquet")]).fetchone()[0]
+    total = (
+        duckdb.connect()
+        .execute("SELECT sum(bytes) FROM read_parquet(?)", [str(tmp_path / "values.parquet")])
+        .fetchone()[0]
+    )
     assert total == sum(v["bytes"] for v in raw["timeline"]["values"])

@@ -1,4 +1,5 @@
 """``tilescope place``: the JSON contract, the text table, edits, exit codes and one-line errors."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,8 @@ import sys
 
 import numpy as np
 import pytest
-
 from placement_support import expected_allocations, sweep_overlaps
+
 from tilescope.cli import main
 from tilescope.synth import SAMPLE_PATH
 
@@ -43,7 +44,9 @@ def test_json_contract(capsys, raw):
     assert {r["kind"] for r in rows} == {"value", "scratch", "exchange_rows"}
     assert all((r["id"] is None) == (r["kind"] != "value") for r in rows)
     got = sorted((r["kind"], r["id"], r["region"], r["bytes"], r["first_step"], r["last_step"]) for r in rows)
-    assert got == sorted(expected_allocations(raw).elements(), key=lambda t: (t[0], -1 if t[1] is None else t[1], *t[2:]))
+    assert got == sorted(
+        expected_allocations(raw).elements(), key=lambda t: (t[0], -1 if t[1] is None else t[1], *t[2:])
+    )
     columns = {k: np.array([r[k] for r in rows]) for k in ("offset", "bytes", "first_step", "last_step")}
     region = np.array([r["region"] == "interleaved" for r in rows], dtype=np.int8)
     assert sweep_overlaps(region, columns["offset"], columns["bytes"], columns["first_step"], columns["last_step"]) == 0
@@ -94,8 +97,12 @@ def test_bad_file_exits_2_with_one_line(tmp_path):
     broken = tmp_path / "broken.memory_profile.json"
     broken.write_text('{"version": 1, "timeline": {"values": [], "steps": [')
     env = {**os.environ, "TILESCOPE_NO_CACHE": "1"}
-    result = subprocess.run([sys.executable, "-m", "tilescope", "place", str(broken)], capture_output=True, text=True, env=env)
+    result = subprocess.run(
+        [sys.executable, "-m", "tilescope", "place", str(broken)], capture_output=True, text=True, env=env
+    )
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and str(broken) in result.stderr and "Traceback" not in result.stderr
-    missing = subprocess.run([sys.executable, "-m", "tilescope", "place", str(tmp_path / "none.json")], capture_output=True, text=True)
+    missing = subprocess.run(
+        [sys.executable, "-m", "tilescope", "place", str(tmp_path / "none.json")], capture_output=True, text=True
+    )
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1

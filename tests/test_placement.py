@@ -5,6 +5,7 @@ gap against an exact solver on cut-down profiles.
 Expected figures come from the raw JSON (``json.load``) and the independent checks of
 ``placement_support`` (a step-by-step sweep for overlaps, a plain-Python exact solver).
 """
+
 from __future__ import annotations
 
 import copy
@@ -12,7 +13,6 @@ import json
 
 import numpy as np
 import pytest
-
 from placement_support import (
     REGION_OF_CLASS,
     _first_fit_top,
@@ -24,6 +24,7 @@ from placement_support import (
     sweep_overlaps,
     usage_peak,
 )
+
 from tilescope.loaders.memory_profile import load_memory_profile, parse_memory_profile
 from tilescope.models.edits import TilingEdit
 from tilescope.planner.edits import apply_edits
@@ -39,10 +40,15 @@ def profile_of(raw: dict, name: str = "copy.memory_profile.json"):
     return parse_memory_profile(json.dumps(raw).encode(), name)
 
 
-def check_placement(raw: dict, placement, *, bytes_of: dict[int, int] | None = None, within: float | None = WITHIN) -> None:
+def check_placement(
+    raw: dict, placement, *, bytes_of: dict[int, int] | None = None, within: float | None = WITHIN
+) -> None:
     """Everything the issue asks of a placement, from the raw JSON (see the module doc)."""
     assert placed_allocations(placement) == expected_allocations(raw, bytes_of)  # each live interval exactly once
-    assert sweep_overlaps(placement.region, placement.offset, placement.bytes, placement.first_step, placement.last_step) == 0
+    assert (
+        sweep_overlaps(placement.region, placement.offset, placement.bytes, placement.first_step, placement.last_step)
+        == 0
+    )
     values = {v["id"]: v for v in raw["timeline"]["values"]}
     for k in np.flatnonzero(placement.value_id >= 0).tolist():
         v = values[int(placement.value_id[k])]
@@ -62,8 +68,10 @@ def check_placement(raw: dict, placement, *, bytes_of: dict[int, int] | None = N
 def raw_lower_bounds(raw: dict) -> tuple[int, int]:
     """docs/formats.md §2 from the recorded usage: standard includes the exchange rows."""
     steps = raw["timeline"]["steps"]
-    return (max(s["usage"]["standard"] for s in steps) + raw["peak"]["exchange_rows"],
-            max(s["usage"]["interleaved"] for s in steps))
+    return (
+        max(s["usage"]["standard"] for s in steps) + raw["peak"]["exchange_rows"],
+        max(s["usage"]["interleaved"] for s in steps),
+    )
 
 
 # ----------------------------------------------------------------------------- the sample
@@ -79,9 +87,14 @@ def test_sample_placement(raw, sample):
     _, _, placement = sample
     check_placement(raw, placement)
     assert (placement.standard.lower_bound, placement.interleaved.lower_bound) == raw_lower_bounds(raw)
-    assert (placement.standard.lower_bound, placement.interleaved.lower_bound) == (raw["peak"]["standard"], raw["peak"]["interleaved"])
-    print(f"\nsample: standard placed {placement.standard.placed:,} / bound {placement.standard.lower_bound:,}; "
-          f"interleaved {placement.interleaved.placed:,} / {placement.interleaved.lower_bound:,}")
+    assert (placement.standard.lower_bound, placement.interleaved.lower_bound) == (
+        raw["peak"]["standard"],
+        raw["peak"]["interleaved"],
+    )
+    print(
+        f"\nsample: standard placed {placement.standard.placed:,} / bound {placement.standard.lower_bound:,}; "
+        f"interleaved {placement.interleaved.placed:,} / {placement.interleaved.lower_bound:,}"
+    )
 
 
 def test_sample_reaches_the_lower_bound_where_bytes_first_does_not(raw, sample):
@@ -89,7 +102,10 @@ def test_sample_reaches_the_lower_bound_where_bytes_first_does_not(raw, sample):
     the bound. The bytes-first figure is computed here with the exact solver's first fit."""
     _, _, placement = sample
     std = np.flatnonzero(placement.region == 0)
-    items = [(int(placement.bytes[k]), int(placement.granule[k]), int(placement.first_step[k]), int(placement.last_step[k])) for k in std]
+    items = [
+        (int(placement.bytes[k]), int(placement.granule[k]), int(placement.first_step[k]), int(placement.last_step[k]))
+        for k in std
+    ]
     by_bytes = sorted(range(len(items)), key=lambda i: (-items[i][0], i))
     greedy = _first_fit_top(by_bytes, items)
     assert greedy > raw["peak"]["standard"] * 1.02  # bytes-first: over 2 % above the bound
@@ -167,8 +183,10 @@ def test_disjoint_live_ranges_are_two_allocations(raw):
     for vid in split:
         assert (placement.value_id == vid).sum() == 2
     offsets_differ = sum(len(set(placement.offset[placement.value_id == vid].tolist())) == 2 for vid in split)
-    print(f"\n{len(split)} values with two live ranges, {offsets_differ} of them at two offsets; "
-          f"fragmentation {placement.standard.fragmentation:,} / {placement.interleaved.fragmentation:,} B")
+    print(
+        f"\n{len(split)} values with two live ranges, {offsets_differ} of them at two offsets; "
+        f"fragmentation {placement.standard.fragmentation:,} / {placement.interleaved.fragmentation:,} B"
+    )
 
 
 # ----------------------------------------------------------------------------- synthetic profiles
@@ -192,8 +210,10 @@ def test_synthetic_within_one_percent(synthetic, name):
     assert (placement.standard.lower_bound, placement.interleaved.lower_bound) == raw_lower_bounds(raw)
     if name == "gaps":
         assert any((placement.value_id == v).sum() >= 2 for v in np.unique(placement.value_id[placement.value_id >= 0]))
-    print(f"\n{name}: {arrays.n_steps:,} steps; gaps {100 * placement.standard.fragmentation / placement.standard.lower_bound:.3f} % / "
-          f"{100 * placement.interleaved.fragmentation / placement.interleaved.lower_bound:.3f} %")
+    print(
+        f"\n{name}: {arrays.n_steps:,} steps; gaps {100 * placement.standard.fragmentation / placement.standard.lower_bound:.3f} % / "
+        f"{100 * placement.interleaved.fragmentation / placement.interleaved.lower_bound:.3f} %"
+    )
 
 
 def test_replacement_keeps_unedited_blocks_where_they_were(synthetic):
@@ -201,8 +221,11 @@ def test_replacement_keeps_unedited_blocks_where_they_were(synthetic):
     offset (warm start), and the result equals the invariants of a fresh placement."""
     raw, arrays, plan = synthetic["plain"]
     base = place(arrays, plan)
-    target = next(v["id"] for v in raw["timeline"]["values"]
-                  if v["name"].startswith("block3.") and v["bytes"] > 30000 and v["root"] == v["id"])
+    target = next(
+        v["id"]
+        for v in raw["timeline"]["values"]
+        if v["name"].startswith("block3.") and v["bytes"] > 30000 and v["root"] == v["id"]
+    )
     row = arrays.row_of_id[target]
     tiling = arrays.tiling(row)
     axis = next(k for k, a in enumerate(tiling.axes) if a.partitions > 1)
@@ -215,7 +238,9 @@ def test_replacement_keeps_unedited_blocks_where_they_were(synthetic):
     outside &= again.kind_names() != "exchange_rows"
     assert np.array_equal(again.offset[outside], base.offset[outside])
     inside = ~outside & (again.kind_names() != "exchange_rows")
-    assert not np.array_equal(again.offset[inside], base.offset[inside]) or again.standard.placed != base.standard.placed
+    assert (
+        not np.array_equal(again.offset[inside], base.offset[inside]) or again.standard.placed != base.standard.placed
+    )
 
 
 def halving_edit(arrays, plan):
@@ -299,11 +324,17 @@ def cut_down_instances(placement, region: int, count: int, size: int, window: in
         if live.size < size:
             continue
         chosen = rng.choice(live, size, replace=False)
-        out.append([
-            (int(placement.bytes[k]), int(placement.granule[k]), max(int(placement.first_step[k]), start) - start,
-             min(int(placement.last_step[k]), end) - start)
-            for k in chosen
-        ])
+        out.append(
+            [
+                (
+                    int(placement.bytes[k]),
+                    int(placement.granule[k]),
+                    max(int(placement.first_step[k]), start) - start,
+                    min(int(placement.last_step[k]), end) - start,
+                )
+                for k in chosen
+            ]
+        )
     return out
 
 
@@ -324,9 +355,11 @@ def test_gap_against_the_exact_solver_on_cut_down_profiles(sample):
                 gaps.append((searched - best) / best)
                 greedy_gaps.append((greedy - best) / best)
                 above_bound += best > usage_peak(sizes, first, last)
-    print(f"\nexact solver on {len(gaps)} cut-down groups of 7: search gap mean {100 * np.mean(gaps):.3f} % max {100 * max(gaps):.3f} %; "
-          f"greedy start alone mean {100 * np.mean(greedy_gaps):.3f} % max {100 * max(greedy_gaps):.3f} % "
-          f"({sum(g > 0 for g in greedy_gaps)} above the optimum); optimum above the lower bound in {above_bound}")
+    print(
+        f"\nexact solver on {len(gaps)} cut-down groups of 7: search gap mean {100 * np.mean(gaps):.3f} % max {100 * max(gaps):.3f} %; "
+        f"greedy start alone mean {100 * np.mean(greedy_gaps):.3f} % max {100 * max(greedy_gaps):.3f} % "
+        f"({sum(g > 0 for g in greedy_gaps)} above the optimum); optimum above the lower bound in {above_bound}"
+    )
     assert max(gaps) <= WITHIN
     assert max(greedy_gaps) > max(gaps)  # the search is exercised: some start order misses the optimum
 

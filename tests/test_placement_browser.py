@@ -8,14 +8,15 @@ Expected figures: from the raw sample JSON (lower bounds, the edited value's byt
 peak by docs/formats.md §2, ``editor_support``) and from ``planner.placement`` checked in the test
 against the raw allocations and by a sweep (``test_placement.check_placement``).
 """
+
 from __future__ import annotations
 
 import pytest
-
 from browser_support import JS_DATA_TO_PAGE, JS_SOURCE_DATA, SAMPLE, kib, served_app, wait_for_app, watch_console
 from editor_support import RawProfile, edited_bytes
 from hostile import VALUE_NAMES, write_hostile_profile
 from test_placement import check_placement, raw_lower_bounds
+
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.models.edits import TilingEdit
 from tilescope.planner.edits import apply_edits
@@ -72,7 +73,8 @@ def open_placement(page, url: str) -> None:
     page.wait_for_function(
         "(name) => { for (const d of Bokeh.documents) for (const m of d._all_models.values())"
         " if (m.name === name && m.data && m.data.left && m.data.left.length) return true; return false; }",
-        arg="ts-address-interleaved", timeout=60_000,
+        arg="ts-address-interleaved",
+        timeout=60_000,
     )
 
 
@@ -88,7 +90,12 @@ def expected(raw):
     value = profile.value(VALUE)
     new_bytes = edited_bytes(value, {AXIS: PARTITIONS})[2]
     check_placement(raw, after, bytes_of={VALUE: new_bytes})
-    return {"before": before, "after": after, "bytes": new_bytes, "peaks": profile.peaks_with({VALUE: new_bytes - value["bytes"]})}
+    return {
+        "before": before,
+        "after": after,
+        "bytes": new_bytes,
+        "peaks": profile.peaks_with({VALUE: new_bytes - value["bytes"]}),
+    }
 
 
 def test_address_view_edit_and_tile_map(app_server, page, raw, expected):
@@ -131,8 +138,15 @@ def test_address_view_edit_and_tile_map(app_server, page, raw, expected):
     assert tiles["bytes"][last] <= raw["peak"]["total"]
 
     # Click value 20's allocation: it is selected (the editor follows).
-    click_data(page, "ts-address-interleaved-plot", (before.first_step[k] + before.last_step[k]) / 2, before.offset[k] + before.bytes[k] / 2)
-    expect(page.locator("[data-testid=ts-address-picked]")).to_contain_text(f"value #{VALUE} vit.encoder.layer0.mlp.up.weight")
+    click_data(
+        page,
+        "ts-address-interleaved-plot",
+        (before.first_step[k] + before.last_step[k]) / 2,
+        before.offset[k] + before.bytes[k] / 2,
+    )
+    expect(page.locator("[data-testid=ts-address-picked]")).to_contain_text(
+        f"value #{VALUE} vit.encoder.layer0.mlp.up.weight"
+    )
 
     # Shrink it in the editor: the summary's placed follows, before → after.
     page.locator(".bk-tab", has_text="What-if editor").click()
@@ -141,7 +155,9 @@ def test_address_view_edit_and_tile_map(app_server, page, raw, expected):
     field.fill(str(PARTITIONS))
     field.press("Enter")
     drop = bound - after.interleaved.placed
-    expect(placed).to_have_text(f"{kib(bound)} → {kib(after.interleaved.placed)} (−{drop:,} B (−{drop / 1024:,.1f} KiB))")
+    expect(placed).to_have_text(
+        f"{kib(bound)} → {kib(after.interleaved.placed)} (−{drop:,} B (−{drop / 1024:,.1f} KiB))"
+    )
 
     # Back on the address view: the value is smaller, allocations above it moved down, placed too.
     open_placement(page, app_server)
@@ -150,18 +166,27 @@ def test_address_view_edit_and_tile_map(app_server, page, raw, expected):
         "([name, id, size]) => { for (const d of Bokeh.documents) for (const m of d._all_models.values())"
         " if (m.name === name && m.data && m.data.id) { const ids = Array.from(m.data.id); const i = ids.indexOf(id);"
         " return i >= 0 && m.data.top[i] - m.data.bottom[i] === size; } return false; }",
-        arg=["ts-address-interleaved", VALUE, expected["bytes"]], timeout=30_000,
+        arg=["ts-address-interleaved", VALUE, expected["bytes"]],
+        timeout=30_000,
     )
     now = source(page, "ts-address-interleaved")
     k_after = int((after.value_id == VALUE).nonzero()[0][0])
     assert rects_by_id(now, VALUE) == [(float(after.offset[k_after]), float(expected["bytes"]))]
-    moved = [int(i) for i in set(after.value_id[(after.offset != before.offset) & (after.region == 1)].tolist()) if i >= 0]
+    moved = [
+        int(i) for i in set(after.value_id[(after.offset != before.offset) & (after.region == 1)].tolist()) if i >= 0
+    ]
     assert moved
-    shown_moves = [i for i in moved if rects_by_id(first, i) and rects_by_id(now, i) and rects_by_id(first, i) != rects_by_id(now, i)]
+    shown_moves = [
+        i
+        for i in moved
+        if rects_by_id(first, i) and rects_by_id(now, i) and rects_by_id(first, i) != rects_by_id(now, i)
+    ]
     assert shown_moves, "no drawn allocation moved"
     for i in shown_moves:
         rows = (after.value_id == i) & (after.region == 1)
-        assert rects_by_id(now, i) == sorted((float(o), float(b)) for o, b in zip(after.offset[rows], after.bytes[rows]))
+        assert rects_by_id(now, i) == sorted(
+            (float(o), float(b)) for o, b in zip(after.offset[rows], after.bytes[rows])
+        )
     # The tile map follows the edit at the selected step.
     assert VALUE in raw["timeline"]["steps"][PEAK_STEP]["live"]
     edited_total = raw["peak"]["total"] + expected["bytes"] - RawProfile(raw).value(VALUE)["bytes"]
@@ -190,7 +215,12 @@ def test_hostile_names_stay_text(tmp_path, browser):
             holdings = page.locator("[data-testid=ts-tile-holdings]")
             expect(holdings).to_contain_text(VALUE_NAMES[85])
             expect(holdings).to_contain_text(VALUE_NAMES[153])
-            click_data(page, "ts-address-standard-plot", float(placement.first_step[k]), placement.offset[k] + placement.bytes[k] / 2)
+            click_data(
+                page,
+                "ts-address-standard-plot",
+                float(placement.first_step[k]),
+                placement.offset[k] + placement.bytes[k] / 2,
+            )
             expect(page.locator("[data-testid=ts-address-picked]")).to_contain_text(f"value #85 {VALUE_NAMES[85]}")
             assert page.evaluate("() => window.__xss") is None
             assert page.locator(".ts-tile-holdings img, .ts-address-picked img, .ts-tile-holdings script").count() == 0

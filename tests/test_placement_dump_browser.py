@@ -16,27 +16,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from browser_support import (
-    JS_DATA_TO_PAGE,
-    JS_SOURCE_DATA,
-    kib,
-    served_app,
-    watch_console,
-)
+from browser_support import JS_DATA_TO_PAGE, JS_SOURCE_DATA, kib, served_app, watch_console
 from dump_check import conflict_partners, problems
-from placement_profile_gen import (
-    HOSTILE_LABEL,
-    live_lower_bound,
-    placed_top,
-    placement_profile,
-)
+from placement_profile_gen import HOSTILE_LABEL, live_lower_bound, placed_top, placement_profile
 
 pytestmark = pytest.mark.browser
 BENCH = Path(
-    os.environ.get(
-        "TILESCOPE_SHARED_BENCH",
-        Path(__file__).resolve().parent.parent.parent / "shared" / "bench",
-    )
+    os.environ.get("TILESCOPE_SHARED_BENCH", Path(__file__).resolve().parent.parent.parent / "shared" / "bench")
 )
 FRAGMENTED = BENCH / "ipu-stack-placement" / "fragmented.json"
 PROFILE = "placement-4242.json"
@@ -63,9 +49,7 @@ def page_of(browser):
     contexts = []
 
     def make():
-        context = browser.new_context(
-            viewport={"width": 1500, "height": 1000}, accept_downloads=True
-        )
+        context = browser.new_context(viewport={"width": 1500, "height": 1000}, accept_downloads=True)
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(60_000)
@@ -100,16 +84,11 @@ def test_dump_picture_verdict_hover_and_exports(server, page_of):
     proof = page.locator("[data-testid=ts-dump-proof]").inner_text()
     assert "nodes" in proof and "placement ends at address" in proof, proof
     rects = source(page, "ts-dump-rects")
-    assert sorted(rects["request"]) == list(
-        range(len(raw["requests"]))
-    )  # every request placed, once
+    assert sorted(rects["request"]) == list(range(len(raw["requests"])))  # every request placed, once
 
     # Hover the group with the most conflict partners: exactly they are outlined.
     partners = conflict_partners(raw)
-    k = max(
-        range(len(partners)),
-        key=lambda i: (len(partners[i]), raw["requests"][i]["bytes"]),
-    )
+    k = max(range(len(partners)), key=lambda i: (len(partners[i]), raw["requests"][i]["bytes"]))
     assert len(partners[k]) > 1
     row = rects["request"].index(k)
     x = (rects["left"][row] + rects["right"][row]) / 2
@@ -125,31 +104,15 @@ def test_dump_picture_verdict_hover_and_exports(server, page_of):
 
     # The exports: a PNG, and the placement as CSV and JSON, each valid by the independent check.
     name, png = download(page, "Picture (PNG)")
-    assert (
-        name == "fragmented.png"
-        and png.startswith(b"\x89PNG\r\n\x1a\n")
-        and len(png) > 10_000
-    )
+    assert name == "fragmented.png" and png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
     name, data = download(page, "Solution (CSV)")
     rows = list(csv.DictReader(io.StringIO(data.decode())))
-    assert name == "fragmented.tilescope-placement.csv" and len(rows) == len(
-        raw["requests"]
-    )
-    assert (
-        problems(
-            raw, {int(r["request"]): (int(r["start"]), int(r["end"])) for r in rows}
-        )
-        == []
-    )
+    assert name == "fragmented.tilescope-placement.csv" and len(rows) == len(raw["requests"])
+    assert problems(raw, {int(r["request"]): (int(r["start"]), int(r["end"])) for r in rows}) == []
     _, data = download(page, "Solution (JSON)")
     placed = json.loads(data)
     assert placed["verdict"] == "placed"
-    assert (
-        problems(
-            raw, {r["request"]: (r["start"], r["end"]) for r in placed["requests"]}
-        )
-        == []
-    )
+    assert problems(raw, {r["request"]: (r["start"], r["end"]) for r in placed["requests"]}) == []
     assert page.console_errors == []
 
 
@@ -157,27 +120,17 @@ def test_placement_profile_tile_view(server, page_of):
     from playwright.sync_api import expect
 
     raw = placement_profile(tiles=3, seed=11)
-    estimate = json.loads((Path(server.data_root) / MEMORY_PROFILE).read_text())[
-        "timeline"
-    ]["steps"]
+    estimate = json.loads((Path(server.data_root) / MEMORY_PROFILE).read_text())["timeline"]["steps"]
     page = page_of()
     page.goto(f"{server.url}?file={PROFILE}&profile={MEMORY_PROFILE}")
     for position in (0, 2):
         if position:
             page.locator(".ts-pp-tile select").select_option(index=position)
         rows = raw["tiles"][position]["allocations"]
-        expect(page.locator("[data-testid=ts-pp-placed-top]")).to_have_text(
-            f"{placed_top(rows):,}", timeout=60_000
-        )
-        expect(page.locator("[data-testid=ts-pp-live]")).to_have_text(
-            f"{live_lower_bound(rows)[0]:,}"
-        )
-        expect(page.locator("[data-testid=ts-pp-height]")).not_to_have_text(
-            "…", timeout=60_000
-        )
-        expect(page.locator("[data-testid=ts-pp-solver]")).to_contain_text(
-            "tilescope placed them up to address"
-        )
+        expect(page.locator("[data-testid=ts-pp-placed-top]")).to_have_text(f"{placed_top(rows):,}", timeout=60_000)
+        expect(page.locator("[data-testid=ts-pp-live]")).to_have_text(f"{live_lower_bound(rows)[0]:,}")
+        expect(page.locator("[data-testid=ts-pp-height]")).not_to_have_text("…", timeout=60_000)
+        expect(page.locator("[data-testid=ts-pp-solver]")).to_contain_text("tilescope placed them up to address")
         drawn = source(page, "ts-pp-rects")
         assert len(drawn["left"]) == len(rows)
         assert sorted(zip(drawn["bottom"], drawn["top"], drawn["payload"])) == sorted(

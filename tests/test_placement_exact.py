@@ -42,16 +42,12 @@ def test_a_budget_below_the_bounds_is_infeasible_with_the_deficit():
     raw = _raw()
     tight = copy.deepcopy(raw)
     short = 5000
-    tight["budget_bytes"] = (
-        raw["peak"]["standard"] + raw["peak"]["interleaved"] + raw["support_reserve_bytes"] - short
-    )
+    tight["budget_bytes"] = raw["peak"]["standard"] + raw["peak"]["interleaved"] + raw["support_reserve_bytes"] - short
     p = place(*_plan(tight))
     usable = tight["budget_bytes"] - tight["support_reserve_bytes"]
     # By hand: the most a region can get is the usable budget less the other region's bound.
     assert p.standard.verdict == "infeasible"
-    assert (
-        p.standard.deficit_bytes == raw["peak"]["standard"] - (usable - raw["peak"]["interleaved"]) == short
-    )
+    assert p.standard.deficit_bytes == raw["peak"]["standard"] - (usable - raw["peak"]["interleaved"]) == short
     expected_interleaved = raw["peak"]["interleaved"] - min(
         tight["interleaved_budget_bytes"], usable - raw["peak"]["standard"]
     )
@@ -61,27 +57,17 @@ def test_a_budget_below_the_bounds_is_infeasible_with_the_deficit():
 def test_a_budget_the_bounds_fit_but_the_placement_does_not_is_unknown():
     raw = _raw()
     roomy = copy.deepcopy(raw)
-    roomy["budget_bytes"] = (
-        raw["peak"]["standard"] + raw["peak"]["interleaved"] + raw["support_reserve_bytes"]
-    )
+    roomy["budget_bytes"] = raw["peak"]["standard"] + raw["peak"]["interleaved"] + raw["support_reserve_bytes"]
     arrays, plan = _plan(roomy)
     p = place(arrays, plan)
-    assert p.standard.verdict in ("placed", "unknown") and p.interleaved.verdict in (
-        "placed",
-        "unknown",
-    )
+    assert p.standard.verdict in ("placed", "unknown") and p.interleaved.verdict in ("placed", "unknown")
     for region in p.regions.values():
         assert (region.verdict == "placed") == region.fits and region.deficit_bytes is None
 
 
 def _random_group(rng: random.Random, n: int) -> list[tuple[int, int, int, int]]:
     return [
-        (
-            rng.choice([4, 8, 12, 16, 24]),
-            rng.choice([1, 4, 8]),
-            (f := rng.randint(0, 5)),
-            f + rng.randint(0, 3),
-        )
+        (rng.choice([4, 8, 12, 16, 24]), rng.choice([1, 4, 8]), (f := rng.randint(0, 5)), f + rng.randint(0, 3))
         for _ in range(n)
     ]
 
@@ -101,15 +87,7 @@ def test_a_first_fit_placement_is_lowered_to_the_brute_force_optimum():
             continue
         lowered += 1
         n = len(items)
-        alloc = Allocations(
-            np.zeros(n, np.int8),
-            np.full(n, -1),
-            np.zeros(n, np.int8),
-            size,
-            granule,
-            first,
-            last,
-        )
+        alloc = Allocations(np.zeros(n, np.int8), np.full(n, -1), np.zeros(n, np.int8), size, granule, first, last)
         members = np.arange(n, dtype=np.int64)
         state = RegionState(0, [Group(members, b"g")], np.zeros(n, dtype=np.int64), {b"g": packing})
         offsets = packing.offsets.copy()

@@ -15,23 +15,13 @@ import pytest
 from dump_check import conflict_partners, problems
 
 from tilescope.derived.placement_opened import solved
-from tilescope.derived.placement_problem_view import (
-    Picture,
-    ProblemGeometry,
-    solution_csv,
-    solution_json,
-)
+from tilescope.derived.placement_problem_view import Picture, ProblemGeometry, solution_csv, solution_json
 from tilescope.loaders.placement_dump import load_placement_dump
 from tilescope.report.placement_problem_png import problem_png
 
 # ``../shared/bench`` beside the repository (a worktree elsewhere names it in TILESCOPE_SHARED_BENCH)
 BENCH = (
-    Path(
-        os.environ.get(
-            "TILESCOPE_SHARED_BENCH",
-            Path(__file__).resolve().parent.parent.parent / "shared" / "bench",
-        )
-    )
+    Path(os.environ.get("TILESCOPE_SHARED_BENCH", Path(__file__).resolve().parent.parent.parent / "shared" / "bench"))
     / "ipu-stack-placement"
 )
 MAX_EVENT = 4_294_967_295
@@ -47,9 +37,7 @@ def fixture(name: str):
 def test_rectangles_are_the_requests():
     raw, problem = fixture("fragmented")
     geometry = ProblemGeometry.of(problem)
-    finite = [
-        e for r in raw["requests"] for e in (r["lifetime"]["first"], r["lifetime"]["last"]) if e != MAX_EVENT
-    ]
+    finite = [e for r in raw["requests"] for e in (r["lifetime"]["first"], r["lifetime"]["last"]) if e != MAX_EVENT]
     end_x = max(finite) + 1
     # A made-up placement (every other request, stacked): each one placed is one rectangle.
     spans, at = {}, 0
@@ -170,9 +158,7 @@ def test_out_of_time_is_unknown_never_placed():
     assert result.verdict == "unknown" and result.headline.startswith("unknown")
     picture = Picture.of(ProblemGeometry.of(problem), result.spans)
     assert len(picture.missing) > 0  # a partial placement: some request found no room
-    assert problems(
-        raw, dict.fromkeys(range(len(raw["requests"])), (0, 0))
-    )  # (the checker does refuse a bad one)
+    assert problems(raw, dict.fromkeys(range(len(raw["requests"])), (0, 0)))  # (the checker does refuse a bad one)
     view = PlacementProblemView(opened=OpenedPlacementDump("b.json", problem))
     view._show(result)
     assert 'data-testid="ts-dump-verdict">unknown' in view.head.object

@@ -20,16 +20,10 @@ from placement_profile_gen import (
     placed_top,
     placement_profile,
 )
+
 from tilescope.derived.placement_opened import solved
-from tilescope.derived.placement_profile_view import (
-    TileRows,
-    address_bound,
-    tile_problem,
-)
-from tilescope.loaders.placement_profile import (
-    looks_like_placement_profile,
-    parse_placement_profile,
-)
+from tilescope.derived.placement_profile_view import TileRows, address_bound, tile_problem
+from tilescope.loaders.placement_profile import looks_like_placement_profile, parse_placement_profile
 from tilescope.models.errors import InputError
 from tilescope.models.placement_profile import KINDS
 
@@ -48,28 +42,16 @@ def parse(raw: dict):
 def test_loads_every_tile_sorted_with_labels_as_text(raw):
     profile = parse(raw)
     assert profile.start == START and profile.end == END and profile.tile_count == 3
-    assert profile.tiles.column("logical").to_pylist() == [
-        t["logical"] for t in raw["tiles"]
-    ]
-    assert profile.tiles.column("physical").to_pylist() == [
-        t["physical"] for t in raw["tiles"]
-    ]
+    assert profile.tiles.column("logical").to_pylist() == [t["logical"] for t in raw["tiles"]]
+    assert profile.tiles.column("physical").to_pylist() == [t["physical"] for t in raw["tiles"]]
     kinds_seen = set()
     for position, tile in enumerate(raw["tiles"]):
         rows = profile.tile_rows(position).to_pylist()
-        want = sorted(
-            tile["allocations"], key=lambda r: (r["first"], r["start"], r["last"])
-        )
-        assert [
-            (r["start"], r["end"], r["payload_end"], r["first"], r["last"], r["shards"])
-            for r in rows
-        ] == [
-            (r["start"], r["end"], r["payload_end"], r["first"], r["last"], r["shards"])
-            for r in want
+        want = sorted(tile["allocations"], key=lambda r: (r["first"], r["start"], r["last"]))
+        assert [(r["start"], r["end"], r["payload_end"], r["first"], r["last"], r["shards"]) for r in rows] == [
+            (r["start"], r["end"], r["payload_end"], r["first"], r["last"], r["shards"]) for r in want
         ]
-        assert [profile.labels[r["label"]] for r in rows] == [
-            raw["labels"][r["label"]] for r in want
-        ]
+        assert [profile.labels[r["label"]] for r in rows] == [raw["labels"][r["label"]] for r in want]
         assert [KINDS[r["kind"]] for r in rows] == [r["kind"] for r in want]
         kinds_seen |= {r["kind"] for r in want}
     assert kinds_seen == set(KINDS)
@@ -96,22 +78,13 @@ def test_tile_problem_holds_the_compiler_placement_and_tilescope_places_it(raw):
     rows = TileRows.of(profile, 1)
     problem, _movable = tile_problem(profile, rows)
     movable_rows = sorted(
-        
-            (r["start"], r["end"], r["first"], r["last"])
-            for r in raw["tiles"][1]["allocations"]
-            if not is_fixed(r)
-        
+        (r["start"], r["end"], r["first"], r["last"]) for r in raw["tiles"][1]["allocations"] if not is_fixed(r)
     )
     assert (
-        sorted(
-            (s, e, q.first, q.last)
-            for q, (s, e) in zip(problem.requests, problem.assigned_root_spans.values())
-        )
+        sorted((s, e, q.first, q.last) for q, (s, e) in zip(problem.requests, problem.assigned_root_spans.values()))
         == movable_rows
     )
-    assert problem.host_scratch_range == HOST and problem.ranges == (
-        (HOST[0], TAIL[0]),
-    )
+    assert problem.host_scratch_range == HOST and problem.ranges == ((HOST[0], TAIL[0]),)
     result = solved(problem, 10.0)
     assert result.verdict == "placed"
     spans = [result.spans[q.roots[0][0]] for q in problem.requests]
@@ -145,69 +118,34 @@ def rows_of(doc: dict, tile: int) -> list[dict]:
 @pytest.mark.parametrize(
     "change, where, what",
     [
-        (
-            lambda d: rows_of(d, 1)[3].update(label=10_000),
-            "$.tiles[1].allocations[3].label",
-            "an index into labels",
-        ),
-        (
-            lambda d: rows_of(d, 0)[2].update(kind="<b>tensor</b>"),
-            "$.tiles[0].allocations[2].kind",
-            "one of parameter",
-        ),
+        (lambda d: rows_of(d, 1)[3].update(label=10_000), "$.tiles[1].allocations[3].label", "an index into labels"),
+        (lambda d: rows_of(d, 0)[2].update(kind="<b>tensor</b>"), "$.tiles[0].allocations[2].kind", "one of parameter"),
         (
             lambda d: rows_of(d, 2)[5].update(payload_end=rows_of(d, 2)[5]["end"] + 1),
             "$.tiles[2].allocations[5]",
             "start ≤ payload_end ≤ end",
         ),
-        (
-            lambda d: rows_of(d, 0)[1].update(first=9, last=3),
-            "$.tiles[0].allocations[1]",
-            "first ≤ last",
-        ),
+        (lambda d: rows_of(d, 0)[1].update(first=9, last=3), "$.tiles[0].allocations[1]", "first ≤ last"),
         (
             lambda d: rows_of(d, 0)[0].update(end=END + 32, payload_end=END + 32),
             "$.tiles[0].allocations[0]",
             "inside the file's",
         ),
-        (
-            lambda d: rows_of(d, 1)[0].pop("start"),
-            "$.tiles[1].allocations[0].start",
-            "a field `start`",
-        ),
-        (
-            lambda d: rows_of(d, 1)[0].update(start=-5),
-            "$.tiles[1].allocations[0].start",
-            ">= 0",
-        ),
-        (
-            lambda d: d["tiles"][2].update(logical=0),
-            "$.tiles[2].logical",
-            "a logical index not used before",
-        ),
+        (lambda d: rows_of(d, 1)[0].pop("start"), "$.tiles[1].allocations[0].start", "a field `start`"),
+        (lambda d: rows_of(d, 1)[0].update(start=-5), "$.tiles[1].allocations[0].start", ">= 0"),
+        (lambda d: d["tiles"][2].update(logical=0), "$.tiles[2].logical", "a logical index not used before"),
         (lambda d: d.update(schema_version=2), "$.schema_version", "schema version 1"),
-        (
-            lambda d: d.pop("schema_version"),
-            "$.schema_version",
-            "a field `schema_version`",
-        ),
+        (lambda d: d.pop("schema_version"), "$.schema_version", "a field `schema_version`"),
     ],
 )
 def test_bad_files_are_located(raw, change, where, what):
     message = broken(raw, change)
-    assert (
-        message.startswith("placement-1.json: ")
-        and f"at {where}:" in message
-        and what in message
-    ), message
+    assert message.startswith("placement-1.json: ") and f"at {where}:" in message and what in message, message
     assert "\n" not in message
 
 
 def test_not_json_and_not_an_object():
-    with pytest.raises(
-        InputError,
-        match=r"placement-1.json: at byte 32 .line 1, column 33.: expected more JSON",
-    ):
+    with pytest.raises(InputError, match=r"placement-1.json: at byte 32 .line 1, column 33.: expected more JSON"):
         parse_placement_profile(b'{"schema_version": 1, "tiles": [', "placement-1.json")
     with pytest.raises(InputError, match="a JSON object"):
         parse_placement_profile(b"[1, 2]", "placement-1.json")
@@ -264,10 +202,13 @@ def test_tile_estimate_of_a_v2_profile(tmp_path):
 
 
 def test_no_tiles_and_a_tile_without_allocations():
-    empty = parse_placement_profile(b'{"schema_version": 1, "start": 0, "end": 10, "labels": [], "tiles": []}', "e.json")
+    empty = parse_placement_profile(
+        b'{"schema_version": 1, "start": 0, "end": 10, "labels": [], "tiles": []}', "e.json"
+    )
     assert empty.tile_count == 0 and empty.allocations.num_rows == 0
     one = parse_placement_profile(
-        b'{"schema_version": 1, "start": 0, "end": 10, "labels": [], "tiles": [{"logical": 5, "physical": 9, "allocations": []}]}', "e.json"
+        b'{"schema_version": 1, "start": 0, "end": 10, "labels": [], "tiles": [{"logical": 5, "physical": 9, "allocations": []}]}',
+        "e.json",
     )
     assert one.tiles.to_pylist() == [{"logical": 5, "physical": 9, "first_row": 0, "rows": 0}]
     rows = TileRows.of(one, 0)

@@ -8,6 +8,7 @@ sweep (``test_placement.check_placement``, ``placement_support``), the capacity 
 written out here, edited bytes by ``editor_support``, per-tile bytes at the peak step from the
 recorded value bytes (tile 0 holds partition 0, a full shard, of every value).
 """
+
 from __future__ import annotations
 
 import copy
@@ -20,23 +21,23 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from async_support import run_on_own_loop
 from bokeh.events import RangesUpdate, Tap
-
 from browser_support import SAMPLE, kib
 from editor_support import RawProfile, edited_bytes
 from hostile import VALUE_NAMES, write_hostile_profile
+from opening_support import open_into
 from placement_support import expected_allocations, sweep_overlaps
 from test_placement import check_placement, raw_lower_bounds
-from async_support import run_on_own_loop
+
 from tilescope.app.state import SessionState
-from tilescope.app.views.export import ExportView
 from tilescope.app.views.addresses import SHADE_SELECTED, AddressesView
+from tilescope.app.views.export import ExportView
 from tilescope.app.views.summary import summary_html
 from tilescope.app.views.tile_map import TileMapView
 from tilescope.derived.tile_map import MAX_MAP_TILES, TileMapUnavailable
 from tilescope.models.edits import TilingEdit
 from tilescope.synth import write_synthetic_profile
-from opening_support import open_into
 
 # Value 20 (vit.encoder.layer0.mlp.up.weight, interleaved, live at steps 0–61): axis 0 (FromEnd(1),
 # 269 blocks of 16) from 54 to 108 partitions shrinks its shard from 30,720 B to 18,432 B.
@@ -99,7 +100,10 @@ def test_summary_shows_the_placement_of_the_file(state, raw):
     assert "docs/formats.md §5" in rule and "budget_bytes − support_reserve_bytes − placed(interleaved)" in rule
     for k, region in enumerate(("standard", "interleaved")):  # both fit: placed, and the proof says within what
         assert figure_text(html, f"ts-verdict-{region}") == "placed"
-        assert f"within the capacity ({capacity[k]:,} B)" in html.split(f'data-testid="ts-proof-{region}"')[1].split("</div>")[0]
+        assert (
+            f"within the capacity ({capacity[k]:,} B)"
+            in html.split(f'data-testid="ts-proof-{region}"')[1].split("</div>")[0]
+        )
 
 
 def test_a_budget_below_the_bounds_is_infeasible_by_its_deficit(tmp_path, raw):
@@ -109,14 +113,19 @@ def test_a_budget_below_the_bounds_is_infeasible_by_its_deficit(tmp_path, raw):
     import json
 
     short = 5000
-    tight = dict(raw, budget_bytes=raw["peak"]["standard"] + raw["peak"]["interleaved"] + raw["support_reserve_bytes"] - short)
+    tight = dict(
+        raw, budget_bytes=raw["peak"]["standard"] + raw["peak"]["interleaved"] + raw["support_reserve_bytes"] - short
+    )
     path = tmp_path / "tight.json"
     path.write_text(json.dumps(tight))
     state = SessionState()
     assert open_into(state, path), state.error
     bounds = raw_lower_bounds(raw)
     usable = tight["budget_bytes"] - tight["support_reserve_bytes"]
-    deficits = (bounds[0] - (usable - bounds[1]), bounds[1] - min(tight["interleaved_budget_bytes"], usable - bounds[0]))
+    deficits = (
+        bounds[0] - (usable - bounds[1]),
+        bounds[1] - min(tight["interleaved_budget_bytes"], usable - bounds[0]),
+    )
     html = summary_html(state)
     view = AddressesView(state=state)
     view.set_shown(True)
@@ -135,14 +144,21 @@ def test_summary_follows_an_edit(state, raw, edited_raw):
     html = summary_html(state)
     new_bound = edited_raw["peaks"]["interleaved"]
     assert new_bound < raw_lower_bounds(raw)[1]  # the edit shrinks the interleaved peak
-    assert figure_text(html, "ts-lower-bound-interleaved").startswith(f"{kib(raw_lower_bounds(raw)[1])} → {kib(new_bound)}")
+    assert figure_text(html, "ts-lower-bound-interleaved").startswith(
+        f"{kib(raw_lower_bounds(raw)[1])} → {kib(new_bound)}"
+    )
     shown = figure_text(html, "ts-placed-interleaved")
     drop = before.interleaved.placed - after.interleaved.placed
-    assert shown == f"{kib(before.interleaved.placed)} → {kib(after.interleaved.placed)} (−{drop:,} B (−{drop / 1024:,.1f} KiB))"
+    assert (
+        shown
+        == f"{kib(before.interleaved.placed)} → {kib(after.interleaved.placed)} (−{drop:,} B (−{drop / 1024:,.1f} KiB))"
+    )
     assert after.interleaved.placed == new_bound  # the placer reaches the new bound
     assert figure_text(html, "ts-placed-standard") == kib(before.standard.placed)  # nothing changed there
     capacity = capacities(raw, after.standard.placed, after.interleaved.placed)
-    assert figure_text(html, "ts-capacity-standard").endswith(f"→ {kib(capacity[0])} (+{drop:,} B (+{drop / 1024:,.1f} KiB))")
+    assert figure_text(html, "ts-capacity-standard").endswith(
+        f"→ {kib(capacity[0])} (+{drop:,} B (+{drop / 1024:,.1f} KiB))"
+    )
 
 
 def test_a_refused_placement_is_said_not_drawn(tmp_path):
@@ -188,8 +204,11 @@ def individual(view: AddressesView, region: str) -> Counter:
 
 def allocations(placement, region_code: int, rows) -> Counter:
     p = placement
-    return Counter((int(p.offset[k]), int(p.bytes[k]), int(p.first_step[k]), int(p.last_step[k]), int(p.value_id[k])) for k in rows
-                   if p.region[k] == region_code)
+    return Counter(
+        (int(p.offset[k]), int(p.bytes[k]), int(p.first_step[k]), int(p.last_step[k]), int(p.value_id[k]))
+        for k in rows
+        if p.region[k] == region_code
+    )
 
 
 def test_address_view_draws_every_allocation_at_its_offset(state, raw):
@@ -216,14 +235,21 @@ def test_address_view_draws_every_allocation_at_its_offset(state, raw):
         figures = p.regions[region]
         marks = view.marks[region]["spans"]
         assert (marks["placed"].location, marks["lower_bound"].location, marks["capacity"].location) == (
-            figures.placed, raw_lower_bounds(raw)[code], capacities(raw, p.standard.placed, p.interleaved.placed)[code])
+            figures.placed,
+            raw_lower_bounds(raw)[code],
+            capacities(raw, p.standard.placed, p.interleaved.placed)[code],
+        )
         assert f"{figures.placed:,} B" in view._header.object
 
 
 def test_selected_value_is_drawn_alone_and_highlighted(state):
     view = AddressesView(state=state)
     p = state.data.placement
-    small = int(p.value_id[np.flatnonzero((p.value_id >= 0) & (p.region == 0))[np.argmin(p.bytes[(p.value_id >= 0) & (p.region == 0)])]])
+    small = int(
+        p.value_id[
+            np.flatnonzero((p.value_id >= 0) & (p.region == 0))[np.argmin(p.bytes[(p.value_id >= 0) & (p.region == 0)])]
+        ]
+    )
     state.select_values([small])
     d = rects_of(view, "standard")
     mine = d["id"] == small
@@ -261,10 +287,19 @@ def test_zooming_re_aggregates_the_window(state):
     low, high = 0, 20_000
     fig._trigger_event(RangesUpdate(fig, x0=39.5, x1=52.5, y0=low, y1=high))
     d = rects_of(view, "standard")
-    assert np.all(d["last"] >= 40) and np.all(d["first"] <= 52) and np.all(d["bottom"] < high) and np.all(d["top"] > low)
+    assert (
+        np.all(d["last"] >= 40) and np.all(d["first"] <= 52) and np.all(d["bottom"] < high) and np.all(d["top"] > low)
+    )
     code = 0
     end = p.offset + p.bytes
-    inside = np.flatnonzero((p.region == code) & (p.bytes > 0) & (p.last_step >= 40) & (p.first_step <= 52) & (p.offset < high) & (end > low))
+    inside = np.flatnonzero(
+        (p.region == code)
+        & (p.bytes > 0)
+        & (p.last_step >= 40)
+        & (p.first_step <= 52)
+        & (p.offset < high)
+        & (end > low)
+    )
     # 13 steps × 20,000 B over the pixel budget: every allocation there is large enough to draw alone
     assert individual(view, "standard") == allocations(p, code, inside) and not cells_of(view, "standard")["left"].size
     assert "steps 40–52" in view._notes["standard"].object
@@ -287,9 +322,16 @@ def test_an_edit_moves_allocations_and_undo_restores_them(state, raw, edited_raw
     assert mine.any() and np.all(d["size"][mine] == edited_raw["bytes"])
     # the drawn allocations are the new placement's (some moved), the placed line too
     assert individual(view, "interleaved") <= allocations(after, 1, range(after.n_allocations))
-    moved = set(zip(before["interleaved"]["id"].tolist(), before["interleaved"]["bottom"].tolist())) ^ set(zip(d["id"].tolist(), d["bottom"].tolist()))
+    moved = set(zip(before["interleaved"]["id"].tolist(), before["interleaved"]["bottom"].tolist())) ^ set(
+        zip(d["id"].tolist(), d["bottom"].tolist())
+    )
     assert moved
-    assert view.marks["interleaved"]["spans"]["placed"].location == after.interleaved.placed == edited_raw["peaks"]["interleaved"] < placed_before
+    assert (
+        view.marks["interleaved"]["spans"]["placed"].location
+        == after.interleaved.placed
+        == edited_raw["peaks"]["interleaved"]
+        < placed_before
+    )
     assert kib(after.interleaved.placed) in view._header.object
     state.undo()
     for region in ("standard", "interleaved"):
@@ -314,19 +356,30 @@ def test_tile_map_shows_the_worst_tile_against_the_estimate(state, raw):
     head = view._head.object
     # tile 0 holds partition 0 (a full shard) of every value: it is the worst, at the estimate
     assert figure_text(head, "ts-tile-worst") == "0"
-    assert figure_text(head, "ts-tile-worst-bytes") == kib(estimate) and figure_text(head, "ts-tile-estimate") == kib(estimate)
+    assert figure_text(head, "ts-tile-worst-bytes") == kib(estimate) and figure_text(head, "ts-tile-estimate") == kib(
+        estimate
+    )
     assert len(view.source.data["tile"]) == raw["tile_count"]
     assert max(view.source.data["bytes"]) == estimate
     # what the worst tile holds: the step's live values by recorded bytes (ties by id), then the exchange rows
     expected = sorted(live_at(raw, PEAK_STEP), key=lambda v: (-v["bytes"], v["id"]))[:12]
-    shown = re.findall(r'<tr data-kind="value"><td>#(\d+) ([^<]*)</td><td>(\w+)</td><td class="n">([^<]*)</td>', view._holdings.object)
+    shown = re.findall(
+        r'<tr data-kind="value"><td>#(\d+) ([^<]*)</td><td>(\w+)</td><td class="n">([^<]*)</td>', view._holdings.object
+    )
     assert [(int(i), n, r, b) for i, n, r, b in shown] == [
-        (v["id"], v["name"], "standard" if v["class"] == "Ipu21Standard" else "interleaved", kib(v["bytes"])) for v in expected]
-    assert f'<tr data-kind="exchange_rows"><td>exchange rows</td><td>standard</td><td class="n">{kib(raw["peak"]["exchange_rows"])}' in view._holdings.object
+        (v["id"], v["name"], "standard" if v["class"] == "Ipu21Standard" else "interleaved", kib(v["bytes"]))
+        for v in expected
+    ]
+    assert (
+        f'<tr data-kind="exchange_rows"><td>exchange rows</td><td>standard</td><td class="n">{kib(raw["peak"]["exchange_rows"])}'
+        in view._holdings.object
+    )
     assert f"and {len(step['live']) - 12:,} more values" in view._holdings.object
     # the standard region alone
     view.region = "standard"
-    assert figure_text(view._head.object, "ts-tile-worst-bytes") == kib(step["usage"]["standard"] + raw["peak"]["exchange_rows"])
+    assert figure_text(view._head.object, "ts-tile-worst-bytes") == kib(
+        step["usage"]["standard"] + raw["peak"]["exchange_rows"]
+    )
 
 
 def test_clicking_a_tile_lists_what_it_holds(state):
@@ -353,12 +406,18 @@ def test_tile_map_follows_the_step_and_the_edit(state, raw, edited_raw):
     step = raw["timeline"]["steps"][PEAK_STEP]
     delta = edited_raw["bytes"] - RawProfile(raw).value(VALUE)["bytes"]
     expected = raw["peak"]["total"] + (delta if VALUE in step["live"] else 0)
-    assert figure_text(view._head.object, "ts-tile-estimate") == kib(expected) == figure_text(view._head.object, "ts-tile-worst-bytes")
+    assert (
+        figure_text(view._head.object, "ts-tile-estimate")
+        == kib(expected)
+        == figure_text(view._head.object, "ts-tile-worst-bytes")
+    )
     assert "the what-if plan" in view._head.object
     state.select_step(100)
     later = raw["timeline"]["steps"][100]
     assert figure_text(view._head.object, "ts-tile-step") == "100"
-    assert figure_text(view._head.object, "ts-tile-estimate") == kib(later["usage"]["standard"] + later["usage"]["interleaved"] + raw["peak"]["exchange_rows"])
+    assert figure_text(view._head.object, "ts-tile-estimate") == kib(
+        later["usage"]["standard"] + later["usage"]["interleaved"] + raw["peak"]["exchange_rows"]
+    )
 
 
 def test_the_grid_holds_every_tile_once_and_each_tile_itemised(state):
@@ -405,7 +464,15 @@ def test_file_text_is_escaped(tmp_path):
     tap(addresses, "standard", p.first_step[k], p.offset[k] + 1)
     for value_id in (85, 153):
         name = VALUE_NAMES[value_id]
-        assert name not in html and name.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#x27;") in html
+        assert (
+            name not in html
+            and name.replace("&", "&amp;")
+            .replace("<", "&lt;")
+            .replace(">", "&gt;")
+            .replace('"', "&quot;")
+            .replace("'", "&#x27;")
+            in html
+        )
     assert VALUE_NAMES[85] not in addresses._picked.object and "&lt;img src=x" in addresses._picked.object
     # Bokeh tooltips (@label) render text, never HTML: the name goes there as it is, not escaped twice
     addresses.state.select_values([85])
@@ -417,7 +484,17 @@ def test_export_sends_the_allocations_of_the_current_plan(state, raw, edited_raw
     view = ExportView(state=state)
     sent = run_on_own_loop(view._buttons["allocations.csv"].callback()).getvalue()
     rows = list(csv.DictReader(io.StringIO(sent.decode())))
-    got = Counter((r["kind"], int(r["id"]) if r["id"] else None, r["region"], int(r["bytes"]), int(r["first_step"]), int(r["last_step"])) for r in rows)
+    got = Counter(
+        (
+            r["kind"],
+            int(r["id"]) if r["id"] else None,
+            r["region"],
+            int(r["bytes"]),
+            int(r["first_step"]),
+            int(r["last_step"]),
+        )
+        for r in rows
+    )
     assert got == expected_allocations(raw, {VALUE: edited_raw["bytes"]})
     region = np.array([0 if r["region"] == "standard" else 1 for r in rows])
     column = {k: np.array([int(r[k]) for r in rows]) for k in ("offset", "bytes", "first_step", "last_step")}

@@ -94,11 +94,7 @@ def test_batch_rows_hold_version_and_peak_tiles(tmp_path, capsys, files):
         assert row["format_version"] == version and row["check_mismatches"] == 0
         expected = gen.expected_figures(program, version)
         assert row["total_peak"] == expected["doc"]["peak"]["total"]
-        tiles = (
-            row["standard_peak_tile"],
-            row["interleaved_peak_tile"],
-            row["total_peak_tile"],
-        )
+        tiles = (row["standard_peak_tile"], row["interleaved_peak_tile"], row["total_peak_tile"])
         if version == 1:
             assert tiles == (None, None, None)
         else:

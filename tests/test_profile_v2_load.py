@@ -54,28 +54,14 @@ def test_per_tile_arrays_load_as_runs(tmp_path, program, version, later):
         "step",
         len(program.steps),
         tiles,
-        [
-            "scratch_standard",
-            "scratch_interleaved",
-            "usage_standard",
-            "usage_interleaved",
-        ],
+        ["scratch_standard", "scratch_interleaved", "usage_standard", "usage_interleaved"],
     )
     assert steps[:, :, 0:2].tolist() == e.tile_scratch.tolist()
     assert steps[:, :, 2:4].tolist() == e.tile_usage.tolist()
     # runs are maximal and leave out all-zero spans
     for table, key, cols in (
         (p.value_tiles, "value_row", ["shard", "bytes"]),
-        (
-            p.step_tiles,
-            "step",
-            [
-                "scratch_standard",
-                "scratch_interleaved",
-                "usage_standard",
-                "usage_interleaved",
-            ],
-        ),
+        (p.step_tiles, "step", ["scratch_standard", "scratch_interleaved", "usage_standard", "usage_interleaved"]),
     ):
         rows = table.to_pylist()
         for a, b in itertools.pairwise(rows):
@@ -118,21 +104,13 @@ def _mutated(tmp_path, program, version, mutate, compact: bool = False) -> Path:
 @pytest.mark.parametrize(
     "mutate,where,found",
     [
-        (
-            lambda d: d["timeline"]["values"][2]["tile_bytes"].pop(),
-            "$.timeline.values[2].tile_bytes",
-            "a list of 7",
-        ),
+        (lambda d: d["timeline"]["values"][2]["tile_bytes"].pop(), "$.timeline.values[2].tile_bytes", "a list of 7"),
         (
             lambda d: d["timeline"]["values"][1]["tile_shards"].append(0),
             "$.timeline.values[1].tile_shards",
             "a list of 9",
         ),
-        (
-            lambda d: d["timeline"]["steps"][3]["tile_usage"].pop(),
-            "$.timeline.steps[3].tile_usage",
-            "a list of 7",
-        ),
+        (lambda d: d["timeline"]["steps"][3]["tile_usage"].pop(), "$.timeline.steps[3].tile_usage", "a list of 7"),
         (
             lambda d: d["timeline"]["values"][4]["tile_bytes"].__setitem__(5, -3),
             "$.timeline.values[4].tile_bytes",
@@ -158,21 +136,9 @@ def _mutated(tmp_path, program, version, mutate, compact: bool = False) -> Path:
             "$.timeline.values[3].tile_bytes",
             "1.5",
         ),
-        (
-            lambda d: d["timeline"]["values"][0].pop("tile_shards"),
-            "$.timeline.values[0].tile_shards",
-            "none",
-        ),
-        (
-            lambda d: d["timeline"]["steps"][2].pop("tile_usage"),
-            "$.timeline.steps[2].tile_usage",
-            "none",
-        ),
-        (
-            lambda d: d["timeline"]["steps"][1].pop("coarse_usage"),
-            "$.timeline.steps[1].coarse_usage",
-            "none",
-        ),
+        (lambda d: d["timeline"]["values"][0].pop("tile_shards"), "$.timeline.values[0].tile_shards", "none"),
+        (lambda d: d["timeline"]["steps"][2].pop("tile_usage"), "$.timeline.steps[2].tile_usage", "none"),
+        (lambda d: d["timeline"]["steps"][1].pop("coarse_usage"), "$.timeline.steps[1].coarse_usage", "none"),
         (lambda d: d.__setitem__("version", 4), "$.version", "4"),
     ],
 )
@@ -231,19 +197,10 @@ def test_tile_list_numbers_of_up_to_sixteen_digits():
     from tilescope.models.limits import MAX_INT
 
     numbers = [0, 7, 12345678, 123456789, 123456789012, 9007199254740991, MAX_INT]
-    raws = [
-        msgspec.Raw(json.dumps(numbers, separators=(",", ":")).encode()),
-        msgspec.Raw(json.dumps(numbers).encode()),
-    ]
+    raws = [msgspec.Raw(json.dumps(numbers, separators=(",", ":")).encode()), msgspec.Raw(json.dumps(numbers).encode())]
     parsed = parse_tile_lists(raws, len(numbers), False, 0, lambda i: f"$.x[{i}]")
     assert parsed.tolist() == [numbers, numbers]
     for bad, found in ((MAX_INT + 1, f"{MAX_INT + 1:,}"), (10**16, "17 digits")):
         with pytest.raises(InputError) as raised:
-            parse_tile_lists(
-                [msgspec.Raw(json.dumps([1, bad]).encode())],
-                2,
-                False,
-                4,
-                lambda i: f"$.x[{i}]",
-            )
+            parse_tile_lists([msgspec.Raw(json.dumps([1, bad]).encode())], 2, False, 4, lambda i: f"$.x[{i}]")
         assert "at $.x[4]:" in str(raised.value) and found in str(raised.value)

@@ -107,9 +107,7 @@ def test_check_names_step_and_tile_of_a_one_byte_change(tmp_path, capsys, progra
         code, out = _run(capsys, "check", str(path))
         assert code == 1
         field = ("standard", "interleaved")[c]
-        lines = [
-            line for line in out.splitlines() if line.startswith(f"step {s} tile {t}: tile_usage.{field} ")
-        ]
+        lines = [line for line in out.splitlines() if line.startswith(f"step {s} tile {t}: tile_usage.{field} ")]
         assert len(lines) == 1, out
         code, out = _run(capsys, "check", "--json", str(path))
         found = [m for m in json.loads(out)["mismatches"] if m.get("tile") == t and m["key"] == s]
@@ -136,9 +134,7 @@ def test_check_names_step_and_tile_of_a_one_byte_change(tmp_path, capsys, progra
             "step 0: coarse_usage.interleaved",
         ),
         (
-            lambda d: d["timeline"]["values"][3].__setitem__(
-                "bytes", d["timeline"]["values"][3]["bytes"] + 1
-            ),
+            lambda d: d["timeline"]["values"][3].__setitem__("bytes", d["timeline"]["values"][3]["bytes"] + 1),
             "value 3: bytes (aligned_bytes × copies)",
         ),
         (
@@ -147,18 +143,9 @@ def test_check_names_step_and_tile_of_a_one_byte_change(tmp_path, capsys, progra
             ),
             "value 2: shard_bytes (largest tile_shards)",
         ),
-        (
-            lambda d: d["peak"].__setitem__("standard", d["peak"]["standard"] + 1),
-            "profile: peak.standard",
-        ),
-        (
-            lambda d: d["peak"].__setitem__("total", d["peak"]["total"] - 1),
-            "profile: peak.total",
-        ),
-        (
-            lambda d: d.__setitem__("total_peak_step", d["total_peak_step"] + 1),
-            "profile: total_peak_step",
-        ),
+        (lambda d: d["peak"].__setitem__("standard", d["peak"]["standard"] + 1), "profile: peak.standard"),
+        (lambda d: d["peak"].__setitem__("total", d["peak"]["total"] - 1), "profile: peak.total"),
+        (lambda d: d.__setitem__("total_peak_step", d["total_peak_step"] + 1), "profile: total_peak_step"),
         (  # value 0 has 6 owners, on tiles 3…7 and 0: a held tile 1 with no shard
             lambda d: d["timeline"]["values"][0]["tile_bytes"].__setitem__(1, 16384),
             "value 0 tile 1: tile_bytes (0 where tile_shards is 0) recorded 16,384 B (16.0 KiB), recomputed 0 B",
@@ -175,14 +162,8 @@ def test_check_names_step_and_tile_of_a_one_byte_change(tmp_path, capsys, progra
             lambda d: d["timeline"]["values"][1]["tile_bytes"].__setitem__(5, 0),
             "value 1 tile 5: tile_shards (0 where tile_bytes is 0) recorded 192 B",
         ),
-        (
-            lambda d: d.__setitem__("effective_peak_bytes", 7),
-            "profile: effective_peak_bytes",
-        ),
-        (
-            lambda d: d.__setitem__("fits_budget", not d["fits_budget"]),
-            "profile: fits_budget",
-        ),
+        (lambda d: d.__setitem__("effective_peak_bytes", 7), "profile: effective_peak_bytes"),
+        (lambda d: d.__setitem__("fits_budget", not d["fits_budget"]), "profile: fits_budget"),
         (
             lambda d: d["peak"].__setitem__("maximum_standard_allocation", 1),
             "profile: peak.maximum_standard_allocation",
@@ -201,10 +182,7 @@ def test_rows_in_v2_out_in_v3(programs):
     program = programs["p18"]
     v2, v3 = gen.profile_json(program, 2), gen.profile_json(program, 3)
     rows = program.exchange_rows
-    assert (
-        v2["peak"]["total"] - v3["peak"]["total"] == rows
-        and v2["peak"]["standard"] - v3["peak"]["standard"] == rows
-    )
+    assert v2["peak"]["total"] - v3["peak"]["total"] == rows and v2["peak"]["standard"] - v3["peak"]["standard"] == rows
     assert v2["effective_peak_bytes"] == v3["effective_peak_bytes"]
 
 

@@ -32,10 +32,7 @@ def readme_commands() -> list[str]:
     blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
     assert blocks, "the Command line section has no sh block"
     return [
-        line
-        for block in blocks
-        for line in block.splitlines()
-        if line.strip() and not line.lstrip().startswith("#")
+        line for block in blocks for line in block.splitlines() if line.strip() and not line.lstrip().startswith("#")
     ]
 
 
@@ -65,12 +62,7 @@ def test_every_readme_command_runs_from_the_wheel(installed, tmp_path):  # noqa:
     script = "exec 3>exit-codes\n" + "".join(f"{line}\nprintf '%s\\n' \"$?\" >&3\n" for line in commands)
     (folder / "readme.sh").write_text(script)
     done = subprocess.run(
-        ["bash", "readme.sh"],
-        cwd=folder,
-        env=environment(venv, folder),
-        capture_output=True,
-        text=True,
-        timeout=1200,
+        ["bash", "readme.sh"], cwd=folder, env=environment(venv, folder), capture_output=True, text=True, timeout=1200
     )
     codes = [int(c) for c in (folder / "exit-codes").read_text().split()]
     assert len(codes) == len(commands), done.stderr[-3000:]

@@ -4,6 +4,7 @@ folders whose HEAD profiles are edited copies of BASE's (``regress_support``).
 Expected figures are worked out from the raw JSON by ``compare_support`` (docs/formats.md §2
 written out again; attributions from the live lists), never by tilescope's planner or compare.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,20 +15,36 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-
 from browser_support import kib
 from compare_support import expected_comparison, peaks_of
 from fleet_support import run_cli
 from regress_support import (
-    BASE, BROKEN, COPY, EDITED_VALUE, EXTRA_SCRATCH, HEAD, MID, MID_V2, SCOPES, SEARCH, SMALL, VIT,
+    BASE,
+    BROKEN,
+    COPY,
+    EDITED_VALUE,
+    EXTRA_SCRATCH,
+    HEAD,
+    MID,
+    MID_V2,
+    SCOPES,
+    SEARCH,
+    SMALL,
+    VIT,
 )
+
 from tilescope.fleet.layout import Dataset
 from tilescope.fleet.regress import Threshold, parse_threshold
 from tilescope.fleet.reopen import reopen_profile
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.models.errors import InputError
 
-FIGURE_KEYS = {"standard": "standard", "interleaved": "interleaved", "total": "total", "effective_peak_bytes": "effective_peak_bytes"}
+FIGURE_KEYS = {
+    "standard": "standard",
+    "interleaved": "interleaved",
+    "total": "total",
+    "effective_peak_bytes": "effective_peak_bytes",
+}
 
 
 def regress_json(*args) -> tuple[int, dict, str]:
@@ -73,7 +90,12 @@ def test_a_regression_from_an_edited_copy_is_found_with_the_value_that_caused_it
         grew = {(p["name"], p["a_id"], p["b_id"]): p["bytes"] for p in a["grew"]}
         positive = {k: v for k, v in e["parts"].items() if v > 0}
         assert grew == dict(sorted(positive.items(), key=lambda kv: -kv[1])[: len(grew)])
-        rest = a["other_values"]["bytes"] + a["scratch_delta"] + a.get("exchange_rows_delta", 0) + a.get("support_reserve_delta", 0)
+        rest = (
+            a["other_values"]["bytes"]
+            + a["scratch_delta"]
+            + a.get("exchange_rows_delta", 0)
+            + a.get("support_reserve_delta", 0)
+        )
         assert sum(grew.values()) + rest == a["delta"] == delta[figure]
     # mid was renamed: matched by path it is on one side only, and so not compared
     assert [o["path"] for o in report["only_base"]] == [f"{BASE}/{MID}"]
@@ -91,7 +113,10 @@ def test_the_text_form_is_a_table_of_exact_bytes_naming_the_value(nightly):
     assert row.split()[:2] == [VIT, "standard"]
     assert kib(a) in row and kib(b) in row and f"+{b - a:,} B (+{(b - a) / 1024:,.1f} KiB)" in row
     name = next(v["name"] for v in raw_a["timeline"]["values"] if v["id"] == EDITED_VALUE)
-    assert any("+124,416 B (+121.5 KiB)" in line and f"{name} [{EDITED_VALUE} → {EDITED_VALUE}]" in line for line in out.splitlines())
+    assert any(
+        "+124,416 B (+121.5 KiB)" in line and f"{name} [{EDITED_VALUE} → {EDITED_VALUE}]" in line
+        for line in out.splitlines()
+    )
     assert f"only in BASE:\n  {BASE}/{MID}" in out
 
 
@@ -111,7 +136,9 @@ def test_the_bytes_threshold_at_its_boundary(nightly):
     assert code == 0 and report["regressed"] == []  # grew by exactly the threshold: not past it
     code, report, _ = regress_json(nightly.side(BASE), nightly.side(HEAD), "--threshold", delta["standard"] - 1)
     assert code == 1
-    assert [(r["key"], [f for f, v in r["figures"].items() if v["regressed"]]) for r in report["regressed"]] == [(VIT, ["standard"])]
+    assert [(r["key"], [f for f, v in r["figures"].items() if v["regressed"]]) for r in report["regressed"]] == [
+        (VIT, ["standard"])
+    ]
     assert list(report["regressed"][0]["attribution"]) == ["standard"]
     kib_threshold = delta["total"] // 1024  # whole KiB below the total's growth, above nothing else's
     code, report, _ = regress_json(nightly.side(BASE), nightly.side(HEAD), "--threshold", f"{kib_threshold}KiB")
@@ -130,7 +157,9 @@ def test_the_percent_threshold_at_its_boundary(nightly):
     code, report, _ = regress_json(nightly.side(BASE), nightly.side(HEAD), "--threshold", f"{float(below):.4f}%")
     assert code == 1 and report["regressed"][0]["figures"]["standard"]["regressed"]
     code, report, _ = regress_json(nightly.side(BASE), nightly.side(HEAD), "--threshold", f"{float(above):.4f}%")
-    others = {f: Fraction(100 * d, peaks_of(raw_a)[FIGURE_KEYS[f]]) for f, d in expected_delta(raw_a, raw_b).items() if d > 0}
+    others = {
+        f: Fraction(100 * d, peaks_of(raw_a)[FIGURE_KEYS[f]]) for f, d in expected_delta(raw_a, raw_b).items() if d > 0
+    }
     assert max(others.values()) == exact  # no other figure grew by more, so nothing is left
     assert code == 0 and report["regressed"] == []
 
@@ -139,7 +168,9 @@ def test_the_threshold_rule_is_exact_at_equality():
     two = parse_threshold("2%")
     assert two.percent == 2
     assert not two.exceeded(1000, 20) and two.exceeded(1000, 21)
-    assert not parse_threshold("0.5%").exceeded(206_032, 1_030) and parse_threshold("0.5%").exceeded(206_032, 1_031)  # 0.5 % = 1,030.16 B
+    assert not parse_threshold("0.5%").exceeded(206_032, 1_030) and parse_threshold("0.5%").exceeded(
+        206_032, 1_031
+    )  # 0.5 % = 1,030.16 B
     assert parse_threshold("0%").exceeded(0, 1) and not parse_threshold("0%").exceeded(5, 0)
     assert parse_threshold("4KiB") == Threshold("4KiB", bytes=4096)
     assert not parse_threshold("4096").exceeded(10, 4096) and parse_threshold("4096").exceeded(10, 4097)
@@ -172,7 +203,9 @@ def test_a_scope_held_twice_is_ambiguous_not_compared(nightly):
     assert set(ambiguous) == set(SCOPES.values())
     assert ambiguous[SCOPES[VIT]]["head"] == [f"{HEAD}/{VIT}"] and len(ambiguous[SCOPES[VIT]]["base"]) == 4
     assert report["compared"] == 0 and report["regressed"] == []
-    assert code == 3 and report["exit_code"] == 3 and report["inconclusive"]  # a gate that compared nothing does not pass
+    assert (
+        code == 3 and report["exit_code"] == 3 and report["inconclusive"]
+    )  # a gate that compared nothing does not pass
 
 
 def test_a_head_that_does_not_load_fails_the_run_and_is_never_compared(nightly):
@@ -232,7 +265,11 @@ def test_partitions_that_cannot_be_read_back_are_reported_not_compared(nightly, 
     head_row = dataset.read_row(f"{HEAD}/{VIT}")
     fragment = head_row["fragment"]
     dataset.fragment_path("values", "nightly", fragment).unlink()
-    sharing = {r["path"] for r in dataset.rows().to_pylist() if r["fragment"] == fragment and r["path"].startswith((BASE, HEAD))}
+    sharing = {
+        r["path"]
+        for r in dataset.rows().to_pylist()
+        if r["fragment"] == fragment and r["path"].startswith((BASE, HEAD))
+    }
     code, report, _ = regress_json(f"{copy}:{BASE}", f"{copy}:{HEAD}")
     assert code == 1
     assert report["regressed"] == []  # the rows say vit grew, but it cannot be verified: not compared
@@ -247,8 +284,12 @@ def test_partitions_that_cannot_be_read_back_are_reported_not_compared(nightly, 
     first = mine.index(True)
     usage = steps.column("recomputed_usage_standard").to_pylist()
     usage[first + 3] += 16
-    pq.write_table(steps.set_column(steps.schema.get_field_index("recomputed_usage_standard"), "recomputed_usage_standard",
-                                    pa.array(usage)), steps_path)
+    pq.write_table(
+        steps.set_column(
+            steps.schema.get_field_index("recomputed_usage_standard"), "recomputed_usage_standard", pa.array(usage)
+        ),
+        steps_path,
+    )
     with pytest.raises(InputError) as caught:
         reopen_profile(dataset, base_row, "x")
     assert "recomputed_usage_standard at step 3" in str(caught.value)

@@ -3,6 +3,7 @@
 Expected figures come from the sample file itself (read with json.load) or are computed by hand
 from the rules of docs/formats.md; never from the code under test.
 """
+
 from __future__ import annotations
 
 import csv
@@ -14,12 +15,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tilescope.loaders.memory_profile import load_memory_profile
-from tilescope.models.edits import TilingEdit
-from tilescope.planner.edits import apply_edits
 from tilescope.cli import main
 from tilescope.derived.opening import opened_profile
 from tilescope.derived.plan_data import PlanData
+from tilescope.loaders.memory_profile import load_memory_profile
+from tilescope.models.edits import TilingEdit
+from tilescope.planner.edits import apply_edits
 from tilescope.report.files import build_report, write_report
 from tilescope.report.tables import report_tables
 
@@ -72,7 +73,15 @@ def live_steps(sample: dict) -> dict[int, list[int]]:
 
 
 def test_report_files(report):
-    assert list(report.files) == ["report.png", "values.csv", "steps.csv", "step_47_breakdown.csv", "edits.json", "edits.csv", "allocations.csv"]
+    assert list(report.files) == [
+        "report.png",
+        "values.csv",
+        "steps.csv",
+        "step_47_breakdown.csv",
+        "edits.json",
+        "edits.csv",
+        "allocations.csv",
+    ]
     assert report.step == 47
 
 
@@ -195,7 +204,10 @@ def test_steps_csv_reflects_the_edit(edited_report, sample):
 
 
 def test_edit_files_hold_the_edit_set(edited_report):
-    assert json.loads(edited_report.files["edits.json"]) == [{"value": 84, "axis": 1, "partitions": 18}, {"value": 84, "replicas": 27}]
+    assert json.loads(edited_report.files["edits.json"]) == [
+        {"value": 84, "axis": 1, "partitions": 18},
+        {"value": 84, "replicas": 27},
+    ]
     rows = rows_of(edited_report.files["edits.csv"])
     assert [(r["value"], r["axis"], r["partitions"], r["replicas"], r["applied_to"]) for r in rows] == [
         ("84", "1", "18", "", "84"),
@@ -210,7 +222,9 @@ def test_edited_breakdown_at_the_hand_over_step(planned, sample):
     step = sample["timeline"]["steps"][45]
     total = sum(int(r["bytes"]) for r in rows.values())
     scratch = step["scratch"]["standard"] + step["scratch"]["interleaved"]
-    assert total == step["usage"]["standard"] + step["usage"]["interleaved"] - scratch - (BYTES_84_RECORDED - BYTES_84_EDITED)
+    assert total == step["usage"]["standard"] + step["usage"]["interleaved"] - scratch - (
+        BYTES_84_RECORDED - BYTES_84_EDITED
+    )
 
 
 def test_edited_png_is_a_different_picture(edited_report, report):
@@ -313,8 +327,14 @@ def test_cli_refuses_to_overwrite(tmp_path, capsys):
         (lambda t: [str(SAMPLE), "--step", "116", "--out", str(t / "o")], "expected a step index in 0..115, found 116"),
         (lambda t: [str(SAMPLE), "--step", "-1", "--out", str(t / "o")], "found -1"),
         (lambda t: [str(t / "missing.json"), "--out", str(t / "o")], "missing.json"),
-        (lambda t: [str(SAMPLE), "--edits", str(t / "bad_edits.json"), "--out", str(t / "o")], "partitions must not exceed"),
-        (lambda t: [str(SAMPLE), "--edits", str(t / "not_json.json"), "--out", str(t / "o")], "not_json.json: at byte 2 (line 1, column 3): expected more JSON"),
+        (
+            lambda t: [str(SAMPLE), "--edits", str(t / "bad_edits.json"), "--out", str(t / "o")],
+            "partitions must not exceed",
+        ),
+        (
+            lambda t: [str(SAMPLE), "--edits", str(t / "not_json.json"), "--out", str(t / "o")],
+            "not_json.json: at byte 2 (line 1, column 3): expected more JSON",
+        ),
         (lambda t: [str(SAMPLE), "--out", str(t / "a_file")], "a_file: is not a directory"),
     ],
     ids=["step-too-large", "step-negative", "missing-file", "invalid-edit", "edit-file-not-json", "out-is-a-file"],

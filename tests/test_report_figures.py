@@ -57,9 +57,7 @@ def text_boxes(figure) -> list[tuple[str, object]]:
 def assert_legible(figure) -> None:
     boxes = text_boxes(figure)
     assert len(boxes) > 30
-    overlapping = [
-        (a, b) for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2) if box_a.overlaps(box_b)
-    ]
+    overlapping = [(a, b) for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2) if box_a.overlaps(box_b)]
     assert overlapping == []
     width, height = figure.bbox.width, figure.bbox.height
     outside = [name for name, box in boxes if box.x0 < 0 or box.y0 < 0 or box.x1 > width or box.y1 > height]
@@ -69,11 +67,7 @@ def assert_legible(figure) -> None:
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory) -> dict[str, object]:
     folder = tmp_path_factory.mktemp("figures")
-    paths = {
-        "long": folder / "long.json",
-        "wide": folder / "wide.json",
-        "wide_long": folder / "wide_long.json",
-    }
+    paths = {"long": folder / "long.json", "wide": folder / "wide.json", "wide_long": folder / "wide_long.json"}
     write_synthetic_profile(paths["long"], 20, 2)  # 2,320 steps: the dense drawing
     write_synthetic_profile(paths["wide"], 1, 24)  # 24 layers: seven-digit bytes per tile
     write_synthetic_profile(paths["wide_long"], 18, 24)  # both: 2,088 steps
@@ -110,14 +104,7 @@ def test_an_edited_seven_digit_report_is_legible(synthetic, capsys):
 
 def comparison(a, b=None, edits_b=None):
     return comparison_of(
-        Namespace(
-            a=str(a),
-            b=None if b is None else str(b),
-            edits_a=None,
-            edits_b=edits_b,
-            top=0,
-            quiet=True,
-        )
+        Namespace(a=str(a), b=None if b is None else str(b), edits_a=None, edits_b=edits_b, top=0, quiet=True)
     )
 
 
@@ -145,9 +132,7 @@ def test_compare_zooms_on_a_narrow_change_and_its_waterfalls_start_at_zero(synth
     for region in ("standard", "interleaved", "total"):
         low, high = axes[f"zoom {region}"].get_xlim()
         assert low <= changed[0] and changed[-1] <= high and high - low < 0.1 * opened.arrays.n_steps
-        assert (
-            axes[f"overlay {region}"].get_xlim()[1] >= opened.arrays.n_steps - 1
-        )  # the whole axis beside it
+        assert axes[f"overlay {region}"].get_xlim()[1] >= opened.arrays.n_steps - 1  # the whole axis beside it
     for figure_name in ("total", "standard", "interleaved"):
         assert axes[f"waterfall {figure_name}"].get_xlim()[0] == 0
     # a change across most of the axis needs no zoom
@@ -165,59 +150,15 @@ def test_each_png_carries_its_date_version_and_sources(tmp_path, sample_path):
     sha_a = hashlib.sha256(sample_path.read_bytes()).hexdigest()
     edited = tmp_path / "edited.json"
     before = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
-    assert (
-        main(
-            [
-                "plan",
-                str(sample_path),
-                "--edits",
-                str(EDITS),
-                "--write-profile",
-                str(edited),
-                "-q",
-            ]
-        )
-        == 0
-    )
+    assert main(["plan", str(sample_path), "--edits", str(EDITS), "--write-profile", str(edited), "-q"]) == 0
     sha_b = hashlib.sha256(edited.read_bytes()).hexdigest()
-    assert (
-        main(
-            [
-                "report",
-                str(sample_path),
-                "--edits",
-                str(EDITS),
-                "--out",
-                str(tmp_path / "r"),
-                "-q",
-            ]
-        )
-        == 0
-    )
-    assert (
-        main(
-            [
-                "report",
-                str(sample_path),
-                "--compare",
-                str(edited),
-                "--out",
-                str(tmp_path / "c"),
-                "-q",
-            ]
-        )
-        == 0
-    )
+    assert main(["report", str(sample_path), "--edits", str(EDITS), "--out", str(tmp_path / "r"), "-q"]) == 0
+    assert main(["report", str(sample_path), "--compare", str(edited), "--out", str(tmp_path / "c"), "-q"]) == 0
     after = datetime.datetime.now(datetime.UTC)
-    for png, shas in (
-        (tmp_path / "r" / "report.png", [sha_a]),
-        (tmp_path / "c" / "compare.png", [sha_a, sha_b]),
-    ):
+    for png, shas in ((tmp_path / "r" / "report.png", [sha_a]), (tmp_path / "c" / "compare.png", [sha_a, sha_b])):
         text = png_text(png)
         assert text["Software"] == f"tilescope {version}" and text["tilescope.version"] == version
-        created = datetime.datetime.strptime(text["Creation Time"], "%Y-%m-%dT%H:%M:%SZ").replace(
-            tzinfo=datetime.UTC
-        )
+        created = datetime.datetime.strptime(text["Creation Time"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
         assert before <= created <= after and text["tilescope.created"] == text["Creation Time"]
         assert text["tilescope.source_sha256"].split() == shas
         assert all(sha in text["Source"] for sha in shas)
@@ -229,7 +170,9 @@ def test_each_png_carries_its_date_version_and_sources(tmp_path, sample_path):
     )
 
 
-def test_source_date_epoch_fixes_the_creation_time_so_two_reports_are_the_same_bytes(tmp_path, sample_path, monkeypatch):
+def test_source_date_epoch_fixes_the_creation_time_so_two_reports_are_the_same_bytes(
+    tmp_path, sample_path, monkeypatch
+):
     # 1764633600 s = 20,424 days (2025-12-02, 00:00 UTC) after 1970-01-01, worked by hand
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764633600")
     for out in ("a", "b"):

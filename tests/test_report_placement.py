@@ -1,5 +1,6 @@
 """The report's placement outputs: ``allocations.csv`` (every allocation once, names neutralised) and
 the address views added to the PNG."""
+
 from __future__ import annotations
 
 import copy
@@ -10,13 +11,13 @@ from collections import Counter
 
 import numpy as np
 from PIL import Image
-
 from placement_support import expected_allocations, sweep_overlaps
+
+from tilescope.derived.opening import opened_profile
+from tilescope.derived.plan_data import PlanData
 from tilescope.loaders.memory_profile import load_memory_profile, parse_memory_profile
 from tilescope.models.edits import TilingEdit
 from tilescope.planner.edits import apply_edits
-from tilescope.derived.opening import opened_profile
-from tilescope.derived.plan_data import PlanData
 from tilescope.report.files import build_report
 from tilescope.report.tables import ALLOCATIONS_CSV, report_tables
 from tilescope.synth import SAMPLE_PATH
@@ -30,7 +31,17 @@ def test_allocations_csv_has_every_allocation_once(raw):
     profile = load_memory_profile(SAMPLE_PATH)
     opened = opened_profile("sample", profile)
     rows = rows_of(report_tables(opened.base)[ALLOCATIONS_CSV])
-    got = Counter((r["kind"], int(r["id"]) if r["id"] else None, r["region"], int(r["bytes"]), int(r["first_step"]), int(r["last_step"])) for r in rows)
+    got = Counter(
+        (
+            r["kind"],
+            int(r["id"]) if r["id"] else None,
+            r["region"],
+            int(r["bytes"]),
+            int(r["first_step"]),
+            int(r["last_step"]),
+        )
+        for r in rows
+    )
     assert got == expected_allocations(raw)
     names = {v["id"]: v["name"] for v in raw["timeline"]["values"]}
     assert all(r["name"] == names[int(r["id"])] for r in rows if r["id"])

@@ -4,6 +4,7 @@ every case under every command, each with the exact outcome ``robust/expected.js
 file and the place, from every command), or a ``check`` finding (exit 1 with its lines; the other
 commands exit 0). Expectations were written from docs/formats.md, not from tilescope's output.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,7 +50,7 @@ def assert_refusal(err: str, file: Path, entry: dict) -> None:
     assert err.endswith("\n") and err.count("\n") == 1, err
     prefix = f"tilescope: {file}: at "
     assert err.startswith(prefix), err
-    located = err[len(prefix):].split(": expected ", 1)[0]
+    located = err[len(prefix) :].split(": expected ", 1)[0]
     assert entry["path"] in located, (entry["path"], err)
     for word in entry["words"]:
         assert word in err, (word, err)

@@ -5,13 +5,13 @@ Expected figures come from the synthetic file itself (read with json). Times are
 pytest output, not asserted (two shared cores make them noisy; the goals live in benchmarks/):
 the first open includes normalising the file and filling the cache.
 """
+
 from __future__ import annotations
 
 import json
 import time
 
 import pytest
-
 from browser_support import JS_STEP_TABLE_IDS, kib, served_app, wait_for_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -62,7 +62,9 @@ def test_a_90_mb_profile_is_explored_live(page, big, tmp_path, monkeypatch, caps
         started = time.monotonic()
         page.get_by_role("button", name="standard peak").click()
         page.locator("[data-testid=ts-step-index]").filter(has_text=str(step)).first.wait_for()
-        page.wait_for_function(f"() => {{ const ids = ({JS_STEP_TABLE_IDS})(); return ids && ids.length === {len(live)}; }}")
+        page.wait_for_function(
+            f"() => {{ const ids = ({JS_STEP_TABLE_IDS})(); return ids && ids.length === {len(live)}; }}"
+        )
         stepped = time.monotonic() - started
         assert sorted(page.evaluate(JS_STEP_TABLE_IDS)) == live
 

@@ -5,6 +5,7 @@ editor's numeric input recomputing shard bytes and refusing an invalid count; no
 Expected figures: docs/formats.md §3 (the sample's stated shard sizes) and the hand arithmetic of
 tests/test_search_view.py (key, FromEnd(1) at 5 partitions → 2048 B on 20 tiles).
 """
+
 from __future__ import annotations
 
 import pytest

@@ -3,6 +3,7 @@
 Expected figures come from docs/formats.md (the stated sizes) or from the sample read with the stdlib
 ``json`` and the shard rule of docs/formats.md §2 written out again here, never from the code under test.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,13 +15,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from tilescope.cli import main
 from tilescope.loaders.debug_text import parse_debug
 from tilescope.loaders.detect import detect_kind
 from tilescope.loaders.layouts import format_from_debug, format_from_serde, layout_from_debug_text, layout_from_serde
 from tilescope.loaders.search_state import load_search_state
 from tilescope.loaders.search_tables import search_state_tables, write_search_state_tables
 from tilescope.models.errors import InputError
-from tilescope.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "flash_attention.search_state.json"
@@ -155,7 +156,7 @@ def test_debug_and_serde_spellings_of_the_input_formats_are_equal(raw):
 
 def debug_axis_tiling(a: dict) -> str:
     """A serde AxisTiling written by hand in Debug spelling."""
-    (kind, index), = a["axis"].items()
+    ((kind, index),) = a["axis"].items()
     stride = "None" if a["tile_stride"] is None else f"Some({a['tile_stride']})"
     return (
         f"AxisTiling {{ axis: {kind}({index}), partitions: {a['partitions']}, padding_groups: {a['padding_groups']}, "
@@ -207,24 +208,44 @@ def test_every_format_row_follows_the_rule(tables, raw, shapes):
     for index, plan in enumerate(raw["alternatives"]["0"]):
         for position, entry in enumerate(plan["requirements"]["inputs"]):
             expected.append(("input", position, 0, index, rule_figures(entry["format"], shapes[position])))
-        expected.append(("output", OUTPUT, 0, index, rule_figures(plan["requirements"]["output"]["format"], shapes[OUTPUT])))
+        expected.append(
+            ("output", OUTPUT, 0, index, rule_figures(plan["requirements"]["output"]["format"], shapes[OUTPUT]))
+        )
     got = [
-        (r["role"], r["value_id"], r["operation_id"], r["alternative"], {"tile_count": r["tile_count"], "shard_bytes": r["shard_bytes"]})
+        (
+            r["role"],
+            r["value_id"],
+            r["operation_id"],
+            r["alternative"],
+            {"tile_count": r["tile_count"], "shard_bytes": r["shard_bytes"]},
+        )
         for r in rows
     ]
     assert got == expected
     assert [r["alternative"] for r in rows if r["chosen"]] == [128] * 4
     query_axes = rows[0]["axes"]
     assert [(a["axis_kind"], a["axis_index"], a["partitions"]) for a in query_axes] == [
-        ("FromEnd", 2, 16), ("FromEnd", 3, 4), ("FromEnd", 1, 1)
+        ("FromEnd", 2, 16),
+        ("FromEnd", 3, 4),
+        ("FromEnd", 1, 1),
     ]
 
 
 def test_plans_table_flattens_the_dispatch(tables, raw):
     plans = tables["plans"]
-    for column in ("query_key_rows", "query_key_columns", "query_key_inner", "probability_value_rows",
-                   "probability_value_columns", "probability_value_inner", "materialized", "key_block_rows",
-                   "padded_query_dimension", "padded_value_dimension", "fp8_scales"):
+    for column in (
+        "query_key_rows",
+        "query_key_columns",
+        "query_key_inner",
+        "probability_value_rows",
+        "probability_value_columns",
+        "probability_value_inner",
+        "materialized",
+        "key_block_rows",
+        "padded_query_dimension",
+        "padded_value_dimension",
+        "fp8_scales",
+    ):
         assert column in plans.column_names
     rows = plans.to_pylist()
     for index, (row, alternative) in enumerate(zip(rows, raw["alternatives"]["0"])):
@@ -254,7 +275,10 @@ def test_operations_and_values_tables(tables):
     assert tables["operations"].to_pylist()[0]["alternatives"] == 384
     values = tables["graph_values"].to_pylist()
     assert [(v["id"], v["is_graph_input"], v["is_graph_output"], v["producer"]) for v in values] == [
-        (0, True, False, None), (1, True, False, None), (2, True, False, None), (3, False, True, 0)
+        (0, True, False, None),
+        (1, True, False, None),
+        (2, True, False, None),
+        (3, False, True, 0),
     ]
 
 
@@ -319,7 +343,10 @@ def test_summary_text_is_short():
     result = run_cli("summary", str(SAMPLE))
     assert result.returncode == 0, result.stderr
     assert "alternative 128 of 384" in result.stdout
-    assert "3,040 B (3.0 KiB) per tile on 4 tiles" in result.stdout and "10,240 B (10.0 KiB) per tile on 4 tiles" in result.stdout
+    assert (
+        "3,040 B (3.0 KiB) per tile on 4 tiles" in result.stdout
+        and "10,240 B (10.0 KiB) per tile on 4 tiles" in result.stdout
+    )
     assert len(result.stdout.splitlines()) < 12
 
 
@@ -369,7 +396,9 @@ def _not_an_alternative(raw: dict) -> None:
 
 
 def _bad_axis(raw: dict) -> None:
-    raw["alternatives"]["0"][5]["requirements"]["inputs"][2]["format"]["layout"]["tiling"]["axes"][0]["axis"] = {"FromEnd": 9}
+    raw["alternatives"]["0"][5]["requirements"]["inputs"][2]["format"]["layout"]["tiling"]["axes"][0]["axis"] = {
+        "FromEnd": 9
+    }
 
 
 BAD_INPUTS = {
@@ -377,13 +406,19 @@ BAD_INPUTS = {
     "empty": (lambda raw: b"", "found an empty file"),
     "not JSON": (lambda raw: b'{\n  "version": 1,\n  "context": ]\n}', "at byte 31 (line 3, column 14)"),
     "not an object": (lambda raw: b"[1, 2]", "at $: expected a JSON object"),
-    "neither kind": (lambda raw: b'{"version": 1}', "at $: expected a memory profile (with `timeline`) or a search state"),
+    "neither kind": (
+        lambda raw: b'{"version": 1}',
+        "at $: expected a memory profile (with `timeline`) or a search state",
+    ),
     "no version": (lambda raw: _edited(raw, lambda r: r.pop("version")), "at $.version: expected a field `version`"),
     "deep nesting": (
         lambda raw: _edited(raw, lambda r: r.__setitem__("mapping", json.loads("[" * 900 + "]" * 900))),
         ": expected JSON nested at most 256 deep, found deeper nesting",  # located at its byte (docs/formats.md §6)
     ),
-    "version 2": (lambda raw: _edited(raw, lambda r: r.__setitem__("version", 2)), "at $.version: expected version 1, 3 or 8, found 2"),
+    "version 2": (
+        lambda raw: _edited(raw, lambda r: r.__setitem__("version", 2)),
+        "at $.version: expected version 1, 3 or 8, found 2",
+    ),
     "bad Debug text": (lambda raw: _edited(raw, _break_context), "at $.context line 2 (character "),
     "wrong type": (
         lambda raw: _edited(raw, _set_partitions),
@@ -393,8 +428,14 @@ BAD_INPUTS = {
         lambda raw: _edited(raw, _disagree),
         "at $.inputs.1.layout.tiling.axes[1].partitions: expected 4 as in $.context line 2 PipelineConfig.inputs[ValueId(1)], found 2",
     ),
-    "unknown value": (lambda raw: _edited(raw, _unknown_value), "at $.context line 1 ComputeGraph.operations[0].results[0]"),
-    "chosen plan missing": (lambda raw: _edited(raw, _not_an_alternative), "at $.recipe.plans.0: expected one of the 384 plans"),
+    "unknown value": (
+        lambda raw: _edited(raw, _unknown_value),
+        "at $.context line 1 ComputeGraph.operations[0].results[0]",
+    ),
+    "chosen plan missing": (
+        lambda raw: _edited(raw, _not_an_alternative),
+        "at $.recipe.plans.0: expected one of the 384 plans",
+    ),
     "axis outside the shape": (
         lambda raw: _edited(raw, _bad_axis),
         "at $.alternatives.0[5].requirements.inputs[2].format.layout.tiling.axes[0].axis",

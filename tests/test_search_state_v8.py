@@ -13,22 +13,16 @@ import copy
 import json
 
 import pytest
-from search_state_generator import (
-    OPERATION,
-    VISITED_CHANGES,
-    v3_document,
-    v8_document,
-    write,
-)
+from search_state_generator import OPERATION, VISITED_CHANGES, v3_document, v8_document, write
+
 from tilescope.app.views.search_html import recipe_html, visited_html
+from tilescope.cli import main
 from tilescope.derived.opening import open_file
 from tilescope.derived.search_rows import SearchData
 from tilescope.loaders.detect import detect_kind
 from tilescope.loaders.search_state import parse_search_state
 from tilescope.loaders.search_tables import search_state_tables
 from tilescope.models.errors import InputError
-
-from tilescope.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -63,42 +57,23 @@ def expected_differences(doc: dict, entry: dict) -> dict:
     mine, theirs = incumbent["plans"][OPERATION], entry["plans"][OPERATION]
     dispatch = {}
     if mine != theirs:
-        a, b = (
-            flat(mine["dispatch"]["Attention"]),
-            flat(theirs["dispatch"]["Attention"]),
-        )
-        dispatch = {
-            k: (a.get(k), b.get(k)) for k in a.keys() | b.keys() if a.get(k) != b.get(k)
-        }
+        a, b = (flat(mine["dispatch"]["Attention"]), flat(theirs["dispatch"]["Attention"]))
+        dispatch = {k: (a.get(k), b.get(k)) for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
     return {
         "plan": None if mine == theirs else alternative_of(doc, theirs),
         "plan_changed": mine != theirs,
         "dispatch": dispatch,
-        "added": sorted(
-            set(entry["open_boundaries"]) - set(incumbent["open_boundaries"])
-        ),
-        "removed": sorted(
-            set(incumbent["open_boundaries"]) - set(entry["open_boundaries"])
-        ),
-        "options": sorted(
-            k
-            for k in incumbent["options"]
-            if incumbent["options"][k] != entry["options"][k]
-        ),
+        "added": sorted(set(entry["open_boundaries"]) - set(incumbent["open_boundaries"])),
+        "removed": sorted(set(incumbent["open_boundaries"]) - set(entry["open_boundaries"])),
+        "options": sorted(k for k in incumbent["options"] if incumbent["options"][k] != entry["options"][k]),
     }
 
 
 def test_the_recipe_of_version_8_is_read(doc, state):
     options = doc["recipe"]["options"]
     assert state.version == 8
-    assert (
-        state.plans[0].chosen
-        == alternative_of(doc, doc["recipe"]["plans"][OPERATION])
-        == 128
-    )
-    assert state.recipe.open_boundaries == tuple(
-        str(v) for v in doc["recipe"]["open_boundaries"]
-    )
+    assert state.plans[0].chosen == alternative_of(doc, doc["recipe"]["plans"][OPERATION]) == 128
+    assert state.recipe.open_boundaries == tuple(str(v) for v in doc["recipe"]["open_boundaries"])
     o = state.recipe.options
     assert (
         o.cast_before_copies,
@@ -115,12 +90,8 @@ def test_the_recipe_of_version_8_is_read(doc, state):
     )
     assert list(o.tile_mapping) == options["tile_mapping"]
     assert [name for name, _ in state.recipe.settings] == list(options)
-    assert state.bookkeeping.attempts == doc[
-        "attempts"
-    ] and state.bookkeeping.visited == len(doc["visited"])
-    assert (
-        state.bookkeeping.mapping is None and state.bookkeeping.mapping_checked is None
-    )
+    assert state.bookkeeping.attempts == doc["attempts"] and state.bookkeeping.visited == len(doc["visited"])
+    assert state.bookkeeping.mapping is None and state.bookkeeping.mapping_checked is None
 
 
 def test_visited_recipes_differ_from_the_incumbent_as_written(doc, state):
@@ -154,19 +125,14 @@ def test_the_view_lists_every_visited_recipe_and_says_no_reason_is_recorded(doc,
     assert "nothing: the same recipe as the incumbent" in html
     assert "packing_rows: 0 → 4" in html and "open boundaries added: value 0" in html
     recipe = recipe_html(state)
-    assert (
-        "a rotation by 5 of 64 tiles" in recipe
-    )  # tile t → t + 5, as the generator writes it
+    assert "a rotation by 5 of 64 tiles" in recipe  # tile t → t + 5, as the generator writes it
     assert f"{doc['attempts']} attempts" in recipe
 
 
 def test_tables_hold_the_recipe_and_the_visited_recipes(doc, state):
     tables = search_state_tables(state)
     (recipe,) = tables["recipe"].to_pylist()
-    assert (
-        recipe["version"] == 8
-        and recipe["tile_mapping"] == doc["recipe"]["options"]["tile_mapping"]
-    )
+    assert recipe["version"] == 8 and recipe["tile_mapping"] == doc["recipe"]["options"]["tile_mapping"]
     assert [s["name"] for s in recipe["settings"]] == list(doc["recipe"]["options"])
     visited = tables["visited"].to_pylist()
     assert [v["plans"][0]["alternative"] for v in visited] == [
@@ -181,9 +147,7 @@ def test_version_3_keys_are_read():
     assert state.bookkeeping.mapping_checked is True
     assert state.bookkeeping.mapping == "[" + ", ".join(map(str, doc["mapping"])) + "]"
     assert state.bookkeeping.attempts == doc["attempts"]
-    assert dict(state.recipe.settings)["parallel_reductions"] == str(
-        doc["recipe"]["parallel_reductions"]
-    )
+    assert dict(state.recipe.settings)["parallel_reductions"] == str(doc["recipe"]["parallel_reductions"])
     (row,) = SearchData.of(state).visited
     assert [(s.name, s.incumbent, s.visited) for s in row.settings] == [
         (
@@ -214,10 +178,7 @@ BAD = {
         lambda d: d.__setitem__("mapping", None),
         "at $.mapping: expected only the keys of a version 8",
     ),
-    "no attempts": (
-        lambda d: d.pop("attempts"),
-        "at $.attempts: expected a field `attempts`",
-    ),
+    "no attempts": (lambda d: d.pop("attempts"), "at $.attempts: expected a field `attempts`"),
     "option of the wrong type": (
         lambda d: d["recipe"]["options"].__setitem__("reuse_cast_inputs", 1),
         "at $.recipe.options.reuse_cast_inputs: expected true or false, found 1",
@@ -242,9 +203,7 @@ BAD = {
 
 
 @pytest.mark.parametrize("case", list(BAD))
-def test_bad_version_8_files_are_refused_where_they_are_wrong(
-    case, doc, tmp_path, capsys
-):
+def test_bad_version_8_files_are_refused_where_they_are_wrong(case, doc, tmp_path, capsys):
     change, expected = BAD[case]
     path = write(_bad(doc, change), tmp_path / "bad.search_state.json")
     with pytest.raises(InputError) as caught:

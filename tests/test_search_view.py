@@ -4,6 +4,7 @@ formats side by side, the tiling editor's live shard bytes and its refusals, esc
 Expected figures come from docs/formats.md (§3 states the sample's shard sizes; §2 gives the rule the
 hand arithmetic below follows) or from the raw JSON, never from the code under test.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,12 +12,12 @@ import re
 from pathlib import Path
 
 import pytest
+from opening_support import open_into
 
+from tilescope.app.state import SessionState
 from tilescope.app.views.search_state import SearchStateView
 from tilescope.derived.search_rows import CHOSEN, CHOSEN_MARK
-from tilescope.app.state import SessionState
 from tilescope.loaders.search_state import load_search_state, parse_search_state
-from opening_support import open_into
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "flash_attention.search_state.json"
 KEY = "1"  # the key is input 1 of the attention
@@ -79,8 +80,10 @@ def test_scatter_counts_every_alternative_and_stars_the_chosen(view, raw):
     assert view._chosen.data["y"] == [dispatch["probability_value"]["columns"]]
     points = view._points.data
     assert sum(points["count"]) == 384
-    pairs = {(a["dispatch"]["Attention"]["query_key"]["rows"], a["dispatch"]["Attention"]["probability_value"]["columns"])
-             for a in raw["alternatives"]["0"]}
+    pairs = {
+        (a["dispatch"]["Attention"]["query_key"]["rows"], a["dispatch"]["Attention"]["probability_value"]["columns"])
+        for a in raw["alternatives"]["0"]
+    }
     assert set(zip(points["x"], points["y"])) == pairs
     # Only numeric dispatch parameters (and the index) can be axes: not the fp8 list, not the flag.
     titles = set(view.x_select.options)
@@ -97,8 +100,10 @@ def test_scatter_counts_every_alternative_and_stars_the_chosen(view, raw):
 def test_formats_side_by_side_show_the_stated_conversions(view):
     # docs/formats.md §3: query 320 B on 64 tiles both ways; key and value 3040 B on 4 tiles → 10240 B on 4 tiles.
     figures = {
-        p.key: ((p.arrives.shard_bytes, p.arrives.format.layout.tiling.tile_count) if p.arrives else None,
-                (p.required.shard_bytes, p.required.format.layout.tiling.tile_count))
+        p.key: (
+            (p.arrives.shard_bytes, p.arrives.format.layout.tiling.tile_count) if p.arrives else None,
+            (p.required.shard_bytes, p.required.format.layout.tiling.tile_count),
+        )
         for p in view.pairs
     }
     assert figures["0"] == ((320, 64), (320, 64))

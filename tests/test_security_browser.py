@@ -9,6 +9,7 @@
 
 The hostile file is tests/hostile.py's copy of the sample (every recorded figure unchanged).
 """
+
 from __future__ import annotations
 
 import csv
@@ -21,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from browser_support import JS_DATA_TO_PAGE, JS_SOURCE_DATA, SAMPLE, kib, served_app, wait_for_app
 from hostile import GROUP_NAMES, HOSTILE_FILE_NAME, SCOPE, HostileProfile, write_hostile_profile
 
@@ -51,7 +51,6 @@ JS_TOOLTIP_HAS_TEXT = """(text) => {
   walk(document);
   return texts.some((t) => t.includes(text));
 }"""
-
 
 
 OLD_MTIME_NS = 1_600_000_000_123_456_789  # 2020-09-13: any rewrite would move it

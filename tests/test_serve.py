@@ -1,5 +1,6 @@
 """``tilescope serve``: the explorer at /app on loopback, the websocket only for the pages of that
 address, FILE and --data-root passed through to the app, clear errors before anything listens."""
+
 from __future__ import annotations
 
 import asyncio
@@ -16,8 +17,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from browser_support import _die_with_parent, free_port, kib, stop_server, wait_for_app
+
 from tilescope import cli
 from tilescope.cli import serve
 from tilescope.synth import SAMPLE_PATH, write_synthetic_profile
@@ -40,7 +41,11 @@ class Served:
         self.log = tempfile.NamedTemporaryFile(prefix="tilescope-serve-", suffix=".log", delete=False)
         command = [*(executable or [sys.executable, "-m", "tilescope"]), "serve", "--port", str(self.port), *args]
         self.process = subprocess.Popen(
-            command, cwd=cwd, stdout=self.log, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+            command,
+            cwd=cwd,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"),
             preexec_fn=_die_with_parent,
         )
         deadline = time.monotonic() + SERVE_TIMEOUT
@@ -80,7 +85,9 @@ def websocket_status(port: int, origin: str) -> int:
 
     async def connect() -> int:
         try:
-            connection = await websocket_connect(HTTPRequest(f"ws://127.0.0.1:{port}/app/ws", headers={"Origin": origin}))
+            connection = await websocket_connect(
+                HTTPRequest(f"ws://127.0.0.1:{port}/app/ws", headers={"Origin": origin})
+            )
         except HTTPClientError as exc:
             return exc.code
         connection.close()
@@ -123,7 +130,10 @@ def test_num_procs_serves_from_that_many_processes():
             workers = child_processes(server.process.pid)
             time.sleep(0.2)
         assert len(workers) == 2, server.output()
-        assert all(Path(f"/proc/{w}/cmdline").read_bytes() == Path(f"/proc/{server.process.pid}/cmdline").read_bytes() for w in workers)
+        assert all(
+            Path(f"/proc/{w}/cmdline").read_bytes() == Path(f"/proc/{server.process.pid}/cmdline").read_bytes()
+            for w in workers
+        )
         for _ in range(4):  # pages and websockets keep being served, whichever process takes the connection
             with urllib.request.urlopen(server.url, timeout=30) as response:
                 assert response.status == 200
@@ -170,13 +180,15 @@ def test_another_address_warns_and_allows_only_its_own_pages(tmp_path, capsys, m
     monkeypatch.setattr(sys, "argv", list(sys.argv))
     assert cli.main(["serve", "--data-root", str(tmp_path), "--address", "192.0.2.10", "--port", "5100"]) == 0
     err = capsys.readouterr().err
-    assert err.startswith(f"tilescope: warning: listening on 192.0.2.10, port 5100: anyone who can reach it can open every file under {tmp_path.resolve()}\n")
+    assert err.startswith(
+        f"tilescope: warning: listening on 192.0.2.10, port 5100: anyone who can reach it can open every file under {tmp_path.resolve()}\n"
+    )
     (argv,) = seen
     assert argv[:3] == ["panel", "serve", str(serve.app_directory())]
     assert (serve.app_directory() / "main.py").is_file()
     assert argv[argv.index("--address") + 1] == "192.0.2.10"
     assert [a for a in argv if a.startswith("--allow-websocket-origin")] == ["--allow-websocket-origin=192.0.2.10:5100"]
-    assert argv[argv.index("--args"):] == ["--args", "--data-root", str(tmp_path.resolve())]
+    assert argv[argv.index("--args") :] == ["--args", "--data-root", str(tmp_path.resolve())]
 
     seen.clear()
     assert cli.main(["serve", "--port", "5100", "--allow-websocket-origin", "tunnel.example:443"]) == 0
@@ -187,6 +199,7 @@ def test_another_address_warns_and_allows_only_its_own_pages(tmp_path, capsys, m
 
 
 # ----------------------------------------------------------------------------- in the browser
+
 
 def text_of(page, testid: str) -> str:
     return page.locator(f"[data-testid={testid}]").first.inner_text().strip()
@@ -225,7 +238,11 @@ def test_a_port_in_use_is_one_line_and_exit_2_before_anything_is_printed(tmp_pat
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [sys.executable, "-m", "tilescope", "serve", "--port", str(port)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+            [sys.executable, "-m", "tilescope", "serve", "--port", str(port)],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""

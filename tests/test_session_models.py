@@ -35,10 +35,7 @@ def test_each_glyph_of_the_first_screen_exists_once():
     names = {r.name for r in timeline.figure.renderers}
     assert "loops" in names and timeline.ghost.visible is False and timeline.hover_line.glyph.line_alpha == 0
     # the glyphs draw the session's data: the usage source holds the sample's steps
-    assert (
-        timeline.stacked[0].data_source is timeline.usage_source
-        and len(timeline.usage_source.data["step"]) > 0
-    )
+    assert timeline.stacked[0].data_source is timeline.usage_source and len(timeline.usage_source.data["step"]) > 0
 
 
 def test_the_separate_lines_are_drawn_when_that_mode_is_first_chosen():

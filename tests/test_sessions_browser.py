@@ -5,12 +5,12 @@ selection or file.
 Expected peaks are computed from the raw sample JSON by docs/formats.md's rules (tests/editor_support.py),
 and for the uploaded file from the fields it records.
 """
+
 from __future__ import annotations
 
 import json
 
 import pytest
-
 from browser_support import JS_STEP_TABLE_IDS, SAMPLE, kib, wait_for_app, watch_console
 from editor_support import RawProfile, edited_bytes
 
@@ -22,7 +22,6 @@ EDIT_A = (85, 1, 5)
 EDIT_B = (84, 1, 3)
 STEP_A, STEP_B = 20, 30
 EXTRA_EXCHANGE_ROWS = 8192  # the uploaded file reserves this much more than the sample
-
 
 
 def expected_peaks(raw: RawProfile, edit: tuple[int, int, int]) -> dict[str, int]:
@@ -56,7 +55,9 @@ def edit_in_editor(page, edit: tuple[int, int, int], value: dict) -> None:
     expect(page.locator(".ts-value-head b")).to_have_text(f"#{value_id} {value['name']}")
     # The figures are drawn after the tiling widget and its inputs: once they show this value's
     # shard, typing reaches this value's input.
-    expect(page.locator("[data-testid=ts-editor-figures] tr[data-figure='shard'] td")).to_have_text(kib(value["shard_bytes"]))
+    expect(page.locator("[data-testid=ts-editor-figures] tr[data-figure='shard'] td")).to_have_text(
+        kib(value["shard_bytes"])
+    )
     field = page.locator(f".ts-row[data-axis='{axis}'] input")
     field.fill(str(partitions))
     field.press("Enter")
@@ -70,8 +71,17 @@ def select_step(page, step: int) -> None:
     field.press("Enter")
 
 
-def expect_session(page, *, recorded: dict[str, int], now: dict[str, int], step: int, live: list[int],
-                   edited: int | None, not_edited: int, source: str) -> None:
+def expect_session(
+    page,
+    *,
+    recorded: dict[str, int],
+    now: dict[str, int],
+    step: int,
+    live: list[int],
+    edited: int | None,
+    not_edited: int,
+    source: str,
+) -> None:
     """The summary's peaks (file → now), the selected step and its live values, the edit list, the file."""
     from playwright.sync_api import expect
 
@@ -126,10 +136,26 @@ def test_two_sessions_keep_their_own_edits_steps_and_files(browser, app_server, 
         edit_in_editor(b, EDIT_B, raw.value(EDIT_B[0]))
         select_step(a, STEP_A)
         select_step(b, STEP_B)
-        expect_session(a, recorded=recorded, now=peaks_a, step=STEP_A, live=steps[STEP_A]["live"],
-                       edited=EDIT_A[0], not_edited=EDIT_B[0], source=SAMPLE.name)
-        expect_session(b, recorded=recorded, now=peaks_b, step=STEP_B, live=steps[STEP_B]["live"],
-                       edited=EDIT_B[0], not_edited=EDIT_A[0], source=SAMPLE.name)
+        expect_session(
+            a,
+            recorded=recorded,
+            now=peaks_a,
+            step=STEP_A,
+            live=steps[STEP_A]["live"],
+            edited=EDIT_A[0],
+            not_edited=EDIT_B[0],
+            source=SAMPLE.name,
+        )
+        expect_session(
+            b,
+            recorded=recorded,
+            now=peaks_b,
+            step=STEP_B,
+            live=steps[STEP_B]["live"],
+            edited=EDIT_B[0],
+            not_edited=EDIT_A[0],
+            source=SAMPLE.name,
+        )
         for page, (value_id, _, _) in ((a, EDIT_A), (b, EDIT_B)):  # each editor shows its own selection
             expect(page.locator(".ts-value-head b")).to_have_text(f"#{value_id} {raw.value(value_id)['name']}")
 
@@ -137,17 +163,35 @@ def test_two_sessions_keep_their_own_edits_steps_and_files(browser, app_server, 
         b.locator(".filepond--browser").first.set_input_files(str(upload))
         expect(b.locator("[data-testid=ts-source]")).to_contain_text(upload.name)
         expect(b.locator("[data-testid=ts-scope]")).to_have_text("session-b-upload")
-        expect_session(b, recorded=other_peaks, now=other_peaks, step=other["total_peak_step"],
-                       live=steps[other["total_peak_step"]]["live"], edited=None, not_edited=EDIT_A[0], source=upload.name)
+        expect_session(
+            b,
+            recorded=other_peaks,
+            now=other_peaks,
+            step=other["total_peak_step"],
+            live=steps[other["total_peak_step"]]["live"],
+            edited=None,
+            not_edited=EDIT_A[0],
+            source=upload.name,
+        )
         expect(b.locator("[data-testid=ts-exchange-rows]")).to_have_text(kib(other["peak"]["exchange_rows"]))
 
         expect(a.locator("[data-testid=ts-scope]")).to_have_text(doc["scope"])
         expect(a.locator("[data-testid=ts-exchange-rows]")).to_have_text(kib(doc["peak"]["exchange_rows"]))
         # A's server-side state still holds the sample and its edit: its next step is the sample's.
         a.get_by_role("button", name="▶").click()
-        expect_session(a, recorded=recorded, now=peaks_a, step=STEP_A + 1, live=steps[STEP_A + 1]["live"],
-                       edited=EDIT_A[0], not_edited=EDIT_B[0], source=SAMPLE.name)
-        expect(a.locator(".ts-value-head b")).to_have_text(f"#{EDIT_A[0]} {raw.value(EDIT_A[0])['name']}")  # A's selection
+        expect_session(
+            a,
+            recorded=recorded,
+            now=peaks_a,
+            step=STEP_A + 1,
+            live=steps[STEP_A + 1]["live"],
+            edited=EDIT_A[0],
+            not_edited=EDIT_B[0],
+            source=SAMPLE.name,
+        )
+        expect(a.locator(".ts-value-head b")).to_have_text(
+            f"#{EDIT_A[0]} {raw.value(EDIT_A[0])['name']}"
+        )  # A's selection
         assert a.console_errors == [] and b.console_errors == []
     finally:
         context_a.close()

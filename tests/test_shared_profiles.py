@@ -5,6 +5,7 @@ changed file is loaded again; an upload or a search state is never shared; the e
 the last session holding it lets go; one session's edits never reach the other, and the shared
 arrays refuse in-place writes.
 """
+
 from __future__ import annotations
 
 import gc
@@ -13,8 +14,8 @@ import shutil
 
 import numpy as np
 import pytest
-
 from async_support import run_on_own_loop
+
 from tilescope.app.shared import SharedProfiles
 from tilescope.app.state import SessionState
 from tilescope.derived.opening import Source, open_file
@@ -74,7 +75,9 @@ def test_the_entry_goes_with_the_last_session(profile_copy):
 
 def test_uploads_search_states_and_bad_files_are_not_shared(tmp_path, profile_copy):
     shared = SharedProfiles()
-    SessionState().adopt(open_file(Source.of_bytes(profile_copy.read_bytes(), "upload.json")))  # an upload never goes through it
+    SessionState().adopt(
+        open_file(Source.of_bytes(profile_copy.read_bytes(), "upload.json"))
+    )  # an upload never goes through it
     search = tmp_path / "search.json"
     shutil.copyfile(_search_sample(), search)
     assert shared.open(Source.of_path(search)).kind == "search_state"
@@ -97,9 +100,13 @@ def test_one_sessions_edits_stay_its_own(profile_copy):
     first = session(shared, profile_copy, "p.json")
     second = session(shared, profile_copy, "p.json")
     arrays = first.arrays
-    row = next(r for r in range(arrays.n_values)
-               if current_tiling(arrays, r, None).axes and arrays.roots[r] == arrays.value_ids[r]
-               and len(valid_partition_counts(arrays, r, 0, None)) > 1)
+    row = next(
+        r
+        for r in range(arrays.n_values)
+        if current_tiling(arrays, r, None).axes
+        and arrays.roots[r] == arrays.value_ids[r]
+        and len(valid_partition_counts(arrays, r, 0, None)) > 1
+    )
     now = current_tiling(arrays, row, None).axes[0].partitions
     count = next(n for n in valid_partition_counts(arrays, row, 0, None) if n != now)
     before = second.plan.figures.bytes.copy()

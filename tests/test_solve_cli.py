@@ -59,12 +59,7 @@ def test_dump_json_contract_and_spans(capsys):
 def test_infeasible_exits_1_with_the_deficit(capsys):
     code, out, _ = run(capsys, str(FIXTURES / "overcapacity.json"), "--json")
     doc = json.loads(out)
-    assert (
-        code == 1
-        and doc["verdict"] == "infeasible"
-        and doc["deficit_bytes"] == 16328
-        and doc["height"] is None
-    )
+    assert code == 1 and doc["verdict"] == "infeasible" and doc["deficit_bytes"] == 16328 and doc["height"] is None
     code, out, _ = run(capsys, str(FIXTURES / "overcapacity.json"))
     assert code == 1 and "INFEASIBLE" in out and "16,328" in out
 

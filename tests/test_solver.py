@@ -12,12 +12,7 @@ from solver_support import BENCH, brute_force, csv_of, cut_rectangle, rule_viola
 
 from tilescope.loaders.minimalloc_csv import load_minimalloc_csv
 from tilescope.loaders.placement_dump import load_placement_dump
-from tilescope.models.placement_problem import (
-    INTERLEAVED,
-    STANDARD,
-    PlacementProblem,
-    PlacementRequest,
-)
+from tilescope.models.placement_problem import INTERLEAVED, STANDARD, PlacementProblem, PlacementRequest
 from tilescope.planner.solver import root_spans, solve, violations
 
 FIXTURES = BENCH / "ipu-stack-placement"
@@ -40,17 +35,11 @@ def test_fragmented_is_placed():
 def test_overcapacity_is_infeasible_by_the_compilers_bound():
     problem = load_placement_dump(FIXTURES / "overcapacity.json")
     result = solve(problem, time_limit=20)
-    assert (result.verdict, result.deficit_bytes, result.height) == (
-        "infeasible",
-        16328,
-        None,
-    )
+    assert (result.verdict, result.deficit_bytes, result.height) == ("infeasible", 16328, None)
     assert "16,328" in result.proof and "live" in result.proof
     # The figure by hand: Σ range lengths vs the most bytes live at one request's first event.
     capacity = sum(e - s for s, e in problem.ranges)
-    peak = max(
-        sum(q.bytes for q in problem.requests if q.first <= r.first <= q.last) for r in problem.requests
-    )
+    peak = max(sum(q.bytes for q in problem.requests if q.first <= r.first <= q.last) for r in problem.requests)
     assert peak - capacity == 16328
 
 
@@ -83,9 +72,7 @@ def test_a_rectangle_cut_into_pieces_is_placed_and_one_byte_less_is_not(seed):
     # One piece a byte larger (a new peak), at the full capacity.
     grown = [(t, u, z + (1 if k == 0 else 0), o) for k, (t, u, z, o) in enumerate(pieces)]
     answer = solve(load_minimalloc_csv(csv_of(grown), "grown.csv", capacity=4096), time_limit=5)
-    assert (
-        answer.verdict in ("infeasible", "unknown") and answer.height is None
-    ) or answer.verdict == "unknown"
+    assert (answer.verdict in ("infeasible", "unknown") and answer.height is None) or answer.verdict == "unknown"
 
 
 def test_a_time_limit_answers_unknown_with_the_best_placement():
@@ -193,10 +180,7 @@ BROKEN = {  # request → start breaking one rule (the others kept)
     "stride": (3, 144),
     "element": (1, 104),
     "host": (4, 16),
-    "stride size": (
-        2,
-        168,
-    ),  # inside the strided group's 64 bytes in region 1, past its 32 bytes
+    "stride size": (2, 168),  # inside the strided group's 64 bytes in region 1, past its 32 bytes
 }
 
 
@@ -227,13 +211,8 @@ def test_zero_byte_requests_and_empty_problems():
 
 def test_a_request_too_big_for_every_range_is_infeasible_with_its_name():
     problem = _hand_problem()
-    big = dataclasses.replace(
-        problem.requests[0], bytes=130
-    )  # more than any piece of a range (128 B), not than all
-    result = solve(
-        dataclasses.replace(problem, requests=(big, *problem.requests[1:])),
-        time_limit=5,
-    )
+    big = dataclasses.replace(problem.requests[0], bytes=130)  # more than any piece of a range (128 B), not than all
+    result = solve(dataclasses.replace(problem, requests=(big, *problem.requests[1:])), time_limit=5)
     assert result.verdict == "infeasible" and "no legal start" in result.proof and np.all(result.starts == -1)
 
 
@@ -253,11 +232,7 @@ def test_many_requests_are_handled_without_dense_matrices():
 def test_progress_is_reported_during_the_search():
     calls = []
     problem = load_placement_dump(FIXTURES / "bank-branching.json")
-    result = solve(
-        problem,
-        time_limit=30,
-        progress=lambda stage, fraction: calls.append((stage, fraction)),
-    )
+    result = solve(problem, time_limit=30, progress=lambda stage, fraction: calls.append((stage, fraction)))
     assert result.verdict == "placed" and calls
     assert all("search" in stage and 0 <= fraction <= 1 for stage, fraction in calls)
 
@@ -272,12 +247,7 @@ def test_small_groups_are_placed_at_the_optimum_and_proved_infeasible_one_byte_b
     proofs = set()
     for _ in range(25):
         items = [
-            (
-                rng.choice([1, 2, 3, 5, 8]),
-                rng.choice([1, 1, 2, 4]),
-                (f := rng.randint(0, 5)),
-                f + rng.randint(0, 3),
-            )
+            (rng.choice([1, 2, 3, 5, 8]), rng.choice([1, 1, 2, 4]), (f := rng.randint(0, 5)), f + rng.randint(0, 3))
             for _ in range(6)
         ]
         best = exact_top(items)
@@ -286,10 +256,7 @@ def test_small_groups_are_placed_at_the_optimum_and_proved_infeasible_one_byte_b
         )
         placed = solve(load_minimalloc_csv(rows.encode(), "g.csv", capacity=best), time_limit=10)
         assert_placed(load_minimalloc_csv(rows.encode(), "g.csv", capacity=best), placed)
-        below = solve(
-            load_minimalloc_csv(rows.encode(), "g.csv", capacity=best - 1),
-            time_limit=10,
-        )
+        below = solve(load_minimalloc_csv(rows.encode(), "g.csv", capacity=best - 1), time_limit=10)
         assert below.verdict == "infeasible"
         proofs.add("complete search" in below.proof)
     assert proofs == {True, False}  # both kinds of proof were needed

@@ -11,6 +11,7 @@ that fails puts back what was open.
 - In one process (``ExplorerApp`` without a server): a staged open whose build fails leaves the
   open profile, its page and its timeline as they were, with the error in one line.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -24,10 +25,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-
 from async_support import run_on_own_loop
 from browser_support import SAMPLE, AppServer, kib
 from raw_bokeh_client import RawSession
+
 from tilescope.derived.overview import PIXEL_COLUMNS
 from tilescope.synth import write_synthetic_profile
 
@@ -83,10 +84,18 @@ class RecordingSession(RawSession):
 
 def _decoded(node, buffers: dict):
     if isinstance(node, dict):
-        if node.get("type") == "ndarray" and isinstance(node.get("array"), dict) and node["array"].get("type") == "bytes":
+        if (
+            node.get("type") == "ndarray"
+            and isinstance(node.get("array"), dict)
+            and node["array"].get("type") == "bytes"
+        ):
             ref = node["array"]["data"]
             data = buffers[ref["id"]] if isinstance(ref, dict) else __import__("base64").b64decode(ref)
-            return np.frombuffer(data, dtype=node["dtype"]).astype(np.int64 if "int" in node["dtype"] else np.float64).tolist()
+            return (
+                np.frombuffer(data, dtype=node["dtype"])
+                .astype(np.int64 if "int" in node["dtype"] else np.float64)
+                .tolist()
+            )
         return {k: _decoded(v, buffers) for k, v in node.items()}
     if isinstance(node, list):
         return [_decoded(v, buffers) for v in node]
@@ -102,7 +111,11 @@ def usage_changes(session: RecordingSession, usage_id: str) -> list[tuple[int, d
         if isinstance(node, dict):
             if node.get("type") == "object" and node.get("id") == usage_id and "data" in node.get("attributes", {}):
                 found.append((index, dict(node["attributes"]["data"]["entries"])))
-            if node.get("kind") == "ModelChanged" and node.get("model", {}).get("id") == usage_id and node.get("attr") == "data":
+            if (
+                node.get("kind") == "ModelChanged"
+                and node.get("model", {}).get("id") == usage_id
+                and node.get("attr") == "data"
+            ):
                 found.append((index, dict(node["new"]["entries"])))
             for value in node.values():
                 scan(index, value)
@@ -180,13 +193,14 @@ def test_a_cached_profile_shows_its_timeline_from_the_overview_before_the_summar
 
 
 def test_a_failed_build_keeps_what_was_open(tmp_path, monkeypatch):
-    import tilescope.derived.opened as opened_module
     import threading
+
+    import tilescope.derived.opened as opened_module
     from tilescope.app.explorer import ExplorerApp
-    from tilescope.derived.opening import open_file
     from tilescope.app.loading import AppOptions
     from tilescope.app.shared import SharedProfiles
     from tilescope.app.state import SessionState
+    from tilescope.derived.opening import open_file
     from tilescope.models.errors import TilescopeError
 
     monkeypatch.setenv("TILESCOPE_CACHE_DIR", str(tmp_path / "cache"))
@@ -242,15 +256,25 @@ def test_the_overview_draws_what_the_plan_then_draws(tmp_path, monkeypatch, mode
     timeline = TimelineView(state=state, layout_mode=mode)
 
     def picture() -> dict:
-        sources = {name: {k: list(v) for k, v in getattr(timeline, name).data.items()}
-                   for name in ("usage_source", "near_peak_source", "loop_source", "repeat_source", "peak_source")}
+        sources = {
+            name: {k: list(v) for k, v in getattr(timeline, name).data.items()}
+            for name in ("usage_source", "near_peak_source", "loop_source", "repeat_source", "peak_source")
+        }
         if "op" in sources["usage_source"]:  # (operation texts sent as codes into a table of names: compare the texts)
             names = list(timeline.operation_names.data["text"])
             sources["usage_source"]["op"] = [names[code] for code in sources["usage_source"]["op"]]
-        return {**sources, "y_end": timeline.figure.y_range.end, "x": (timeline.figure.x_range.start, timeline.figure.x_range.end),
-                "budgets": (timeline.budget_span.location, timeline.interleaved_budget_span.location, timeline.support_band.bottom),
-                "labels": (timeline.budget_label.text, timeline.support_label.text, timeline.ibudget_label.text),
-                "selected": timeline.selected_span.location}
+        return {
+            **sources,
+            "y_end": timeline.figure.y_range.end,
+            "x": (timeline.figure.x_range.start, timeline.figure.x_range.end),
+            "budgets": (
+                timeline.budget_span.location,
+                timeline.interleaved_budget_span.location,
+                timeline.support_band.bottom,
+            ),
+            "labels": (timeline.budget_label.text, timeline.support_label.text, timeline.ibudget_label.text),
+            "selected": timeline.selected_span.location,
+        }
 
     drawn = {}
 

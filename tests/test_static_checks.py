@@ -1,6 +1,7 @@
 """The static checks of CI (``tests/static_checks.py``, also ``make check``) run from ``make test``:
 ruff's lint and format check and mypy over the source find nothing, and each fails on a finding
 put into a temporary copy of a real module (the source itself is never changed)."""
+
 from __future__ import annotations
 
 import shutil
@@ -31,7 +32,9 @@ def test_each_check_fails_on_a_finding(tmp_path):
     code, _ = ruff_lint([str(module)])
     assert code == 0  # the copy as it is passes (the findings below are the ones put in)
 
-    unused = text.replace("from __future__ import annotations\n", "from __future__ import annotations\n\nimport os\n", 1)
+    unused = text.replace(
+        "from __future__ import annotations\n", "from __future__ import annotations\n\nimport os\n", 1
+    )
     (tmp_path / "unused.py").write_text(unused, encoding="utf-8")
     code, output = ruff_lint([str(tmp_path / "unused.py")])
     assert code == 1 and "F401" in output and "`os` imported but unused" in output, output

@@ -3,6 +3,7 @@
 Expectations are read from the sample file with json (its recorded figures and live lists), or
 from the synthetic file itself with json, never from the code under test.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,9 +14,9 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
+from tilescope import cli
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.planner.check import check_plan
-from tilescope import cli
 from tilescope.planner.model import plan_profile
 from tilescope.synth import SAMPLE_PATH, write_synthetic_profile
 
@@ -83,7 +84,11 @@ def test_structure_follows_blocks_and_layers(synthetic, blocks, layers):
     for b in range(blocks):
         for _group, members in families().items():
             head, _, tail = LAYER_NAME.match(members[0]["name"]).groups()
-            layer_values = [v for v in values if re.fullmatch(rf"block{b}\.{re.escape(head)}\.layer\d+\.{re.escape(tail)}", v["name"])]
+            layer_values = [
+                v
+                for v in values
+                if re.fullmatch(rf"block{b}\.{re.escape(head)}\.layer\d+\.{re.escape(tail)}", v["name"])
+            ]
             assert sorted(int(LAYER_NAME.match(v["name"]).group(2)) for v in layer_values) == list(range(layers))
             assert len({v["storage_group"] for v in layer_values}) == 1
             assert all(v["root"] == v["id"] and v["bytes"] == members[0]["bytes"] for v in layer_values)
@@ -101,7 +106,9 @@ def test_usage_is_the_sample_plus_the_extra_layers(synthetic, blocks, layers):
     _, data = synthetic[blocks, layers]
     extra = {"standard": 0, "interleaved": 0}
     for members in families().values():
-        extra["standard" if members[0]["class"] == "Ipu21Standard" else "interleaved"] += members[0]["bytes"] * (layers - 2)
+        extra["standard" if members[0]["class"] == "Ipu21Standard" else "interleaved"] += members[0]["bytes"] * (
+            layers - 2
+        )
     layer_id = next(iter(families().values()))[0]["id"]
     for i, s in enumerate(data["timeline"]["steps"]):
         sample = SAMPLE_STEPS[i % len(SAMPLE_STEPS)]

@@ -6,18 +6,19 @@ which a page's source refuses from page 2 on; these tests turn to page 2, make a
 shown there, and read the page's rows from the Bokeh model, as the browser would get them.
 Expected bytes come from the plan (checked against the file elsewhere) and the edit's own diff.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from bokeh.document import Document
+from opening_support import open_into
 
 from tilescope.app.state import SessionState
 from tilescope.app.views.storage_groups import StorageGroupsView
 from tilescope.app.views.values_table import ValuesTableView
 from tilescope.models.edits import TilingEdit
 from tilescope.planner.edits import current_tiling, valid_partition_counts
-from opening_support import open_into
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from tilescope.loaders.debug_text import parse_debug
 from tilescope.loaders.layouts import layout_from_debug
 from tilescope.models.tiling import Axis, AxisTiling, TensorTiling, element_bytes_of
@@ -26,11 +27,7 @@ from tilescope.planner.tile_estimate import (
     value_tiles,
 )
 
-SAMPLE = (
-    Path(__file__).resolve().parent.parent
-    / "sample_data"
-    / "vit_finalist5.memory_profile.json"
-)
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "vit_finalist5.memory_profile.json"
 
 
 def axis(
@@ -45,33 +42,20 @@ def axis(
     padding: str = "Zero",
     stride: int | None = None,
 ) -> AxisTiling:
-    return AxisTiling(
-        Axis(kind, index),
-        partitions,
-        groups,
-        block,
-        multiple,
-        shard_multiple,
-        padding,
-        stride,
-    )
+    return AxisTiling(Axis(kind, index), partitions, groups, block, multiple, shard_multiple, padding, stride)
 
 
 def test_value_0_every_owner_holds_5120_bytes():
     # §2.7: F16 [1, 729, 588]; 729 padded to 736 = 46 blocks of 16 over 46 partitions (16 rows
     # each, the last 9 rows logically); 588 padded to 640 = 4 blocks of 160 over 4 partitions.
-    tiling = TensorTiling(
-        1472,
-        8,
-        (axis("FromEnd", 2, 46, 16, 16, stride=1), axis("FromEnd", 1, 4, 160, 160)),
-    )
+    tiling = TensorTiling(1472, 8, (axis("FromEnd", 2, 46, 16, 16, stride=1), axis("FromEnd", 1, 4, 160, 160)))
     runs = estimate_value([1, 729, 588], 2, tiling, Allocation(), 1472)
-    assert (
-        runs.start.tolist(),
-        runs.stop.tolist(),
-        runs.shard.tolist(),
-        runs.bytes.tolist(),
-    ) == ([0], [1472], [16 * 160 * 2], [5120])
+    assert (runs.start.tolist(), runs.stop.tolist(), runs.shard.tolist(), runs.bytes.tolist()) == (
+        [0],
+        [1472],
+        [16 * 160 * 2],
+        [5120],
+    )
 
 
 def test_value_89_linear_grain_4():
@@ -94,27 +78,13 @@ def test_uneven_shards_in_padding_groups():
     assert owner_elements([10], padded).tolist() == [2] * 6
     with pytest.raises(LayoutUnresolvable):  # Reject forbids that padding
         owner_elements(
-            [10],
-            TensorTiling(
-                6,
-                1,
-                (
-                    axis(
-                        "FromStart", 0, 6, groups=2, shard_multiple=2, padding="Reject"
-                    ),
-                ),
-            ),
+            [10], TensorTiling(6, 1, (axis("FromStart", 0, 6, groups=2, shard_multiple=2, padding="Reject"),))
         )
     # padding_multiple per group: 2 groups of 7 padded to 8, blocks of 2 → 4 blocks over 3 → 2, 1, 1.
     grouped = TensorTiling(6, 1, (axis("FromStart", 0, 6, 2, 4, groups=2),))
     assert owner_elements([14], grouped).tolist() == [4, 2, 2, 4, 2, 2]
     with pytest.raises(LayoutUnresolvable):
-        owner_elements(
-            [14],
-            TensorTiling(
-                6, 1, (axis("FromStart", 0, 6, 2, 4, groups=2, padding="Reject"),)
-            ),
-        )
+        owner_elements([14], TensorTiling(6, 1, (axis("FromStart", 0, 6, 2, 4, groups=2, padding="Reject"),)))
 
 
 def test_owner_coordinates_replicas_fastest_unless_a_stride_is_given():
@@ -123,24 +93,16 @@ def test_owner_coordinates_replicas_fastest_unless_a_stride_is_given():
     default = TensorTiling(24, 2, (rows, columns))
     # Strides: replicas 1, axis 0 → 2, axis 1 → 6: owner o's column is (o // 6) % 4.
     assert owner_elements([3, 10], default).tolist() == [3] * 12 + [2] * 12
-    strided = TensorTiling(
-        24, 2, (axis("FromStart", 0, 3, stride=4), axis("FromStart", 1, 4, stride=1))
-    )
+    strided = TensorTiling(24, 2, (axis("FromStart", 0, 3, stride=4), axis("FromStart", 1, 4, stride=1)))
     assert owner_elements([3, 10], strided).tolist() == [3, 3, 2, 2] * 6
     # Strides 1 and 1 with 3 and 4 partitions are valid (3 and 4 are coprime: each pair twice);
     # with 2 and 4 partitions owner o has coordinates (o mod 2, o mod 4): half the pairs never occur.
-    coprime = TensorTiling(
-        24, 2, (axis("FromStart", 0, 3, stride=1), axis("FromStart", 1, 4, stride=1))
-    )
+    coprime = TensorTiling(24, 2, (axis("FromStart", 0, 3, stride=1), axis("FromStart", 1, 4, stride=1)))
     assert owner_elements([3, 10], coprime).tolist() == [3, 3, 2, 2] * 6
-    colliding = TensorTiling(
-        8, 1, (axis("FromStart", 0, 2, stride=1), axis("FromStart", 1, 4, stride=1))
-    )
+    colliding = TensorTiling(8, 1, (axis("FromStart", 0, 2, stride=1), axis("FromStart", 1, 4, stride=1)))
     with pytest.raises(LayoutUnresolvable):
         owner_elements([2, 8], colliding)
-    untiled = TensorTiling(
-        4, 1, (columns,)
-    )  # dimension 0 untiled: its full extent on every owner
+    untiled = TensorTiling(4, 1, (columns,))  # dimension 0 untiled: its full extent on every owner
     assert owner_elements([3, 10], untiled).tolist() == [9, 9, 6, 6]
 
 
@@ -149,37 +111,18 @@ def test_allocation_alignment_tail_copies_and_offset():
     elements = np.array([8192, 8000])
     runs = value_tiles(elements, 2, Allocation(16_384, 16, copies=3), 8, offset=7)
     shard, allocated = runs.dense(8)
-    assert shard.tolist() == [
-        16_000,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-        16_384,
-    ]  # owner 0 on tile 7, owner 1 wraps to tile 0
+    assert shard.tolist() == [16_000, 0, 0, 0, 0, 0, 0, 16_384]  # owner 0 on tile 7, owner 1 wraps to tile 0
     assert allocated.tolist() == [16_384 * 3, 0, 0, 0, 0, 0, 0, 32_768 * 3]
-    assert infer_allocation(
-        np.array([16_384, 16_000]), np.array([32_768, 16_384]), 0
-    ) == Allocation(16_384, 8)
-    assert infer_allocation(np.array([100, 7]), np.array([100, 7]), 1) == Allocation(
-        1, 0
-    )
-    assert infer_allocation(np.array([100]), np.array([32_768]), 1) == Allocation(
-        32_768, 0
-    )
-    assert infer_allocation(np.array([100, 7]), np.array([164, 71]), 0) == Allocation(
-        1, 64
-    )  # a constant prefix
+    assert infer_allocation(np.array([16_384, 16_000]), np.array([32_768, 16_384]), 0) == Allocation(16_384, 8)
+    assert infer_allocation(np.array([100, 7]), np.array([100, 7]), 1) == Allocation(1, 0)
+    assert infer_allocation(np.array([100]), np.array([32_768]), 1) == Allocation(32_768, 0)
+    assert infer_allocation(np.array([100, 7]), np.array([164, 71]), 0) == Allocation(1, 64)  # a constant prefix
     assert infer_allocation(np.array([100, 7]), np.array([164, 72]), 0) is None
     per_owner = np.array([5, 5, 3, 0, 3])
     for offset in (0, 3, 9):
         assert infer_offset(per_owner, on_device(per_owner, offset, 10)) == offset
     assert infer_offset(per_owner, np.arange(10)) is None
-    assert (
-        infer_offset(np.array([4, 4]), on_device(np.array([4, 4]), 0, 2)) == 0
-    )  # rotation-invariant: the smallest
+    assert infer_offset(np.array([4, 4]), on_device(np.array([4, 4]), 0, 2)) == 0  # rotation-invariant: the smallest
 
 
 def test_scratch_spread_over_owners():
@@ -193,10 +136,7 @@ def test_runs_round_trip():
     runs = TileRuns.of_dense(shard, shard * 3)
     assert runs.start.tolist() == [1, 4] and runs.stop.tolist() == [3, 7]
     dense_shard, dense_bytes = runs.dense(8)
-    assert (
-        dense_shard.tolist() == shard.tolist()
-        and dense_bytes.tolist() == (shard * 3).tolist()
-    )
+    assert dense_shard.tolist() == shard.tolist() and dense_bytes.tolist() == (shard * 3).tolist()
 
 
 def _physical_elements(shape: list[int], tiling: TensorTiling) -> int:
@@ -209,9 +149,7 @@ def _physical_elements(shape: list[int], tiling: TensorTiling) -> int:
         dim = a.axis.dimension(len(shape))
         group = extents[dim] // a.padding_groups
         padded_group = -(-group // a.padding_multiple) * a.padding_multiple
-        extents[dim] = (
-            padded_group * a.padding_groups
-        )  # S = 1 in the sample: shards tile the padded extent
+        extents[dim] = padded_group * a.padding_groups  # S = 1 in the sample: shards tile the padded extent
         assert a.shard_padding_multiple == 1
     return math.prod(extents) * tiling.replicas
 
@@ -227,29 +165,16 @@ def test_every_sample_value_against_its_v1_scalars():
         tiling = layout_from_debug(parse_debug(value["layout"]), "layout").tiling
         element_bytes = element_bytes_of(value["precision"].split(" ")[0])
         elements = owner_elements(value["shape"], tiling)
-        assert int(elements.sum()) == _physical_elements(value["shape"], tiling), value[
-            "id"
-        ]
+        assert int(elements.sum()) == _physical_elements(value["shape"], tiling), value["id"]
         uneven += int(elements.min() != elements.max())
         region = 1 if value["class"] == "Ipu21Interleaved" else 0
         allocation = infer_allocation(
-            np.array([value["shard_bytes"]]),
-            np.array([value["aligned_bytes"]]),
-            region,
-            value["copies"],
+            np.array([value["shard_bytes"]]), np.array([value["aligned_bytes"]]), region, value["copies"]
         )
         assert allocation is not None, value["id"]
         runs = value_tiles(elements, element_bytes, allocation, device)
         if (runs.max_shard, runs.max_bytes) != (value["shard_bytes"], value["bytes"]):
-            differing.append(
-                (
-                    value["id"],
-                    runs.max_shard,
-                    value["shard_bytes"],
-                    runs.max_bytes,
-                    value["bytes"],
-                )
-            )
+            differing.append((value["id"], runs.max_shard, value["shard_bytes"], runs.max_bytes, value["bytes"]))
     assert differing == []
     assert uneven > 0  # the sample exercises uneven shards (39 values have them)
 
@@ -265,9 +190,7 @@ def test_infer_offset_is_the_smallest_rotation_by_brute_force():
         recorded = on_device(per_owner, int(rng.integers(0, device)), device)
         placed = np.zeros(device, dtype=np.int64)
         placed[: per_owner.size] = per_owner
-        fitting = [
-            r for r in range(device) if np.array_equal(np.roll(placed, r), recorded)
-        ]
+        fitting = [r for r in range(device) if np.array_equal(np.roll(placed, r), recorded)]
         assert infer_offset(per_owner, recorded) == min(fitting)
 
 
@@ -283,14 +206,7 @@ def test_recorded_allocations_of_every_row_equal_infer_allocation_per_row():
         (v["shard_bytes"], v["aligned_bytes"], int(v["class"] == "Ipu21Interleaved"))
         for v in profile["timeline"]["values"]
     ]
-    pairs += [
-        (32_768, 49_152, 0),
-        (16_370, 32_768, 0),
-        (65_520, 98_304, 1),
-        (100, 164, 0),
-        (0, 0, 1),
-        (7, 5, 0),
-    ]
+    pairs += [(32_768, 49_152, 0), (16_370, 32_768, 0), (65_520, 98_304, 1), (100, 164, 0), (0, 0, 1), (7, 5, 0)]
     shard, aligned, region = (np.array(column) for column in zip(*pairs))
     arrays = SimpleNamespace(
         recorded_shard=shard,
@@ -303,6 +219,4 @@ def test_recorded_allocations_of_every_row_equal_infer_allocation_per_row():
     alignment, extra = recorded_allocations(arrays)  # type: ignore[arg-type]
     for k, (s, a, r) in enumerate(pairs):
         one = infer_allocation(np.array([s]), np.array([a]), r)
-        assert (int(alignment[k]), int(extra[k])) == (
-            (one.alignment, one.extra) if one else (4, 0)
-        ), pairs[k]
+        assert (int(alignment[k]), int(extra[k])) == ((one.alignment, one.extra) if one else (4, 0)), pairs[k]

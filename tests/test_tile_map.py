@@ -1,6 +1,7 @@
 """Per-tile bytes (planner.tile_bytes): the partition-to-tile mapping, per-tile shard bytes and the map
 of a step, checked against figures computed here from the raw JSON (layouts read with a regular
 expression, padded sizes by docs/formats.md §2) and by hand for one value."""
+
 from __future__ import annotations
 
 import math
@@ -18,8 +19,10 @@ from tilescope.planner.tile_bytes import PACKED, RECORDED, TileModel, shard_byte
 from tilescope.synth import SAMPLE_PATH
 
 ELEMENT_BYTES = {"F16": 2, "F32": 4}
-AXIS = re.compile(r"AxisTiling \{ axis: (?:FromEnd\((?P<end>\d+)\)|FromStart\((?P<start>\d+)\)|(?P<linear>Linear)), "
-                  r"partitions: (?P<p>\d+), padding_groups: \d+, block_size: (?P<b>\d+), padding_multiple: (?P<m>\d+)")
+AXIS = re.compile(
+    r"AxisTiling \{ axis: (?:FromEnd\((?P<end>\d+)\)|FromStart\((?P<start>\d+)\)|(?P<linear>Linear)), "
+    r"partitions: (?P<p>\d+), padding_groups: \d+, block_size: (?P<b>\d+), padding_multiple: (?P<m>\d+)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +65,9 @@ def test_tiles_add_up_to_the_padded_tensor_times_replicas(raw, loaded):
     arrays, _ = loaded
     for value in raw["timeline"]["values"]:
         row = arrays.row_of_id[value["id"]]
-        per_tile = shard_bytes_per_tile(arrays.shapes[row], int(arrays.element_bytes[row]), arrays.tiling(row), arrays.device_tiles)
+        per_tile = shard_bytes_per_tile(
+            arrays.shapes[row], int(arrays.element_bytes[row]), arrays.tiling(row), arrays.device_tiles
+        )
         assert int(per_tile.sum()) == padded_bytes(value) * replicas(value), value["id"]
         assert int(per_tile.max()) <= value["shard_bytes"]
         assert int((per_tile > 0).sum()) <= int(re.search(r"tile_count: (\d+)", value["layout"]).group(1))
@@ -74,7 +79,9 @@ def test_value_140_by_hand(loaded):
     partition of 80; 11 replicas in the stride-16 hole. Tile j0 + 176·j1 + 16·r."""
     arrays, _ = loaded
     row = arrays.row_of_id[140]
-    per_tile = shard_bytes_per_tile(arrays.shapes[row], int(arrays.element_bytes[row]), arrays.tiling(row), arrays.device_tiles)
+    per_tile = shard_bytes_per_tile(
+        arrays.shapes[row], int(arrays.element_bytes[row]), arrays.tiling(row), arrays.device_tiles
+    )
     assert per_tile[0] == 92 * 80 * 2
     assert per_tile[15 + 176 * 6 + 16 * 10] == 92 * 80 * 2
     assert per_tile[3 + 176 * 7 + 16 * 4] == 85 * 80 * 2
@@ -94,8 +101,10 @@ def test_no_tile_exceeds_the_estimate_at_any_step(raw, loaded):
         assert int(at.interleaved.max()) <= step["usage"]["interleaved"]
         assert at.estimate_total == step["usage"]["standard"] + exchange + step["usage"]["interleaved"]
         tight += at.worst_bytes == at.estimate_total
-    print(f"\nworst tile equals the estimate at {tight} of {len(raw['timeline']['steps'])} steps "
-          "(tile 0 holds partition 0 of every value, a full shard)")
+    print(
+        f"\nworst tile equals the estimate at {tight} of {len(raw['timeline']['steps'])} steps "
+        "(tile 0 holds partition 0 of every value, a full shard)"
+    )
 
 
 def test_no_tile_exceeds_the_estimate_after_an_edit(loaded):
@@ -144,4 +153,4 @@ def test_cost_does_not_grow_with_blocks():
     axis = AxisTiling(Axis("Linear", None), 1472, 1, 1, 1, 1, "Zero", None)
     per_tile = shard_bytes_per_tile((10**6, 10**6), 1, TensorTiling(1472, 1, (axis,)), 1472)
     assert int(per_tile.sum()) == 10**12
-    assert int(per_tile.max()) == -(-10**12 // 1472)
+    assert int(per_tile.max()) == -(-(10**12) // 1472)

@@ -10,17 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from tilescope.derived import tile_usage
 from tilescope.derived.opening import open_file
 from tilescope.derived.plan_data import PlanData
 from tilescope.models.edits import TilingEdit
 from tilescope.planner.edits import apply_edits
 
-SAMPLE = (
-    Path(__file__).resolve().parent.parent
-    / "sample_data"
-    / "vit_finalist5.memory_profile.json"
-)
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "vit_finalist5.memory_profile.json"
 AXIS = re.compile(
     r"axis: (FromStart|FromEnd|Linear)(?:\((\d+)\))?, partitions: (\d+), padding_groups: 1, block_size: (\d+), "
     r"padding_multiple: (\d+), shard_padding_multiple: 1, padding: \w+, tile_stride: (?:Some\((\d+)\)|None)"
@@ -64,11 +61,7 @@ def brute_force(profile: dict, edited: dict[int, str] | None = None) -> np.ndarr
     held, elements = {}, {}
     for v in values.values():
         e = owner_elements(v["shape"], edited.get(v["id"], v["layout"]))
-        size = (
-            1
-            if v["precision"].startswith("F8")
-            else (4 if v["precision"] == "F32" else 2)
-        )
+        size = 1 if v["precision"].startswith("F8") else (4 if v["precision"] == "F32" else 2)
         element = 32768 if v["class"] == "Ipu21Interleaved" else 16384
         align = 1 if v["aligned_bytes"] == v["shard_bytes"] else element
         row = np.zeros(device, dtype=np.int64)
@@ -80,9 +73,7 @@ def brute_force(profile: dict, edited: dict[int, str] | None = None) -> np.ndarr
     seen: set[int] = set()
     for s, step in enumerate(steps):
         for vid in step["live"]:
-            out[s, :, 1 if values[vid]["class"] == "Ipu21Interleaved" else 0] += held[
-                vid
-            ]
+            out[s, :, 1 if values[vid]["class"] == "Ipu21Interleaved" else 0] += held[vid]
         starting = sorted(v for v in step["live"] if v not in seen)
         seen |= set(step["live"])
         for code, key in ((0, "standard"), (1, "interleaved")):
@@ -116,23 +107,13 @@ def _last_max(row: np.ndarray) -> int:
 
 def _check_against(data: PlanData, expected: np.ndarray) -> None:
     total = expected.sum(axis=2)
-    for region, matrix in (
-        ("standard", expected[:, :, 0]),
-        ("interleaved", expected[:, :, 1]),
-        ("total", total),
-    ):
+    for region, matrix in (("standard", expected[:, :, 0]), ("interleaved", expected[:, :, 1]), ("total", total)):
         most = matrix.max(axis=1)
         step = int(np.argmax(most))
-        assert tile_usage.peak_tiles(data)[region] == (
-            step,
-            _last_max(matrix[step]),
-        )
+        assert tile_usage.peak_tiles(data)[region] == (step, _last_max(matrix[step]))
         assert tile_usage.tile_peaks(data)[region] == int(most.max())
         for s in range(matrix.shape[0]):
-            assert tile_usage.step_peak_tile(data, s, region) == (
-                _last_max(matrix[s]),
-                int(most[s]),
-            )
+            assert tile_usage.step_peak_tile(data, s, region) == (_last_max(matrix[s]), int(most[s]))
     for tile in (0, 1, 7, 700, 1299, 1300, 1471):
         standard, interleaved = tile_usage.tile_series(data, tile)
         assert standard.tolist() == expected[:, tile, 0].tolist()
@@ -144,10 +125,7 @@ def _check_against(data: PlanData, expected: np.ndarray) -> None:
 
 def test_v1_per_tile_view_is_the_estimate(opened, raw):
     data = opened.base
-    assert (
-        tile_usage.source(data) == "estimate"
-        and tile_usage.estimate_agreement(opened) == []
-    )
+    assert tile_usage.source(data) == "estimate" and tile_usage.estimate_agreement(opened) == []
     expected = brute_force(raw)
     _check_against(data, expected)
     # No tile holds more than the v1 model's sum of maxima at any step.
@@ -174,9 +152,7 @@ def test_v1_what_if_re_estimates_the_edited_values(opened, raw):
         layout = values[vid]["layout"]
         layout = re.sub(r"tile_count: \d+", f"tile_count: {tiling.tile_count}", layout)
         counts = iter(a.partitions for a in tiling.axes)
-        edited[vid] = re.sub(
-            r"partitions: \d+", lambda _, c=counts: f"partitions: {next(c)}", layout
-        )
+        edited[vid] = re.sub(r"partitions: \d+", lambda _, c=counts: f"partitions: {next(c)}", layout)
     assert {0, 44, 89} <= set(edited)
     _check_against(data, brute_force(raw, edited))
     assert tile_usage.source(data) == "estimate"
@@ -189,16 +165,10 @@ def test_v1_what_if_whose_recorded_strides_no_longer_fit(opened, raw):
     """Value 87's axes have strides 2 and 1; with axis 1 cut into 1 partition, owners 0…728 and
     stride 2 leave coordinates without owners: the estimate numbers the owners as a tiling without
     strides (replicas, then the axes in order)."""
-    whatif = apply_edits(
-        opened.arrays, opened.plan, [TilingEdit(87, axis=1, partitions=1)]
-    )
+    whatif = apply_edits(opened.arrays, opened.plan, [TilingEdit(87, axis=1, partitions=1)])
     data = PlanData(opened, whatif)
     value = next(v for v in raw["timeline"]["values"] if v["id"] == 87)
-    layout = (
-        value["layout"]
-        .replace("tile_count: 1458", "tile_count: 729")
-        .replace("partitions: 2,", "partitions: 1,")
-    )
+    layout = value["layout"].replace("tile_count: 1458", "tile_count: 729").replace("partitions: 2,", "partitions: 1,")
     layout = layout.replace("Some(2)", "None").replace("Some(1)", "None")
     _check_against(data, brute_force(raw, {87: layout}))
 
@@ -213,15 +183,9 @@ def test_plan_json_peak_tiles_of_a_v1_profile_are_the_estimate(capsys, raw):
     out = json.loads(capsys.readouterr().out)
     assert out["peak_tiles_source"] == "estimate"
     total = expected.sum(axis=2)
-    for matrix, region in (
-        (expected[:, :, 0], "standard"),
-        (expected[:, :, 1], "interleaved"),
-        (total, "total"),
-    ):
+    for matrix, region in ((expected[:, :, 0], "standard"), (expected[:, :, 1], "interleaved"), (total, "total")):
         # peak_tiles: at the plan's (v1) peak step, the tile the estimate loads most.
-        assert out["peak_tiles"][region] == _last_max(
-            matrix[out[f"{region}_peak_step"]]
-        )
+        assert out["peak_tiles"][region] == _last_max(matrix[out[f"{region}_peak_step"]])
     assert out["tile_usage"]["source"] == "estimate"
     assert out["tile_usage"]["standard"] == expected[:, 1300, 0].tolist()
     assert out["tile_usage"]["interleaved"] == expected[:, 1300, 1].tolist()

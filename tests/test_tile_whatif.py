@@ -12,6 +12,7 @@ import json
 import numpy as np
 import profile_generator as gen
 import pytest
+
 from tilescope.derived import tile_usage
 from tilescope.derived.opening import open_file
 from tilescope.derived.plan_data import PlanData
@@ -35,16 +36,12 @@ def edited_program(program: gen.Program, edits: list[TilingEdit]) -> gen.Program
                 tiling.replicas = edit.replicas
             else:
                 tiling.axes[edit.axis].partitions = edit.partitions
-            tiling.tile_count = tiling.replicas * int(
-                np.prod([a.partitions for a in tiling.axes])
-            )
+            tiling.tile_count = tiling.replicas * int(np.prod([a.partitions for a in tiling.axes]))
             value.tiling = tiling
     return out
 
 
-def expected_tiles(
-    program: gen.Program, version: int
-) -> tuple[gen.Estimate, dict, dict]:
+def expected_tiles(program: gen.Program, version: int) -> tuple[gen.Estimate, dict, dict]:
     figures = gen.expected_figures(program, version)
     return figures["estimate"], figures["doc"], figures["peak_tiles"]
 
@@ -68,12 +65,8 @@ def assert_plan_matches(data: PlanData, program: gen.Program, version: int) -> N
         "interleaved": doc["interleaved_peak_step"],
         "total": doc["total_peak_step"],
     }
-    assert tile_usage.peak_tiles(data) == {
-        r: (steps[r], peak_tiles[r]) for r in REGIONS
-    }
-    rows = (
-        doc["peak"]["exchange_rows"] if version == 2 else 0
-    )  # v2 adds the rows to standard and total
+    assert tile_usage.peak_tiles(data) == {r: (steps[r], peak_tiles[r]) for r in REGIONS}
+    rows = doc["peak"]["exchange_rows"] if version == 2 else 0  # v2 adds the rows to standard and total
     peaks = tile_usage.tile_peaks(data)
     assert peaks["standard"] + rows == doc["peak"]["standard"]
     assert peaks["interleaved"] == doc["peak"]["interleaved"]
@@ -93,10 +86,7 @@ def assert_plan_matches(data: PlanData, program: gen.Program, version: int) -> N
         steps["interleaved"],
         steps["total"],
     )
-    assert (p.effective_peak_bytes, p.fits_budget) == (
-        doc["effective_peak_bytes"],
-        doc["fits_budget"],
-    )
+    assert (p.effective_peak_bytes, p.fits_budget) == (doc["effective_peak_bytes"], doc["fits_budget"])
     assert plan.peak_tiles == peak_tiles
 
 
@@ -108,11 +98,7 @@ CASES = {
     # from 8 to 5 column partitions (11 blocks: 3, 2, 2, 2, 2).
     "program_18": (
         gen.program_18,
-        [
-            TilingEdit(6, axis=1, partitions=3),
-            TilingEdit(4, axis=0, partitions=2),
-            TilingEdit(1, axis=0, partitions=5),
-        ],
+        [TilingEdit(6, axis=1, partitions=3), TilingEdit(4, axis=0, partitions=2), TilingEdit(1, axis=0, partitions=5)],
     ),
     # Two layers on 1,472 tiles: layer 0's GEMM result (Linear, rotated by 3, the first result of
     # steps 1 and 2 through its alias) over 1,000 owners, layer 1's weight (rotated by 37) from 7
@@ -126,14 +112,10 @@ CASES = {
 
 @pytest.mark.parametrize("version", [2, 3])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_edits_per_tile_equal_the_generator_on_the_edited_program(
-    tmp_path, name, version
-):
+def test_edits_per_tile_equal_the_generator_on_the_edited_program(tmp_path, name, version):
     make, edits = CASES[name]
     program = make()
-    opened = open_file(
-        gen.write(program, version, tmp_path / f"{name}.json"), use_cache=False
-    )
+    opened = open_file(gen.write(program, version, tmp_path / f"{name}.json"), use_cache=False)
     assert tile_usage.source(opened.base) == "file"
     assert_plan_matches(opened.base, program, version)  # the file's own figures
     base = tile_usage.tile_usage(opened.base)
@@ -149,14 +131,9 @@ def test_edits_per_tile_equal_the_generator_on_the_edited_program(
             for k in (0, 1)
         )
     # The first edit re-tiles a step's first result: that step's scratch was spread again.
-    first = tile_usage.tile_usage(
-        PlanData(opened, apply_edits(opened.arrays, opened.plan, edits[:1]))
-    )
-    assert not np.array_equal(
-        first.figures.scratch.start, base.figures.scratch.start
-    ) or not all(
-        np.array_equal(a, b)
-        for a, b in zip(first.figures.scratch.columns, base.figures.scratch.columns)
+    first = tile_usage.tile_usage(PlanData(opened, apply_edits(opened.arrays, opened.plan, edits[:1])))
+    assert not np.array_equal(first.figures.scratch.start, base.figures.scratch.start) or not all(
+        np.array_equal(a, b) for a, b in zip(first.figures.scratch.columns, base.figures.scratch.columns)
     )
 
 
@@ -165,23 +142,14 @@ def test_undo_gives_back_the_files_figures_exactly(tmp_path):
     path = gen.write(program, 3, tmp_path / "p.json")
     raw = json.loads(path.read_text())
     opened = open_file(path, use_cache=False)
-    edited = PlanData(
-        opened,
-        apply_edits(opened.arrays, opened.plan, [TilingEdit(6, axis=1, partitions=3)]),
-    )
-    before = [
-        tile_usage.at_step(edited, s)[0].tolist()
-        for s in range(len(raw["timeline"]["steps"]))
-    ]
+    edited = PlanData(opened, apply_edits(opened.arrays, opened.plan, [TilingEdit(6, axis=1, partitions=3)]))
+    before = [tile_usage.at_step(edited, s)[0].tolist() for s in range(len(raw["timeline"]["steps"]))]
     undone = PlanData(opened, apply_edits(opened.arrays, opened.plan, []))
     for s, step in enumerate(raw["timeline"]["steps"]):
         standard, interleaved = tile_usage.at_step(undone, s)
         assert standard.tolist() == [pair[0] for pair in step["tile_usage"]]
         assert interleaved.tolist() == [pair[1] for pair in step["tile_usage"]]
-    assert any(
-        b != [pair[0] for pair in step["tile_usage"]]
-        for b, step in zip(before, raw["timeline"]["steps"])
-    )
+    assert any(b != [pair[0] for pair in step["tile_usage"]] for b, step in zip(before, raw["timeline"]["steps"]))
     assert tile_usage.tile_usage(undone).figures is tile_usage.base_figures(opened)
 
 
@@ -202,13 +170,8 @@ def test_estimate_agreement_names_the_rotated_values(tmp_path, make):
 
 
 def test_v1_file_has_no_agreement_notes(tmp_path):
-    opened = open_file(
-        gen.write(gen.program_18(), 1, tmp_path / "p.json"), use_cache=False
-    )
-    assert (
-        tile_usage.source(opened.base) == "estimate"
-        and tile_usage.estimate_agreement(opened) == []
-    )
+    opened = open_file(gen.write(gen.program_18(), 1, tmp_path / "p.json"), use_cache=False)
+    assert tile_usage.source(opened.base) == "estimate" and tile_usage.estimate_agreement(opened) == []
 
 
 def test_check_prints_the_estimates_notes_as_notes(tmp_path, capsys):
@@ -223,14 +186,11 @@ def test_check_prints_the_estimates_notes_as_notes(tmp_path, capsys):
     rotated = [v for v in program.values if v.offset]
     assert lines[0].startswith("ok:")
     assert lines[1:] == [
-        f"note: value {v.id}: reproduced with tile offset {v.offset}, which the file does not record"
-        for v in rotated
+        f"note: value {v.id}: reproduced with tile offset {v.offset}, which the file does not record" for v in rotated
     ]
     assert cli.main(["check", "--json", str(path)]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["ok"] and [n["where"] for n in out["notes"]] == [
-        f"value {v.id}" for v in rotated
-    ]
+    assert out["ok"] and [n["where"] for n in out["notes"]] == [f"value {v.id}" for v in rotated]
 
 
 def _with_groups(path, groups: int) -> None:
@@ -239,9 +199,7 @@ def _with_groups(path, groups: int) -> None:
     raw = json.loads(path.read_text())
     for value in raw["timeline"]["values"]:
         if value["root"] == 1:
-            value["layout"] = value["layout"].replace(
-                "padding_groups: 1", f"padding_groups: {groups}"
-            )
+            value["layout"] = value["layout"].replace("padding_groups: 1", f"padding_groups: {groups}")
     path.write_text(json.dumps(raw))
 
 
@@ -253,9 +211,7 @@ def test_an_edit_the_compilers_resolution_refuses_is_an_edit_error(tmp_path):
     path = gen.write(gen.program_18(), 3, tmp_path / "p.json")
     _with_groups(path, 2)
     opened = open_file(path, use_cache=False)
-    apply_edits(
-        opened.arrays, opened.plan, [TilingEdit(1, axis=0, partitions=4)]
-    )  # 4 = 2 × 2: fine
+    apply_edits(opened.arrays, opened.plan, [TilingEdit(1, axis=0, partitions=4)])  # 4 = 2 × 2: fine
     with pytest.raises(EditError) as refused:
         apply_edits(opened.arrays, opened.plan, [TilingEdit(1, axis=0, partitions=5)])
     assert refused.value.value == 1 and refused.value.rule == RULE_UNRESOLVABLE
@@ -272,7 +228,5 @@ def test_v1_plan_json_without_an_estimate_says_why(tmp_path, capsys):
     assert cli.main(["plan", "--json", str(path)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert (
-        out["peak_tiles"] is None
-        and "value 1" in out["peak_tiles_note"]
-        and "padding groups" in out["peak_tiles_note"]
+        out["peak_tiles"] is None and "value 1" in out["peak_tiles_note"] and "padding groups" in out["peak_tiles_note"]
     )

@@ -14,6 +14,7 @@ import json
 import pytest
 from opening_support import open_into
 from profile_generator import program_18, program_scaled, write
+
 from tilescope.app.side_tabs import TAB_KEYS
 from tilescope.app.state import SessionState
 from tilescope.app.url_state import UrlState, parse_query
@@ -27,9 +28,7 @@ def expected_rows(doc: dict, tile: int, step: int) -> list[tuple[int, int, int, 
     out = []
     for root in doc["timeline"]["steps"][step]["live"]:
         aliases = [v for v in values if v["root"] == root]
-        best = max(
-            aliases, key=lambda v: v["tile_bytes"][tile]
-        )  # max keeps the first of equals
+        best = max(aliases, key=lambda v: v["tile_bytes"][tile])  # max keeps the first of equals
         total = best["tile_bytes"][tile]
         if total:
             payload = best["tile_shards"][tile] * best["copies"]
@@ -39,11 +38,7 @@ def expected_rows(doc: dict, tile: int, step: int) -> list[tuple[int, int, int, 
 
 @pytest.fixture(scope="module", params=[2, 3])
 def scaled(request, tmp_path_factory):
-    path = write(
-        program_scaled(2),
-        request.param,
-        tmp_path_factory.mktemp("tiles") / f"v{request.param}.json",
-    )
+    path = write(program_scaled(2), request.param, tmp_path_factory.mktemp("tiles") / f"v{request.param}.json")
     return json.loads(path.read_text()), open_file(path)
 
 
@@ -54,11 +49,7 @@ def test_one_tile_at_one_step_lists_each_live_root_like_the_compiler(scaled):
     for step in range(len(steps)):
         for tile in (0, 5, 1259, 1471):
             found = tile_step(data, tile, step)
-            got = list(
-                found.rows[["id", "payload", "padding", "total"]].itertuples(
-                    index=False, name=None
-                )
-            )
+            got = list(found.rows[["id", "payload", "padding", "total"]].itertuples(index=False, name=None))
             assert got == expected_rows(doc, tile, step), (step, tile)
             assert found.source == "file"
             # With the tile's scratch, the rows add up to the file's tile_usage (§1.6).
@@ -72,9 +63,7 @@ def test_a_tiles_timeline_is_its_tile_usage_beside_the_coarse_usage(scaled):
     lines = tile_lines(opened.base, 17)
     assert lines.standard.tolist() == [s["tile_usage"][17][0] for s in steps]
     assert lines.interleaved.tolist() == [s["tile_usage"][17][1] for s in steps]
-    assert lines.coarse.tolist() == [
-        s["coarse_usage"]["standard"] + s["coarse_usage"]["interleaved"] for s in steps
-    ]
+    assert lines.coarse.tolist() == [s["coarse_usage"]["standard"] + s["coarse_usage"]["interleaved"] for s in steps]
 
 
 def test_the_steps_peak_tile_is_the_last_most_loaded_tile(scaled):
@@ -84,9 +73,7 @@ def test_the_steps_peak_tile_is_the_last_most_loaded_tile(scaled):
         last = max(t for t, v in enumerate(totals) if v == max(totals))
         assert step_peak(opened.base, step) == (last, max(totals))
         # The file's usage is that tile's (§1.5).
-        assert [s["usage"]["standard"], s["usage"]["interleaved"]] == s["tile_usage"][
-            last
-        ]
+        assert [s["usage"]["standard"], s["usage"]["interleaved"]] == s["tile_usage"][last]
 
 
 def test_a_v1_file_gets_the_same_views_from_the_estimate_marked_as_such(sample_path):
@@ -95,18 +82,13 @@ def test_a_v1_file_gets_the_same_views_from_the_estimate_marked_as_such(sample_p
     s = SessionState()
     assert open_into(s, sample_path), s.error
     view = TilesView(state=s)
-    assert (
-        "data-source='estimate'" in view._source.object
-        and "tilescope&#x27;s estimate" in view._source.object
-    )
+    assert "data-source='estimate'" in view._source.object and "tilescope&#x27;s estimate" in view._source.object
     raw = json.loads(sample_path.read_text())
     step = raw["total_peak_step"]
     found = tile_step(s.data, view.tile, step)
     # No tile holds more than the v1 model's usage at the step (the bound the estimate refines).
     usage = raw["timeline"]["steps"][step]["usage"]
-    assert (
-        found.standard + found.interleaved <= usage["standard"] + usage["interleaved"]
-    )
+    assert found.standard + found.interleaved <= usage["standard"] + usage["interleaved"]
     assert found.source == "estimate"
 
 
@@ -124,16 +106,12 @@ def test_the_view_follows_the_selected_tile_and_step(tmp_path):
     peak = max(t for t, v in enumerate(totals) if v == max(totals))
     assert view.tile == peak  # opens on the total-peak step and its peak tile
     assert s.select_tile(3) is None and view.tile == 3
-    assert view.table.value["total"].tolist() == [
-        r[3] for r in expected_rows(doc, 3, step)
-    ]
+    assert view.table.value["total"].tolist() == [r[3] for r in expected_rows(doc, 3, step)]
     assert s.select_tile(8) and s.selected_tile == 3  # 8 tiles: 0..7
     view.tile_input.value = 6
     assert s.selected_tile == 6
     s.select_step(0)
-    assert view.table.value["total"].tolist() == [
-        r[3] for r in expected_rows(doc, 6, 0)
-    ]
+    assert view.table.value["total"].tolist() == [r[3] for r in expected_rows(doc, 6, 0)]
     view.go_to_step_peak_tile()
     totals0 = [a + b for a, b in doc["timeline"]["steps"][0]["tile_usage"]]
     assert s.selected_tile == max(t for t, v in enumerate(totals0) if v == max(totals0))
@@ -154,6 +132,7 @@ def test_after_an_edit_the_tile_shows_the_edited_programs_figures(tmp_path):
 
     import numpy as np
     from profile_generator import profile_json
+
     from tilescope.app.views.tiles import TilesView
     from tilescope.models.edits import TilingEdit
 
@@ -168,17 +147,11 @@ def test_after_an_edit_the_tile_shows_the_edited_programs_figures(tmp_path):
     for value in edited.values:
         if value.id == 6:
             value.tiling.axes[1].partitions = 3
-            value.tiling.tile_count = value.tiling.replicas * int(
-                np.prod([a.partitions for a in value.tiling.axes])
-            )
+            value.tiling.tile_count = value.tiling.replicas * int(np.prod([a.partitions for a in value.tiling.axes]))
     doc = profile_json(edited, 3)
     for step in range(len(doc["timeline"]["steps"])):
         s.select_step(step)
-        shown = list(
-            view.table.value[["id", "payload", "padding", "total"]].itertuples(
-                index=False, name=None
-            )
-        )
+        shown = list(view.table.value[["id", "payload", "padding", "total"]].itertuples(index=False, name=None))
         assert shown == expected_rows(doc, 4, step), step
 
 
@@ -189,18 +162,11 @@ def test_a_page_restores_tile_from_its_url_and_writes_it_back(sample_path):
     explorer.adopt(open_file(sample_path), "sample")
     s = explorer.state
     explorer.apply_url(parse_query("?step=45&tile=7&tab=tiles", TAB_KEYS))
-    assert (s.selected_step, s.selected_tile) == (
-        45,
-        7,
-    ) and explorer.profile_page.tabs.key == "tiles"
+    assert (s.selected_step, s.selected_tile) == (45, 7) and explorer.profile_page.tabs.key == "tiles"
     assert explorer.controls.query == "?step=45&tile=7&tab=tiles"
     s.select_tile(9)
     assert "tile=9" in explorer.controls.query
-    explorer.restore_query(
-        "?step=45"
-    )  # back to a URL without a tile: the step's peak tile again
+    explorer.restore_query("?step=45")  # back to a URL without a tile: the step's peak tile again
     assert s.selected_tile is None
-    explorer.apply_url(
-        parse_query("?tile=1472", TAB_KEYS)
-    )  # the sample has tiles 0 to 1,471
+    explorer.apply_url(parse_query("?tile=1472", TAB_KEYS))  # the sample has tiles 0 to 1,471
     assert "tile=1472" in s.error and s.selected_tile is None

@@ -55,13 +55,9 @@ def expect_tile(page, doc: dict, tile: int, step: int) -> None:
     expect(page.locator("[data-testid=ts-tile-step]")).to_have_text(str(step))
     want = expected_totals(doc, tile, step)
     # The table's total cells, as shown (thousands separated), in order: it waits until they are.
-    expect(
-        page.locator(".ts-tile-rows .tabulator-row [tabulator-field=total]")
-    ).to_have_text([f"{n:,}" for n in want])
+    expect(page.locator(".ts-tile-rows .tabulator-row [tabulator-field=total]")).to_have_text([f"{n:,}" for n in want])
     assert shown_totals(page) == want
-    series = [
-        a + b for a, b in (s["tile_usage"][tile] for s in doc["timeline"]["steps"])
-    ]
+    series = [a + b for a, b in (s["tile_usage"][tile] for s in doc["timeline"]["steps"])]
     page.wait_for_function(
         """([name, want]) => { for (const d of Bokeh.documents) for (const m of d._all_models.values())
              if (m.name === name && m.data && m.data.total) return JSON.stringify(Array.from(m.data.total)) === JSON.stringify(want);
@@ -88,18 +84,14 @@ def server(data_root):
         yield served
 
 
-def test_a_version_8_search_state_opens_with_its_visited_recipes(
-    server, data_root, page
-):
+def test_a_version_8_search_state_opens_with_its_visited_recipes(server, data_root, page):
     from playwright.sync_api import expect
 
     doc = data_root[1]["v8"]
     page.goto(f"{server.url}?file={V8_FILE}")
     page.wait_for_selector("[data-testid=ts-search-visited]", timeout=90_000)
     expect(page.locator("[data-testid=ts-search-version]")).to_have_text("8")
-    expect(page.locator("[data-testid=ts-visited-count]")).to_have_text(
-        str(len(doc["visited"]))
-    )
+    expect(page.locator("[data-testid=ts-visited-count]")).to_have_text(str(len(doc["visited"])))
     rows = page.locator("[data-testid=ts-visited-row]")
     expect(rows).to_have_count(len(doc["visited"]))
     # The one visited entry equal to the incumbent says so; the others say what differs.
@@ -110,9 +102,7 @@ def test_a_version_8_search_state_opens_with_its_visited_recipes(
             expect(rows.nth(i)).to_contain_text(text)
         else:
             expect(rows.nth(i)).not_to_contain_text(text)
-    expect(page.locator("[data-testid=ts-search-visited]")).to_contain_text(
-        "no cost, verdict or rejection reason"
-    )
+    expect(page.locator("[data-testid=ts-search-visited]")).to_contain_text("no cost, verdict or rejection reason")
     expect(page.locator("[data-testid=ts-recipe-setting-packing_rows]")).to_have_text(
         str(doc["recipe"]["options"]["packing_rows"])
     )
@@ -120,9 +110,7 @@ def test_a_version_8_search_state_opens_with_its_visited_recipes(
     assert page.console_errors == []
 
 
-def test_a_v3_profile_opens_on_its_peak_tile_and_follows_the_chosen_tile(
-    server, data_root, page
-):
+def test_a_v3_profile_opens_on_its_peak_tile_and_follows_the_chosen_tile(server, data_root, page):
     from playwright.sync_api import expect
 
     doc = data_root[1]["v3"]
@@ -130,9 +118,7 @@ def test_a_v3_profile_opens_on_its_peak_tile_and_follows_the_chosen_tile(
     peak_tile = last_peak(tile_totals(doc, peak_step))
     page.goto(f"{server.url}?file={V3_FILE}&tab=tiles")
     page.wait_for_selector("[data-testid=ts-tile-header]", timeout=90_000)
-    expect(page.locator("[data-testid=ts-tile-source]")).to_have_attribute(
-        "data-source", "file"
-    )
+    expect(page.locator("[data-testid=ts-tile-source]")).to_have_attribute("data-source", "file")
     expect_tile(page, doc, peak_tile, peak_step)
 
     # A typed tile: the header, the table and the timeline follow; the URL says it.
@@ -145,9 +131,7 @@ def test_a_v3_profile_opens_on_its_peak_tile_and_follows_the_chosen_tile(
 
     # Another step, then "the step's peak tile".
     other = next(
-        s
-        for s in range(len(doc["timeline"]["steps"]))
-        if last_peak(tile_totals(doc, s)) not in (typed, peak_tile)
+        s for s in range(len(doc["timeline"]["steps"])) if last_peak(tile_totals(doc, s)) not in (typed, peak_tile)
     )
     page.goto(f"{server.url}?file={V3_FILE}&tab=tiles&step={other}&tile={typed}")
     page.wait_for_selector("[data-testid=ts-tile-header]", timeout=90_000)

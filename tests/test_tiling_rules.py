@@ -2,6 +2,7 @@
 brute-force enumeration with the shard rule of docs/formats.md §2 re-implemented here; a drag track's
 stops bounded whatever the numbers in the file; one refusal rule for both editors.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,16 @@ from hypothesis import strategies as st
 from tilescope.models.tiling import Axis, AxisTiling, TensorTiling
 from tilescope.planner import tiling_rules
 from tilescope.planner.tiling_rules import (
-    MAX_STOPS, REPLICAS, RULE_MAX_PARTITIONS, RULE_TILE_COUNT, count_violation, partition_limit, replica_stops,
-    shard_changing_counts, valid_partition_counts, valid_replica_counts,
+    MAX_STOPS,
+    REPLICAS,
+    RULE_MAX_PARTITIONS,
+    RULE_TILE_COUNT,
+    count_violation,
+    partition_limit,
+    replica_stops,
+    shard_changing_counts,
+    valid_partition_counts,
+    valid_replica_counts,
 )
 
 
@@ -40,7 +49,9 @@ def blocks_by_hand(shape: list[int], tiling: TensorTiling) -> list[int]:
             dim = a.axis.index if a.axis.kind == "FromStart" else len(dims) - a.axis.index
         blocks = ceil_div(ceil_div(dims[dim], a.padding_multiple) * a.padding_multiple, a.block_size)
         out.append(blocks)
-        dims[dim] = ceil_div(ceil_div(blocks, a.partitions) * a.block_size, a.shard_padding_multiple) * a.shard_padding_multiple
+        dims[dim] = (
+            ceil_div(ceil_div(blocks, a.partitions) * a.block_size, a.shard_padding_multiple) * a.shard_padding_multiple
+        )
     return out
 
 
@@ -48,7 +59,9 @@ def valid_by_hand(shape, tiling: TensorTiling, position: int, tiles: int, most: 
     out = []
     for n in range(1, most + 1):
         edited = tiling.with_partitions(position, n)
-        if edited.tile_count <= tiles and all(a.partitions <= b for a, b in zip(edited.axes, blocks_by_hand(shape, edited))):
+        if edited.tile_count <= tiles and all(
+            a.partitions <= b for a, b in zip(edited.axes, blocks_by_hand(shape, edited))
+        ):
             out.append(n)
     return out
 

@@ -1,5 +1,6 @@
 """The URL as the session's shareable state, without a browser: parsing (untrusted parts dropped
 and said), writing, and a page restoring it; the keys and the header's value search."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,10 +17,17 @@ def test_a_query_round_trips():
     assert parse_query(query, TAB_KEYS) == state
 
 
-@pytest.mark.parametrize("query, problem", [
-    ("?step=-3", "step="), ("?step=1e9", "step="), ("?value=abc", "value="), ("?tab=<script>", "tab="),
-    ("?edits=84:1=18,oops", "$[1]"), ("?step=" + "9" * 40, "step="),
-])
+@pytest.mark.parametrize(
+    "query, problem",
+    [
+        ("?step=-3", "step="),
+        ("?step=1e9", "step="),
+        ("?value=abc", "value="),
+        ("?tab=<script>", "tab="),
+        ("?edits=84:1=18,oops", "$[1]"),
+        ("?step=" + "9" * 40, "step="),
+    ],
+)
 def test_a_bad_part_is_dropped_and_said(query, problem):
     parsed = parse_query(query, TAB_KEYS)
     assert parsed.step is None or parsed.step >= 0
@@ -52,7 +60,9 @@ def test_a_page_restores_a_url_and_writes_it_back(explorer, raw):
     assert explorer.controls.query.startswith("?step=46&")
     # back to a URL without edits or value: both go
     explorer.restore_query("?step=45")
-    assert s.edits == [] and s.selected_values == [] and s.selected_step == 45 and explorer.profile_page.tabs.key == "step"
+    assert (
+        s.edits == [] and s.selected_values == [] and s.selected_step == 45 and explorer.profile_page.tabs.key == "step"
+    )
 
 
 def test_a_url_naming_an_unknown_value_says_so(explorer):

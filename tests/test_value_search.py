@@ -5,6 +5,7 @@ in label order, the first ``limit``) on generated labels, including newlines and
 lower case is longer. The picker is checked on a synthetic profile of 2,400 values: the browser
 gets only the matches of what is typed, never every label.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,13 +15,13 @@ from bokeh.document import Document
 from bokeh.protocol import Protocol
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from opening_support import open_into
 
+from tilescope.app.state import SessionState
 from tilescope.app.views.editor import EditorView
 from tilescope.app.widgets.value_picker import PICKER_MATCHES
-from tilescope.app.state import SessionState
 from tilescope.derived.value_search import LabelSearch
 from tilescope.synth import write_synthetic_profile
-from opening_support import open_into
 
 ALPHABET = "ab#1 \nİK"  # 'İ'.lower() is two characters; '\n' is the search's own separator
 
@@ -44,7 +45,11 @@ def test_matches_on_value_labels():
     labels = [f"#{i} block{i // 10}.layer{i % 10}.weight" for i in range(200)]
     search = LabelSearch(labels)
     assert search.matches("#12 ", 10) == ["#12 block1.layer2.weight"]
-    assert search.matches("LAYER3", 3) == ["#3 block0.layer3.weight", "#13 block1.layer3.weight", "#23 block2.layer3.weight"]
+    assert search.matches("LAYER3", 3) == [
+        "#3 block0.layer3.weight",
+        "#13 block1.layer3.weight",
+        "#23 block2.layer3.weight",
+    ]
     assert search.matches("nothing like it", 10) == []
     assert search.matches("", 10) == []
     assert len(search.matches("#", 50)) == 50

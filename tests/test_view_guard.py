@@ -7,20 +7,21 @@ then still applies, every other view shows the edited plan (the values table's b
 edited value are the ones computed from the raw JSON by docs/formats.md §2), the page's error line
 names the failed view, and undo works the same way.
 """
+
 from __future__ import annotations
 
 import logging
 
-
-from benchmarks.bench_app import VIEW_CLASSES, build_page
 from browser_support import SAMPLE
 from editor_support import RawProfile, edited_bytes
+from opening_support import open_into
+
+from benchmarks.bench_app import VIEW_CLASSES, build_page
 from tilescope.app.state import SessionState
+from tilescope.app.views.editor import EditorView
 from tilescope.app.views.summary import SummaryView
 from tilescope.app.views.values_table import ValuesTableView
-from tilescope.app.views.editor import EditorView
 from tilescope.models.edits import TilingEdit
-from opening_support import open_into
 
 VALUE, AXIS, PARTITIONS = 85, 1, 5
 
@@ -54,8 +55,12 @@ def test_a_failing_view_leaves_the_others_and_the_edit_standing(monkeypatch, cap
     with caplog.at_level(logging.ERROR, logger="tilescope.app"):
         assert state.apply_edit(TilingEdit(VALUE, axis=AXIS, partitions=PARTITIONS)) is None
     assert state.edits == [TilingEdit(VALUE, axis=AXIS, partitions=PARTITIONS)]
-    assert state.error == "SummaryView could not be updated: RuntimeError: summary broke (the other views are up to date)"
-    assert any("SummaryView failed to update" in r.getMessage() and r.exc_info for r in caplog.records)  # traceback in the log
+    assert (
+        state.error == "SummaryView could not be updated: RuntimeError: summary broke (the other views are up to date)"
+    )
+    assert any(
+        "SummaryView failed to update" in r.getMessage() and r.exc_info for r in caplog.records
+    )  # traceback in the log
     assert table_bytes(views, VALUE) == edited  # a view after the failed one follows the edit
     editor = next(v for v in views if isinstance(v, EditorView))
     assert editor.state.data is state.data and state.data.whatif is not None

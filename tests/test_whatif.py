@@ -5,6 +5,7 @@ hand from docs/formats.md §2 (the arithmetic is written out), its live steps an
 usage read from the sample with ``json.load``, the new usage as recorded usage + the byte delta over
 the value's live steps, and the new peaks as the max (first step reaching it) over that.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,14 +14,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tilescope.cli import main as cli_main
+from tilescope.loaders.edit_sets import load_edit_set
 from tilescope.loaders.memory_profile import load_memory_profile
 from tilescope.models.edits import TilingEdit, save_edit_set
-from tilescope.loaders.edit_sets import load_edit_set
 from tilescope.models.errors import TilescopeError
-from tilescope.planner.edits import RULE_UNKNOWN_AXIS, RULE_UNKNOWN_VALUE, EditError, apply_edits, valid_partition_counts, valid_replica_counts
-from tilescope.planner.tiling_rules import RULE_MAX_PARTITIONS, RULE_MIN_PARTITIONS, RULE_MIN_REPLICAS, RULE_TILE_COUNT
+from tilescope.planner.edits import (
+    RULE_UNKNOWN_AXIS,
+    RULE_UNKNOWN_VALUE,
+    EditError,
+    apply_edits,
+    valid_partition_counts,
+    valid_replica_counts,
+)
 from tilescope.planner.model import plan_profile
-from tilescope.cli import main as cli_main
+from tilescope.planner.tiling_rules import RULE_MAX_PARTITIONS, RULE_MIN_PARTITIONS, RULE_MIN_REPLICAS, RULE_TILE_COUNT
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "vit_finalist5.memory_profile.json"
@@ -66,9 +74,12 @@ def expected_peaks(raw: dict, standard: list[int], interleaved: list[int]) -> di
     i_peak, i_step = peak_and_step(interleaved)
     t_peak, t_step = peak_and_step(both)
     return {
-        "standard": s_peak + exchange, "standard_step": s_step,
-        "interleaved": i_peak, "interleaved_step": i_step,
-        "total": t_peak + exchange, "total_step": t_step,
+        "standard": s_peak + exchange,
+        "standard_step": s_step,
+        "interleaved": i_peak,
+        "interleaved_step": i_step,
+        "total": t_peak + exchange,
+        "total_step": t_step,
         "effective_peak_bytes": t_peak + raw["support_reserve_bytes"],
     }
 
@@ -79,9 +90,12 @@ def assert_plan(plan, raw: dict, standard: list[int], interleaved: list[int]) ->
     want = expected_peaks(raw, standard, interleaved)
     p = plan.peaks
     got = {
-        "standard": p.standard, "standard_step": p.standard_step,
-        "interleaved": p.interleaved, "interleaved_step": p.interleaved_step,
-        "total": p.total, "total_step": p.total_step,
+        "standard": p.standard,
+        "standard_step": p.standard_step,
+        "interleaved": p.interleaved,
+        "interleaved_step": p.interleaved_step,
+        "total": p.total,
+        "total_step": p.total_step,
         "effective_peak_bytes": p.effective_peak_bytes,
     }
     assert got == want
@@ -339,7 +353,9 @@ def run_cli_exit(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def test_cli_plan_json_with_edits(raw, capsys):
-    code, out, err = run_cli(capsys, "plan", str(SAMPLE), "--json", "--edit", "84:1=18", "--edit", "84:replicas=27", "--edit", "48:1=1")
+    code, out, err = run_cli(
+        capsys, "plan", str(SAMPLE), "--json", "--edit", "84:1=18", "--edit", "84:replicas=27", "--edit", "48:1=1"
+    )
     assert code == 0 and err == ""
     doc = json.loads(out)
     assert doc["edits"] == [
@@ -366,7 +382,10 @@ def test_cli_edits_file_matches_edit_arguments(capsys, tmp_path):
 
 
 def test_cli_each(raw, capsys, tmp_path):
-    path = save_edit_set(tmp_path / "e.json", [TilingEdit(84, replicas=27), TilingEdit(84, axis=1, partitions=18), TilingEdit(8, axis=0, partitions=72)])
+    path = save_edit_set(
+        tmp_path / "e.json",
+        [TilingEdit(84, replicas=27), TilingEdit(84, axis=1, partitions=18), TilingEdit(8, axis=0, partitions=72)],
+    )
     code, out, err = run_cli(capsys, "plan", str(SAMPLE), "--edits", str(path), "--each")
     assert code == 0 and err == ""
     lines = [json.loads(line) for line in out.splitlines()]
@@ -383,14 +402,24 @@ def test_cli_each(raw, capsys, tmp_path):
         want = expected_peaks(raw, std, intl)
         assert line["standard"] == want["standard"] and line["interleaved"] == want["interleaved"]
         assert line["total"] == want["total"] and line["effective_peak_bytes"] == want["effective_peak_bytes"]
-        assert line["steps"] == {"standard": want["standard_step"], "interleaved": want["interleaved_step"], "total": want["total_step"]}
+        assert line["steps"] == {
+            "standard": want["standard_step"],
+            "interleaved": want["interleaved_step"],
+            "total": want["total_step"],
+        }
         assert line["fits_budget"] is True
 
 
 @pytest.mark.parametrize(
     "argument, named",
-    [("84:1=0", "value 84 axis 1"), ("84:1=18", "value 84 axis 1"), ("9999:0=2", "value 9999 axis 0"),
-     ("84:7=2", "value 84 axis 7"), ("84:replicas=0", "value 84 replicas"), ("84:1=400", "value 84 axis 1")],
+    [
+        ("84:1=0", "value 84 axis 1"),
+        ("84:1=18", "value 84 axis 1"),
+        ("9999:0=2", "value 9999 axis 0"),
+        ("84:7=2", "value 84 axis 7"),
+        ("84:replicas=0", "value 84 replicas"),
+        ("84:1=400", "value 84 axis 1"),
+    ],
 )
 def test_cli_invalid_edit_exits_2_with_one_line(capsys, argument, named):
     code, out, err = run_cli(capsys, "plan", str(SAMPLE), "--json", "--edit", argument)
@@ -423,6 +452,9 @@ def test_granules_of_all_values_at_once_match_one_at_a_time():
         [shard, -(-shard // region) * region, -(-shard // pick) * pick],
         shard + 3,  # no granule reproduces it
     )
-    expected = [infer_granule(int(s), int(a), "interleaved" if i else "standard") for s, a, i in zip(shard, aligned, interleaved)]
+    expected = [
+        infer_granule(int(s), int(a), "interleaved" if i else "standard")
+        for s, a, i in zip(shard, aligned, interleaved)
+    ]
     assert infer_granules(shard, aligned, interleaved).tolist() == expected
     assert len(set(expected)) > 5

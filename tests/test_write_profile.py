@@ -5,6 +5,7 @@ The written file is checked against a copy of the sample edited by an independen
 §2): the two must be the same JSON. Then ``tilescope check`` passes on it, re-planning it gives the
 edited plan, and the input file is untouched.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from compare_support import with_edits
+
 from tilescope.cli import main
 from tilescope.loaders.debug_text import parse_debug, render
 from tilescope.loaders.memory_profile import load_memory_profile
@@ -68,7 +69,9 @@ def test_written_profile_is_the_independently_edited_profile(case, capsys, sampl
     # Re-planning the written file gives the edited plan.
     profile = load_memory_profile(sample_copy)
     arrays, plan = plan_profile(profile)
-    tiling_edits = [TilingEdit(v, replicas=n) if a == "replicas" else TilingEdit(v, axis=a, partitions=n) for v, a, n in edits]
+    tiling_edits = [
+        TilingEdit(v, replicas=n) if a == "replicas" else TilingEdit(v, axis=a, partitions=n) for v, a, n in edits
+    ]
     whatif = apply_edits(arrays, plan, tiling_edits)
     _, replanned = plan_profile(load_memory_profile(out))
     assert np.array_equal(replanned.figures.bytes, whatif.plan.figures.bytes)
@@ -95,7 +98,9 @@ def test_without_edits_the_written_profile_is_the_input_byte_for_byte(capsys, sa
 
 def test_json_form_names_the_written_file(capsys, sample_copy, tmp_path):
     out = tmp_path / "edited.json"
-    code, stdout, _ = run_cli(capsys, "plan", str(sample_copy), "--json", "--edit", "84:1=6", "--write-profile", str(out))
+    code, stdout, _ = run_cli(
+        capsys, "plan", str(sample_copy), "--json", "--edit", "84:1=6", "--write-profile", str(out)
+    )
     assert code == 0
     assert json.loads(stdout)["written_profile"] == str(out)
 
@@ -106,26 +111,27 @@ def test_never_overwrites_without_overwrite(capsys, sample_copy, tmp_path):
     code, _, err = run_cli(capsys, "plan", str(sample_copy), "--edit", "84:1=6", "--write-profile", str(out))
     assert code == 2 and err.count("\n") == 1 and "--overwrite" in err and str(out) in err
     assert out.read_text() == "keep me"
-    code, _, _ = run_cli(capsys, "plan", str(sample_copy), "--edit", "84:1=6", "--write-profile", str(out), "--overwrite")
-    assert code == 0 and json.loads(out.read_text())["peak"]["standard"] != json.loads(sample_copy.read_text())["peak"]["standard"]
+    code, _, _ = run_cli(
+        capsys, "plan", str(sample_copy), "--edit", "84:1=6", "--write-profile", str(out), "--overwrite"
+    )
+    assert (
+        code == 0
+        and json.loads(out.read_text())["peak"]["standard"] != json.loads(sample_copy.read_text())["peak"]["standard"]
+    )
 
 
 def test_never_writes_the_input_even_with_overwrite(capsys, sample_copy, tmp_path):
     before = fingerprint(sample_copy)
     os.symlink(sample_copy, tmp_path / "link.json")
     for target in (sample_copy, tmp_path / "link.json"):
-        code, _, err = run_cli(capsys, "plan", str(sample_copy), "--edit", "84:1=18", "--write-profile", str(target), "--overwrite")
+        code, _, err = run_cli(
+            capsys, "plan", str(sample_copy), "--edit", "84:1=18", "--write-profile", str(target), "--overwrite"
+        )
         assert code == 2 and err.count("\n") == 1 and "input" in err
     assert fingerprint(sample_copy) == before
 
 
-@pytest.mark.parametrize(
-    "extra, words",
-    [
-        (["--each"], "--each"),
-        (["--edit", "84:1=100000"], "value 84 axis 1"),
-    ],
-)
+@pytest.mark.parametrize("extra, words", [(["--each"], "--each"), (["--edit", "84:1=100000"], "value 84 axis 1")])
 def test_refusals_are_one_line(extra, words, capsys, sample_copy, tmp_path):
     out = tmp_path / "never.json"
     code, _, err = run_cli(capsys, "plan", str(sample_copy), "--edit", "84:1=18", *extra, "--write-profile", str(out))

@@ -5,7 +5,9 @@ for the edited program; without edits OUT says what the input says."""
 
 from __future__ import annotations
 
+import functools
 import json
+import operator
 import subprocess
 import sys
 from pathlib import Path
@@ -13,22 +15,17 @@ from pathlib import Path
 import profile_generator as gen
 import pytest
 from test_tile_whatif import edited_program
+
 from tilescope.loaders.debug_text import parse_debug
 from tilescope.loaders.layouts import layout_from_debug
 from tilescope.models.edits import TilingEdit
-import functools
-import operator
 
 TILESCOPE = [sys.executable, "-m", "tilescope"]
 
 CASES = {
     "program_18": (
         gen.program_18,
-        [
-            TilingEdit(6, axis=1, partitions=3),
-            TilingEdit(4, axis=0, partitions=2),
-            TilingEdit(1, axis=0, partitions=5),
-        ],
+        [TilingEdit(6, axis=1, partitions=3), TilingEdit(4, axis=0, partitions=2), TilingEdit(1, axis=0, partitions=5)],
     ),
     "program_scaled": (
         lambda: gen.program_scaled(2),
@@ -39,10 +36,7 @@ CASES = {
 
 def plan(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [*TILESCOPE, "plan", *args],
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).resolve().parent.parent,
+        [*TILESCOPE, "plan", *args], capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent
     )
 
 
@@ -52,9 +46,7 @@ def tiling_of(layout: str):
 
 def assert_same_profile(got: dict, expected: dict) -> None:
     """Every field equal; layouts compared as parsed (the writer renders Debug text its own way)."""
-    assert {k: v for k, v in got.items() if k != "timeline"} == {
-        k: v for k, v in expected.items() if k != "timeline"
-    }
+    assert {k: v for k, v in got.items() if k != "timeline"} == {k: v for k, v in expected.items() if k != "timeline"}
     assert len(got["timeline"]["values"]) == len(expected["timeline"]["values"])
     for g, e in zip(got["timeline"]["values"], expected["timeline"]["values"]):
         assert tiling_of(g.pop("layout")) == tiling_of(e.pop("layout")), e["id"]
@@ -77,13 +69,8 @@ def test_write_profile_is_the_generators_edited_program(tmp_path, name, version)
         str(out),
     )
     assert done.returncode == 0, done.stderr
-    assert_same_profile(
-        json.loads(out.read_text()),
-        gen.profile_json(edited_program(program, edits), version),
-    )
-    checked = subprocess.run(
-        [*TILESCOPE, "check", str(out)], check=False, capture_output=True, text=True
-    )
+    assert_same_profile(json.loads(out.read_text()), gen.profile_json(edited_program(program, edits), version))
+    checked = subprocess.run([*TILESCOPE, "check", str(out)], check=False, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     # Read back, its plan is the what-if's: the same peaks and peak tiles as `plan --json` with the edits.
     editing = [part for a in arguments for part in ("--edit", a)]

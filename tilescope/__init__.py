@@ -9,6 +9,7 @@ reports, and a notebook API mirroring the commands (``tilescope.api``):
 Each is looked up lazily (``__getattr__``): importing tilescope imports neither Panel nor the
 planner.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -11,10 +11,12 @@ prints, to be looked at or driven from Python (README "In a notebook"). None imp
 - ``explore(path)`` ↔ ``tilescope serve PATH``: the explorer's page as a cell's output
   (``app.notebook``; imports Panel when called).
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tilescope.derived.compare import Comparison
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["compare", "open", "solve"]
 
 
-def open(path: str | Path, *, use_cache: bool = True) -> Any:  # noqa: A001 (the CLI's verb, as `tilescope.open`)
+def open(path: str | Path, *, use_cache: bool = True) -> Any:
     """The file at ``path`` opened as the kind it is (a memory profile planned, a search state
     parsed, …); raises ``models.errors.InputError`` naming the file on bad input."""
     from tilescope.derived.opening import open_file
@@ -33,8 +35,13 @@ def open(path: str | Path, *, use_cache: bool = True) -> Any:  # noqa: A001 (the
     return open_file(Path(path).expanduser(), use_cache=use_cache)
 
 
-def compare(a: str | Path | Any, b: str | Path | Any | None = None, *, edits_a: Sequence["TilingEdit"] = (),
-            edits_b: Sequence["TilingEdit"] = ()) -> "Comparison":
+def compare(
+    a: str | Path | Any,
+    b: str | Path | Any | None = None,
+    *,
+    edits_a: Sequence[TilingEdit] = (),
+    edits_b: Sequence[TilingEdit] = (),
+) -> Comparison:
     """``a``'s plan against ``b``'s (paths, or profiles ``open`` returned); ``b`` omitted: ``a``
     against itself edited by ``edits_b``. ``edits_a``/``edits_b``: tiling edits applied to each
     side first (``models.edits.TilingEdit``; ``loaders.edit_sets.load_edit_set`` reads a file of them)."""
@@ -46,10 +53,12 @@ def compare(a: str | Path | Any, b: str | Path | Any | None = None, *, edits_a: 
     def profile(x) -> OpenedProfile:
         opened = x if isinstance(x, OpenedProfile) else open(x)
         if not isinstance(opened, OpenedProfile):
-            raise TilescopeError(f"{opened.name}: a {opened.kind.replace('_', ' ')}, not a memory profile: nothing to compare")
+            raise TilescopeError(
+                f"{opened.name}: a {opened.kind.replace('_', ' ')}, not a memory profile: nothing to compare"
+            )
         return opened
 
-    def side(opened: OpenedProfile, edits: Sequence["TilingEdit"]) -> CompareSide:
+    def side(opened: OpenedProfile, edits: Sequence[TilingEdit]) -> CompareSide:
         if not edits:
             return CompareSide(opened.profile, opened.arrays, opened.plan)
         return CompareSide.edited(opened.profile, opened.arrays, apply_edits(opened.arrays, opened.plan, list(edits)))
@@ -61,7 +70,9 @@ def compare(a: str | Path | Any, b: str | Path | Any | None = None, *, edits_a: 
     return compare_plans(side(first, edits_a), side(second, edits_b))
 
 
-def solve(problem: "str | Path | PlacementProblem", time_limit: float = 60.0, *, capacity: int | None = None) -> "SolveResult":
+def solve(
+    problem: str | Path | PlacementProblem, time_limit: float = 60.0, *, capacity: int | None = None
+) -> SolveResult:
     """Place ``problem`` — a ``PlacementProblem``, or a file as ``tilescope solve`` reads it (a
     placement constraint dump, or a MiniMalloc CSV with ``capacity`` in bytes) — within
     ``time_limit`` seconds: *placed* (re-checked), *infeasible* (with its proof) or *unknown*."""

@@ -1,6 +1,7 @@
 """Where the bundled sample planner outputs are: inside the installed package
 (``tilescope/sample_data/``, see pyproject.toml), or the repository's ``sample_data/`` in a checkout
 (an editable install maps that folder, but a folder of data files is not importable there)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -20,6 +20,7 @@ allocation granule of each value is inferred from the sample's recorded figures,
 does for any file. The JSON is written step by step (never one string for the whole file) in the
 sample's compact style, to a temporary file renamed into place at the end (``models.files``).
 """
+
 from __future__ import annotations
 
 import io
@@ -164,15 +165,17 @@ def build_block(sample_path: str | Path | None, layers: int, gaps: bool = False)
             {**v, "id": position[v["id"]], "root": position[v["root"]], "storage_group": position[v["storage_group"]]}
         )
     live = [
-        np.sort(np.array([n for old in s["live"] for n in renumber[old]], dtype=np.int64))
-        for s in timeline["steps"]
+        np.sort(np.array([n for old in s["live"] for n in renumber[old]], dtype=np.int64)) for s in timeline["steps"]
     ]
     if gaps:
         live = _punch_gaps(live, {v["id"] for v in block_values if v["root"] == v["id"]})
     steps = [_loop_step({k: s[k] for k in s if k != "live"}, sample_layers, layers) for s in timeline["steps"]]
 
     header = {k: sample[k] for k in sample if k != "timeline"}
-    one_block = {**header, "timeline": {"values": block_values, "steps": [{**s, "live": ids.tolist()} for s, ids in zip(steps, live)]}}
+    one_block = {
+        **header,
+        "timeline": {"values": block_values, "steps": [{**s, "live": ids.tolist()} for s, ids in zip(steps, live)]},
+    }
     profile = parse_memory_profile(json.dumps(one_block).encode(), f"{path} (one synthetic block)")
     arrays = arrays_of(profile)
     plan = compute_plan(arrays)
@@ -228,14 +231,21 @@ def _block_value(v: dict, b: int, id_offset: int, origin_offset: int) -> dict:
 
 
 def _step_text(step: dict, index: int, source: int, live: np.ndarray) -> str:
-    head = _dumps({"index": index, "source": source, "operation": step["operation"], "execution_count": step["execution_count"]})
+    head = _dumps(
+        {"index": index, "source": source, "operation": step["operation"], "execution_count": step["execution_count"]}
+    )
     tail = _dumps({"scratch": step["scratch"], "usage": step["usage"]})
     return f'{head[:-1]},"live":[{",".join(map(str, live.tolist()))}],{tail[1:]}'
 
 
 def write_synthetic_profile(
-    out_path: str | Path, blocks: int, layers: int, sample_path: str | Path | None = None, gaps: bool = False,
-    *, overwrite: bool = False,
+    out_path: str | Path,
+    blocks: int,
+    layers: int,
+    sample_path: str | Path | None = None,
+    gaps: bool = False,
+    *,
+    overwrite: bool = False,
 ) -> Path:
     """Write a synthetic profile of ``blocks`` × the sample program with ``layers`` layers per loop.
 
@@ -273,7 +283,9 @@ def _write_blocks(out: Path, block: Block, header: dict, blocks: int, overwrite:
                 for i, (step, live) in enumerate(zip(block.steps, block.live)):
                     if b or i:
                         f.write(",")
-                    f.write(_step_text(step, b * n_steps + i, step["source"] + b * block.source_stride, live + b * n_values))
+                    f.write(
+                        _step_text(step, b * n_steps + i, step["source"] + b * block.source_stride, live + b * n_values)
+                    )
             f.write("]}}")
             f.flush()
         finally:

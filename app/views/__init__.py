@@ -3,6 +3,7 @@
 
 The public names below are imported on first use (``__getattr__``), so importing one module of the
 package does not import the rest."""
+
 from __future__ import annotations
 
 from importlib import import_module

@@ -11,6 +11,7 @@ re-aggregated on every zoom or pan (RangesUpdate) and after every edit (the what
 placement is re-placed incrementally by ``PlanData.placement``). The two regions share the step
 axis. Clicking an allocation selects its value (or says what it is).
 """
+
 from __future__ import annotations
 
 import math
@@ -20,15 +21,24 @@ import numpy as np
 import panel as pn
 import param
 from bokeh.events import RangesUpdate, Tap
-from bokeh.models import BoxAnnotation, ColumnDataSource, HoverTool, Label, LinearColorMapper, NumeralTickFormatter, Range1d, Span
+from bokeh.models import (
+    BoxAnnotation,
+    ColumnDataSource,
+    HoverTool,
+    Label,
+    LinearColorMapper,
+    NumeralTickFormatter,
+    Range1d,
+    Span,
+)
 from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
-from tilescope.app.state import SessionState
 from tilescope.app.one_message import one_message
 from tilescope.app.ranges_update import settle_quickly
 from tilescope.app.shown_gate import ShownGate
+from tilescope.app.state import SessionState
 from tilescope.app.views.placement_summary import verdict_html
 from tilescope.derived.addresses import address_rects
 from tilescope.models.errors import TilescopeError
@@ -39,7 +49,9 @@ CSS = static_text("placement.css")
 WIDTH_PX, HEIGHT_PX = 1000, 260  # the pixel budget of one region's window (the plot's size, about)
 MIN_PX = 3.0  # allocations smaller than this (either way) are aggregated into cells of this size
 REGION_COLORS = MappingProxyType({"standard": "#4C78A8", "interleaved": "#F58518"})
-AGGREGATE_COLORS = MappingProxyType({"standard": "#6F8FB5", "interleaved": "#C98A4B"})  # the region's colour, duller: many small allocations
+AGGREGATE_COLORS = MappingProxyType(
+    {"standard": "#6F8FB5", "interleaved": "#C98A4B"}
+)  # the region's colour, duller: many small allocations
 SCRATCH, EXCHANGE, SELECTED = "#7B61FF", "#9D9D9D", "#111111"
 KIND_COLORS = ("value", "scratch", "exchange_rows", "selected")  # the ``shade`` column of an allocation drawn alone
 SHADE_SELECTED = KIND_COLORS.index("selected")
@@ -71,11 +83,14 @@ class AddressesView(pn.viewable.Viewer):
         self.marks: dict[str, dict] = {}
         self.figures = {r: self._build_figure(r) for r in REGION_NAMES}
         self._steps: tuple[float, float] | None = None  # zoomed step window (None: every step)
-        self._addresses: dict[str, tuple[float, float] | None] = {r: None for r in REGION_NAMES}
-        self._fitted: dict[str, tuple[float, float]] = {r: (0.0, 1.0) for r in REGION_NAMES}
+        self._addresses: dict[str, tuple[float, float] | None] = dict.fromkeys(REGION_NAMES)
+        self._fitted: dict[str, tuple[float, float]] = dict.fromkeys(REGION_NAMES, (0.0, 1.0))
         self._shown_profile = None  # the opened profile the step axis was fitted to
         self._placement: Placement | None = None
-        self._notes = {r: pn.pane.HTML("", css_classes=["ts-address-note"], stylesheets=[CSS], sizing_mode="stretch_width") for r in REGION_NAMES}
+        self._notes = {
+            r: pn.pane.HTML("", css_classes=["ts-address-note"], stylesheets=[CSS], sizing_mode="stretch_width")
+            for r in REGION_NAMES
+        }
         self._header = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._picked = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self.gate.watch(self._redraw, ["data", "ready"])
@@ -87,43 +102,95 @@ class AddressesView(pn.viewable.Viewer):
 
     def _build_figure(self, region: str):
         fig = figure(
-            name=f"ts-address-{region}-plot", height=HEIGHT_PX + 60, sizing_mode="stretch_width",
-            tools="xpan,xwheel_zoom,ywheel_zoom,box_zoom,reset,save", active_scroll=None, toolbar_location="above",
-            x_axis_label="step", y_axis_label=f"{region} offset (bytes)", output_backend="webgl",
-            x_range=self.x_range, y_range=Range1d(0, 1),
+            name=f"ts-address-{region}-plot",
+            height=HEIGHT_PX + 60,
+            sizing_mode="stretch_width",
+            tools="xpan,xwheel_zoom,ywheel_zoom,box_zoom,reset,save",
+            active_scroll=None,
+            toolbar_location="above",
+            x_axis_label="step",
+            y_axis_label=f"{region} offset (bytes)",
+            output_backend="webgl",
+            x_range=self.x_range,
+            y_range=Range1d(0, 1),
         )
         fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
         fig.xaxis.formatter = NumeralTickFormatter(format="0")
-        frag = BoxAnnotation(bottom=0, top=0, fill_color="#C62828", fill_alpha=0.10, hatch_pattern="/", hatch_alpha=0.35, hatch_color="#C62828", line_alpha=0)
+        frag = BoxAnnotation(
+            bottom=0,
+            top=0,
+            fill_color="#C62828",
+            fill_alpha=0.10,
+            hatch_pattern="/",
+            hatch_alpha=0.35,
+            hatch_color="#C62828",
+            line_alpha=0,
+        )
         fig.add_layout(frag)
         cells = fig.quad(
-            left="left", right="right", bottom="bottom", top="top", source=self.cells[region],
-            fill_color=AGGREGATE_COLORS[region], fill_alpha="alpha", line_alpha=0,
+            left="left",
+            right="right",
+            bottom="bottom",
+            top="top",
+            source=self.cells[region],
+            fill_color=AGGREGATE_COLORS[region],
+            fill_alpha="alpha",
+            line_alpha=0,
         )
         mapper = LinearColorMapper(palette=_palette(region), low=-0.5, high=len(KIND_COLORS) - 0.5)
         rects = fig.quad(
-            left="left", right="right", bottom="bottom", top="top", source=self.sources[region],
-            fill_color={"field": "shade", "transform": mapper}, fill_alpha=0.85, line_color={"field": "shade", "transform": mapper},
-            line_alpha=0.9, line_width=0.6,
+            left="left",
+            right="right",
+            bottom="bottom",
+            top="top",
+            source=self.sources[region],
+            fill_color={"field": "shade", "transform": mapper},
+            fill_alpha=0.85,
+            line_color={"field": "shade", "transform": mapper},
+            line_alpha=0.9,
+            line_width=0.6,
         )
         fig.add_tools(
-            HoverTool(renderers=[rects], tooltips=[  # plain @field tooltips render text, never HTML
-                ("", "@label"), ("offset", "@bottom{0,0} B"), ("bytes", "@size{0,0} B"), ("steps", "@first – @last"),
-            ]),
-            HoverTool(renderers=[cells], tooltips=[
-                ("", "small allocations"), ("allocations touching", "@count"), ("area used", "@fill{0 %}"),
-                ("offsets", "@bottom{0,0} – @top{0,0} B"), ("steps", "@left{0} – @right{0}"),
-            ]),
+            HoverTool(
+                renderers=[rects],
+                tooltips=[  # plain @field tooltips render text, never HTML
+                    ("", "@label"),
+                    ("offset", "@bottom{0,0} B"),
+                    ("bytes", "@size{0,0} B"),
+                    ("steps", "@first – @last"),
+                ],
+            ),
+            HoverTool(
+                renderers=[cells],
+                tooltips=[
+                    ("", "small allocations"),
+                    ("allocations touching", "@count"),
+                    ("area used", "@fill{0 %}"),
+                    ("offsets", "@bottom{0,0} – @top{0,0} B"),
+                    ("steps", "@left{0} – @right{0}"),
+                ],
+            ),
         )
         spans = {
             "placed": Span(location=0, dimension="width", line_color="#111111", line_width=1.5),
-            "lower_bound": Span(location=0, dimension="width", line_color="#2E7D32", line_dash="dashed", line_width=1.5),
+            "lower_bound": Span(
+                location=0, dimension="width", line_color="#2E7D32", line_dash="dashed", line_width=1.5
+            ),
             "capacity": Span(location=0, dimension="width", line_color="#C62828", line_dash="dashed", line_width=1.5),
             "step": Span(location=0, dimension="height", line_color="#111111", line_width=1.0, line_alpha=0.6),
         }
         labels = {
-            name: Label(x=6, y=0, x_units="screen", text="", text_font_size="11px", text_color=spans[name].line_color,
-                        y_offset=offset, background_fill_color="white", background_fill_alpha=0.7)
+            name: Label(
+                x=6,
+                y=0,
+                x_units="screen",
+                text="",
+                text_font_size="11px",
+                text_color=spans[name].line_color,
+                y_offset=offset,
+                background_fill_color="white",
+                background_fill_alpha=0.7,
+            )
             for name, offset in (("placed", 3), ("lower_bound", -15), ("capacity", 3))
         }
         for annotation in (*spans.values(), *labels.values()):
@@ -151,8 +218,14 @@ class AddressesView(pn.viewable.Viewer):
         if self._shown_profile is not data.opened:
             self._shown_profile = data.opened
             self._steps = None
-            self._addresses = {r: None for r in REGION_NAMES}
-            self.x_range.update(start=-0.5, end=max(n - 0.5, 0.5), reset_start=-0.5, reset_end=max(n - 0.5, 0.5), bounds=(-0.5, max(n - 0.5, 0.5)))
+            self._addresses = dict.fromkeys(REGION_NAMES)
+            self.x_range.update(
+                start=-0.5,
+                end=max(n - 0.5, 0.5),
+                reset_start=-0.5,
+                reset_end=max(n - 0.5, 0.5),
+                bounds=(-0.5, max(n - 0.5, 0.5)),
+            )
         for region in REGION_NAMES:
             self._show_marks(region)
         self._header.object = self._header_html()
@@ -177,7 +250,9 @@ class AddressesView(pn.viewable.Viewer):
         fitted = (0.0, 1.06 * max(top, shown_capacity or 0))
         self._fitted[region] = fitted
         if self._addresses[region] is None:
-            self.figures[region].y_range.update(start=fitted[0], end=fitted[1], reset_start=fitted[0], reset_end=fitted[1])
+            self.figures[region].y_range.update(
+                start=fitted[0], end=fitted[1], reset_start=fitted[0], reset_end=fitted[1]
+            )
         else:
             self.figures[region].y_range.update(reset_start=fitted[0], reset_end=fitted[1])
         spans, labels = marks["spans"], marks["labels"]
@@ -185,16 +260,24 @@ class AddressesView(pn.viewable.Viewer):
         spans["lower_bound"].location = figures.lower_bound
         spans["capacity"].location = figures.capacity
         spans["capacity"].visible = labels["capacity"].visible = shown_capacity is not None
-        labels["placed"].update(y=figures.placed, text=f"placed {figures.placed:,} B (fragmentation {figures.fragmentation:,} B)")
+        labels["placed"].update(
+            y=figures.placed, text=f"placed {figures.placed:,} B (fragmentation {figures.fragmentation:,} B)"
+        )
         labels["lower_bound"].update(y=figures.lower_bound, text=f"lower bound {figures.lower_bound:,} B")
-        labels["capacity"].update(y=figures.capacity, text=f"capacity {figures.capacity:,} B ({'fits' if figures.fits else 'does not fit'})")
+        labels["capacity"].update(
+            y=figures.capacity, text=f"capacity {figures.capacity:,} B ({'fits' if figures.fits else 'does not fit'})"
+        )
         marks["fragmentation"].update(bottom=figures.lower_bound, top=figures.placed)
 
     def _header_html(self) -> str:
         parts = []
         for region in REGION_NAMES:
             f = self._placement.regions[region]
-            capacity = "" if f.capacity <= 2 * max(f.placed, 1) else f" (capacity {esc(fmt_bytes(f.capacity))} is above the plot)"
+            capacity = (
+                ""
+                if f.capacity <= 2 * max(f.placed, 1)
+                else f" (capacity {esc(fmt_bytes(f.capacity))} is above the plot)"
+            )
             parts.append(
                 f'<span class="ts-region-{region}"><b>{region}</b>: placed '
                 f'<span data-testid="ts-address-placed-{region}">{esc(fmt_bytes(f.placed))}</span>, lower bound {esc(fmt_bytes(f.lower_bound))}, '
@@ -232,12 +315,22 @@ class AddressesView(pn.viewable.Viewer):
             if window is None:
                 self.sources[region].data = _empty(ALLOCATION_FIELDS)
                 self.cells[region].data = _empty(CELL_FIELDS)
-                self._notes[region].object = f'<span data-testid="ts-address-note-{region}">{region}: nothing in this window</span>'
+                self._notes[
+                    region
+                ].object = f'<span data-testid="ts-address-note-{region}">{region}: nothing in this window</span>'
                 continue
             first, last, low, high = window
             r = address_rects(
-                self._placement, region, first_step=first, last_step=last, low=low, high=high,
-                width_px=WIDTH_PX, height_px=HEIGHT_PX, min_px=MIN_PX, keep_ids=self.state.selected_values,
+                self._placement,
+                region,
+                first_step=first,
+                last_step=last,
+                low=low,
+                high=high,
+                width_px=WIDTH_PX,
+                height_px=HEIGHT_PX,
+                min_px=MIN_PX,
+                keep_ids=self.state.selected_values,
             )
             alone, cell = r.allocation >= 0, r.allocation < 0
             kinds = r.kind_names()[alone]
@@ -247,17 +340,24 @@ class AddressesView(pn.viewable.Viewer):
             # Bokeh sends float64, int32 and int8 arrays as binary (an int64 beyond 2³¹ would go as a
             # list): addresses, sizes and ids as float64, exact up to 2⁵³, the loader's limit
             self.sources[region].data = {
-                "left": r.first[alone] - 0.5, "right": r.last[alone] + 0.5,
-                "bottom": r.offset[alone].astype(np.float64), "top": (r.offset + r.bytes)[alone].astype(np.float64),
+                "left": r.first[alone] - 0.5,
+                "right": r.last[alone] + 0.5,
+                "bottom": r.offset[alone].astype(np.float64),
+                "top": (r.offset + r.bytes)[alone].astype(np.float64),
                 "shade": np.where(selected, SHADE_SELECTED, r.kind[alone]).astype(np.int8),
-                "id": ids.astype(np.float64), "size": r.bytes[alone].astype(np.float64),
-                "first": r.first[alone].astype(np.float64), "last": r.last[alone].astype(np.float64),
+                "id": ids.astype(np.float64),
+                "size": r.bytes[alone].astype(np.float64),
+                "first": r.first[alone].astype(np.float64),
+                "last": r.last[alone].astype(np.float64),
                 "label": self._labels(kinds, ids, rows, r.first[alone], names),
             }
             self.cells[region].data = {
-                "left": r.first[cell] - 0.5, "right": r.last[cell] + 0.5,
-                "bottom": r.offset[cell].astype(np.float64), "top": (r.offset + r.bytes)[cell].astype(np.float64),
-                "alpha": (0.15 + 0.7 * r.fill[cell]).astype(np.float32), "count": r.count[cell].astype(np.float64),
+                "left": r.first[cell] - 0.5,
+                "right": r.last[cell] + 0.5,
+                "bottom": r.offset[cell].astype(np.float64),
+                "top": (r.offset + r.bytes)[cell].astype(np.float64),
+                "alpha": (0.15 + 0.7 * r.fill[cell]).astype(np.float32),
+                "count": r.count[cell].astype(np.float64),
                 "fill": r.fill[cell].astype(np.float32),
             }
             shown = f"{r.size:,} rectangles for {int((r.allocation >= 0).sum()) + r.aggregated:,} allocations"
@@ -312,8 +412,11 @@ class AddressesView(pn.viewable.Viewer):
             return None
         s = math.floor(step + 0.5)
         hit = np.flatnonzero(
-            (p.region == REGION_NAMES.index(region)) & (p.first_step <= s) & (p.last_step >= s)
-            & (p.offset <= address) & (p.offset + p.bytes > address)
+            (p.region == REGION_NAMES.index(region))
+            & (p.first_step <= s)
+            & (p.last_step >= s)
+            & (p.offset <= address)
+            & (p.offset + p.bytes > address)
         )
         return int(hit[0]) if hit.size else None
 
@@ -333,7 +436,9 @@ class AddressesView(pn.viewable.Viewer):
             self.state.select_values([int(p.value_id[k])])
         else:
             what = "scratch" if p.kind_names()[k] == "scratch" else "exchange rows"
-            self._picked.object = f'<div class="ts-address-picked" data-testid="ts-address-picked">{what} ({region}): {where}</div>'
+            self._picked.object = (
+                f'<div class="ts-address-picked" data-testid="ts-address-picked">{what} ({region}): {where}</div>'
+            )
 
     def set_shown(self, shown: bool) -> None:
         """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
@@ -348,7 +453,11 @@ class AddressesView(pn.viewable.Viewer):
             ),
             self._header,
             self._picked,
-            *[item for r in REGION_NAMES for item in (self._notes[r], pn.pane.Bokeh(self.figures[r], sizing_mode="stretch_width"))],
+            *[
+                item
+                for r in REGION_NAMES
+                for item in (self._notes[r], pn.pane.Bokeh(self.figures[r], sizing_mode="stretch_width"))
+            ],
             sizing_mode="stretch_width",
             css_classes=["ts-addresses"],
         )

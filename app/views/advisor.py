@@ -1,14 +1,15 @@
 """The advisor: ranked, verified re-tilings that lower a chosen peak (``planner.advisor.advise``),
 each applied with one click. Suggestions are ranked when asked for, then kept current while the
 plan changes."""
+
 from __future__ import annotations
 
 import panel as pn
 import param
 
 from tilescope.app.format import esc
-from tilescope.app.state import SessionState, error_text
 from tilescope.app.one_message import one_message
+from tilescope.app.state import SessionState, error_text
 from tilescope.app.view_guard import watch_state
 from tilescope.derived.editing import PEAK_KINDS
 from tilescope.models.format import fmt_bytes, shorten
@@ -23,7 +24,9 @@ class AdvisorView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._wanted = False  # the user asked for suggestions (then they follow the plan)
-        self.peak_choice = pn.widgets.RadioButtonGroup(options=list(PEAK_KINDS), value="total", color="default", width=300, sizing_mode="fixed")
+        self.peak_choice = pn.widgets.RadioButtonGroup(
+            options=list(PEAK_KINDS), value="total", color="default", width=300, sizing_mode="fixed"
+        )
         self.peak_choice.param.watch(one_message(lambda _: self.refresh(force=True)), "value")
         self.suggest_button = pn.widgets.Button(label="Suggest edits", color="primary", width=130)
         self.suggest_button.on_click(one_message(lambda _: self.refresh(force=True)))
@@ -31,8 +34,12 @@ class AdvisorView(pn.viewable.Viewer):
         watch_state(self.state, lambda _: self.refresh(force=False), ["data"])
         self._layout = pn.Column(
             pn.pane.HTML("<h4 style='margin:8px 0 0'>Advisor</h4>"),
-            pn.FlexBox(pn.pane.HTML("lower the peak:", margin=(12, 5), width=110, sizing_mode="fixed"), self.peak_choice, self.suggest_button,
-                       sizing_mode="stretch_width"),
+            pn.FlexBox(
+                pn.pane.HTML("lower the peak:", margin=(12, 5), width=110, sizing_mode="fixed"),
+                self.peak_choice,
+                self.suggest_button,
+                sizing_mode="stretch_width",
+            ),
             self.advice,
             sizing_mode="stretch_width",
         )
@@ -51,12 +58,17 @@ class AdvisorView(pn.viewable.Viewer):
             return
         peak = self.peak_choice.value
         # Ranking re-plans every candidate: a large plan's runs in the load workers (SessionState.compute).
-        self.state.compute(data, lambda: advise(data.arrays, data.plan, peak, SUGGESTION_LIMIT, whatif=data.whatif),
-                           lambda suggestions: self._show(data, peak, suggestions))
+        self.state.compute(
+            data,
+            lambda: advise(data.arrays, data.plan, peak, SUGGESTION_LIMIT, whatif=data.whatif),
+            lambda suggestions: self._show(data, peak, suggestions),
+        )
 
     def _show(self, data, peak: str, suggestions) -> None:
         if isinstance(suggestions, BaseException):
-            self.advice.objects = [pn.pane.HTML(f"<p class='bad'>The advisor could not rank edits: {esc(error_text(suggestions))}</p>")]
+            self.advice.objects = [
+                pn.pane.HTML(f"<p class='bad'>The advisor could not rank edits: {esc(error_text(suggestions))}</p>")
+            ]
             return
         if not suggestions:
             self.advice.objects = [pn.pane.HTML(f"<p>No single re-tiling lowers the {esc(peak)} peak.</p>")]

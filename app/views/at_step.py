@@ -1,6 +1,7 @@
 """At this step: the values live at the selected step, ranked by bytes, with the step's scratch and
 the exchange-row reservation, and a bar splitting the step's bytes by value (one lane per region).
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -13,15 +14,28 @@ from bokeh.plotting import figure
 
 from tilescope.app.format import esc
 from tilescope.app.glyphs import draw
-from tilescope.models.format import fmt_bytes, shorten
-from tilescope.app.state import SessionState
-from tilescope.app.views.values_table import TITLES, table_formatters
-from tilescope.app.views.glossary import term_html
-from tilescope.app.widgets.selection import TABLE_SELECTION, SelectionLink, adds
 from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
+from tilescope.app.state import SessionState
+from tilescope.app.views.glossary import term_html
+from tilescope.app.views.values_table import TITLES, table_formatters
+from tilescope.app.widgets.selection import TABLE_SELECTION, SelectionLink, adds
+from tilescope.models.format import fmt_bytes, shorten
 
-COLUMNS = ("id", "name", "region", "bytes", "share", "shard", "aligned", "storage_group", "root", "first_step", "last_step", "tiling")
+COLUMNS = (
+    "id",
+    "name",
+    "region",
+    "bytes",
+    "share",
+    "shard",
+    "aligned",
+    "storage_group",
+    "root",
+    "first_step",
+    "last_step",
+    "tiling",
+)
 LANES = {"standard": 1, "interleaved": 0}
 SEGMENT_FIELDS = ("left", "right", "bottom", "top", "lane", "label", "value_id", "bytes", "color")
 PAGE_ROWS = 15
@@ -37,7 +51,9 @@ class AtStepView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
-        self.step_input = pn.widgets.IntInput(label="step", value=0, start=0, end=0, width=100, css_classes=["ts-step-input"])
+        self.step_input = pn.widgets.IntInput(
+            label="step", value=0, start=0, end=0, width=100, css_classes=["ts-step-input"]
+        )
         self._buttons = {
             "previous": pn.widgets.Button(label="◀", width=40, description="previous step (← key)"),
             "next": pn.widgets.Button(label="▶", width=40, description="next step (→ key)"),
@@ -49,10 +65,18 @@ class AtStepView(pn.viewable.Viewer):
         self.segments = ColumnDataSource({k: [] for k in SEGMENT_FIELDS}, name="ts-step-split")
         self.bar = self._build_bar()
         self.table = pn.widgets.Tabulator(
-            pd.DataFrame({c: [] for c in COLUMNS}), show_index=False, disabled=True,
-            **TABLE_SELECTION, pagination="local", page_size=PAGE_ROWS, titles={**TITLES, "share": "share of step"},
-            formatters={**table_formatters(COLUMNS), "share": {"type": "plaintext"}}, sizing_mode="stretch_width",
-            css_classes=["ts-step-values"], layout="fit_data_table", height=TABLE_HEIGHT,
+            pd.DataFrame({c: [] for c in COLUMNS}),
+            show_index=False,
+            disabled=True,
+            **TABLE_SELECTION,
+            pagination="local",
+            page_size=PAGE_ROWS,
+            titles={**TITLES, "share": "share of step"},
+            formatters={**table_formatters(COLUMNS), "share": {"type": "plaintext"}},
+            sizing_mode="stretch_width",
+            css_classes=["ts-step-values"],
+            layout="fit_data_table",
+            height=TABLE_HEIGHT,
         )
         self._link = SelectionLink(self.state, self.table, watch=self.gate.watch)
         self.step_input.param.watch(one_message(lambda e: self.state.select_step(e.new)), "value")
@@ -66,12 +90,30 @@ class AtStepView(pn.viewable.Viewer):
 
     def _build_bar(self):
         fig = figure(
-            name="ts-step-bar", height=130, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,reset", toolbar_location="right",
+            name="ts-step-bar",
+            height=130,
+            sizing_mode="stretch_width",
+            tools="xpan,xwheel_zoom,reset",
+            toolbar_location="right",
             # Both ranges set by the server: an auto-ranging x range would send its computed end back
             # after every step (one more round trip per click).
-            x_range=Range1d(0, 1), y_range=Range1d(-0.6, 1.6), x_axis_label="bytes at this step (per tile)",
+            x_range=Range1d(0, 1),
+            y_range=Range1d(-0.6, 1.6),
+            x_axis_label="bytes at this step (per tile)",
         )
-        draw(fig, "quad", left="left", right="right", bottom="bottom", top="top", source=self.segments, fill_color="color", line_color="white", line_width=0.5, name="segments")
+        draw(
+            fig,
+            "quad",
+            left="left",
+            right="right",
+            bottom="bottom",
+            top="top",
+            source=self.segments,
+            fill_color="color",
+            line_color="white",
+            line_width=0.5,
+            name="segments",
+        )
         fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
         fig.yaxis.ticker = [0, 1]
         fig.yaxis.major_label_overrides = {0: "interleaved", 1: "standard"}
@@ -104,7 +146,9 @@ class AtStepView(pn.viewable.Viewer):
         live_set = data.live_at(step)
         live = data.values.iloc[live_set.rows]
         total = live_set.usage_total
-        table = live.assign(share=[f"{b / total:.1%}" if total else "" for b in live_set.bytes.tolist()])[list(COLUMNS)].reset_index(drop=True)
+        table = live.assign(share=[f"{b / total:.1%}" if total else "" for b in live_set.bytes.tolist()])[
+            list(COLUMNS)
+        ].reset_index(drop=True)
         self.table.value = table
         self._link.sync()
         scratch = {"standard": live_set.scratch_standard, "interleaved": live_set.scratch_interleaved}
@@ -133,7 +177,13 @@ class AtStepView(pn.viewable.Viewer):
         if exchange_rows:
             add("standard", exchange_rows, "exchange-row reservation", -1, "#BDBDBD")
         for k, row in enumerate(live.itertuples(index=False)):
-            add(row.region, int(row.bytes), f"value {row.id}: {shorten(row.name, 80)}", int(row.id), Category20_20[k % 20])
+            add(
+                row.region,
+                int(row.bytes),
+                f"value {row.id}: {shorten(row.name, 80)}",
+                int(row.id),
+                Category20_20[k % 20],
+            )
         for region, size in scratch.items():
             if size:
                 add(region, size, f"scratch ({region})", -1, "#555555")
@@ -148,7 +198,7 @@ class AtStepView(pn.viewable.Viewer):
         return (
             f'<div data-testid="ts-step-header" style="font-size:13px">'
             f'<b>Step <span data-testid="ts-step-index">{step}</span></b> of {data.arrays.n_steps:,}: '
-            f'<code>{esc(shorten(operation, 240))}</code> · source op {source} · runs ×{count}<br>'
+            f"<code>{esc(shorten(operation, 240))}</code> · source op {source} · runs ×{count}<br>"
             f'<span data-testid="ts-step-live-count">{live_count}</span> values live · '
             f"{term_html('standard')} {esc(fmt_bytes(usage['standard']))} (scratch {scratch['standard']:,} B) · "
             f"{term_html('interleaved')} {esc(fmt_bytes(usage['interleaved']))} (scratch {scratch['interleaved']:,} B) · "
@@ -180,8 +230,16 @@ class AtStepView(pn.viewable.Viewer):
     def __panel__(self):
         b = self._buttons
         return pn.Column(
-            pn.FlexBox(pn.pane.HTML("<b>At this step</b>", margin=(12, 10)), self.step_input, b["previous"], b["next"], b["total"],
-                       b["standard"], b["interleaved"], sizing_mode="stretch_width"),
+            pn.FlexBox(
+                pn.pane.HTML("<b>At this step</b>", margin=(12, 10)),
+                self.step_input,
+                b["previous"],
+                b["next"],
+                b["total"],
+                b["standard"],
+                b["interleaved"],
+                sizing_mode="stretch_width",
+            ),
             self._header,
             self.bar,
             self.table,

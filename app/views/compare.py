@@ -8,6 +8,7 @@ the changed values, the selected value in both, and the export. Each part is its
 (``app/views/compare_*.py``) over the same ``state`` and ``CompareSelection``, so a page layout can
 place them apart: ``CompareView.parts`` names them.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,7 +19,10 @@ import param
 from tilescope.app.assets import static_text
 from tilescope.app.compare_open import CompareOpener
 from tilescope.app.loading import MAX_UPLOAD_BYTES
+from tilescope.app.one_message import one_message
+from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
+from tilescope.app.view_guard import watch_state
 from tilescope.app.views.compare_export import CompareExportView
 from tilescope.app.views.compare_lifetimes import CompareLifetimesView
 from tilescope.app.views.compare_selection import CompareSelection
@@ -26,10 +30,7 @@ from tilescope.app.views.compare_summary import CompareSummaryView
 from tilescope.app.views.compare_timeline import CompareTimelineView
 from tilescope.app.views.compare_values import CompareValuesView
 from tilescope.app.views.compare_waterfall import CompareWaterfallView
-from tilescope.app.one_message import one_message
 from tilescope.app.widgets.upload import CappedFileDropper
-from tilescope.app.view_guard import watch_state
-from tilescope.app.shown_gate import ShownGate
 
 CSS = static_text("compare.css")
 NO_FILE = "(choose a file under the data root)"
@@ -43,18 +44,37 @@ class ComparePicker(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.file = pn.widgets.Select(label="compare with a file under the data root", options=[NO_FILE, *self.opener.files()],
-                                      width=380, css_classes=["ts-compare-file"])
-        self.open_button = pn.widgets.Button(label="Compare", color="primary", width=100, margin=(23, 5, 5, 5),
-                                             css_classes=["ts-compare-open"])
-        self.upload = CappedFileDropper(
-            accepted_filetypes=[".json", "application/json"], max_bytes=MAX_UPLOAD_BYTES,
-            multiple=False, layout="compact", width=260, height=60, label="or upload B", css_classes=["ts-compare-upload"],
+        self.file = pn.widgets.Select(
+            label="compare with a file under the data root",
+            options=[NO_FILE, *self.opener.files()],
+            width=380,
+            css_classes=["ts-compare-file"],
         )
-        self.upload.param.watch(lambda event: self.state.fail(f"compare: {event.new}") if event.new else None, "refused")
-        self.whatif_button = pn.widgets.Button(label="Compare the what-if with the file", width=250, margin=(23, 5, 5, 5),
-                                               css_classes=["ts-compare-whatif"])
-        self.stop_button = pn.widgets.Button(label="Stop comparing", width=130, margin=(23, 5, 5, 5), css_classes=["ts-compare-stop"])
+        self.open_button = pn.widgets.Button(
+            label="Compare", color="primary", width=100, margin=(23, 5, 5, 5), css_classes=["ts-compare-open"]
+        )
+        self.upload = CappedFileDropper(
+            accepted_filetypes=[".json", "application/json"],
+            max_bytes=MAX_UPLOAD_BYTES,
+            multiple=False,
+            layout="compact",
+            width=260,
+            height=60,
+            label="or upload B",
+            css_classes=["ts-compare-upload"],
+        )
+        self.upload.param.watch(
+            lambda event: self.state.fail(f"compare: {event.new}") if event.new else None, "refused"
+        )
+        self.whatif_button = pn.widgets.Button(
+            label="Compare the what-if with the file",
+            width=250,
+            margin=(23, 5, 5, 5),
+            css_classes=["ts-compare-whatif"],
+        )
+        self.stop_button = pn.widgets.Button(
+            label="Stop comparing", width=130, margin=(23, 5, 5, 5), css_classes=["ts-compare-stop"]
+        )
         self.open_button.on_click(self._on_open)
         self.whatif_button.on_click(self._on_whatif)
         self.stop_button.on_click(one_message(lambda _: self.state.stop_compare()))
@@ -86,8 +106,16 @@ class ComparePicker(pn.viewable.Viewer):
     def __panel__(self):
         # wraps: the controls' fixed widths add up to more than the side panel at 1024 px, and a Row
         # would widen the whole page past the window
-        return pn.FlexBox(self.file, self.open_button, self.upload, self.whatif_button, self.stop_button,
-                          flex_wrap="wrap", align_items="flex-start", sizing_mode="stretch_width")
+        return pn.FlexBox(
+            self.file,
+            self.open_button,
+            self.upload,
+            self.whatif_button,
+            self.stop_button,
+            flex_wrap="wrap",
+            align_items="flex-start",
+            sizing_mode="stretch_width",
+        )
 
 
 class CompareView(pn.viewable.Viewer):
@@ -104,18 +132,28 @@ class CompareView(pn.viewable.Viewer):
         self.timeline = CompareTimelineView(state=s, selection=self.selection, gate=gate)
         self.waterfall = CompareWaterfallView(state=s, selection=self.selection, gate=gate)
         self.values = CompareValuesView(state=s, selection=self.selection, gate=gate)
-        self.lifetimes = CompareLifetimesView(state=s, selection=self.selection, x_range=self.timeline.x_range, gate=gate)
+        self.lifetimes = CompareLifetimesView(
+            state=s, selection=self.selection, x_range=self.timeline.x_range, gate=gate
+        )
         self.export = CompareExportView(state=s, gate=gate)
-        self._body = pn.Column(self.timeline, self.lifetimes, self.waterfall, self.values, self.export,
-                               sizing_mode="stretch_width")
+        self._body = pn.Column(
+            self.timeline, self.lifetimes, self.waterfall, self.values, self.export, sizing_mode="stretch_width"
+        )
         watch_state(s, self._show, ["compare"])
         self._show()
 
     @property
     def parts(self) -> dict[str, pn.viewable.Viewer]:
         """Each part, for a layout that places them apart."""
-        return {"picker": self.picker, "summary": self.summary, "timeline": self.timeline, "lifetimes": self.lifetimes,
-                "waterfall": self.waterfall, "values": self.values, "export": self.export}
+        return {
+            "picker": self.picker,
+            "summary": self.summary,
+            "timeline": self.timeline,
+            "lifetimes": self.lifetimes,
+            "waterfall": self.waterfall,
+            "values": self.values,
+            "export": self.export,
+        }
 
     def _show(self, *_):
         self._body.visible = self.state.compare is not None
@@ -125,7 +163,16 @@ class CompareView(pn.viewable.Viewer):
         self.gate.set_shown(shown)
 
     def __panel__(self):
-        return pn.Column(self.picker, pn.pane.HTML(
-            '<div class="ts-compare-note">A is the open profile (its what-if plan when edited); B the file compared with it. '
-            "Every figure is recomputed by the planner.</div>", stylesheets=[CSS], margin=(0, 10)),
-            self.summary, self._body, sizing_mode="stretch_width", css_classes=["ts-compare"])
+        return pn.Column(
+            self.picker,
+            pn.pane.HTML(
+                '<div class="ts-compare-note">A is the open profile (its what-if plan when edited); B the file compared with it. '
+                "Every figure is recomputed by the planner.</div>",
+                stylesheets=[CSS],
+                margin=(0, 10),
+            ),
+            self.summary,
+            self._body,
+            sizing_mode="stretch_width",
+            css_classes=["ts-compare"],
+        )

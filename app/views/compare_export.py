@@ -6,6 +6,7 @@ named as the user named its file), one button each, and all five in one ZIP.
 Each file is built when its button is clicked, from the comparison at that moment, in a worker
 thread (the comparison is immutable), and kept for the next click of the same comparison.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -21,15 +22,27 @@ from tilescope.app.views.compare_part import ComparePart
 from tilescope.derived.compare_data import WHATIF
 from tilescope.report.compare_png import compare_png
 from tilescope.report.compare_tables import (
-    COMPARE_ATTRIBUTION_CSV, COMPARE_JSON, COMPARE_NAMES, COMPARE_PNG, COMPARE_STEPS_CSV, COMPARE_VALUES_CSV, compare_tables,
+    COMPARE_ATTRIBUTION_CSV,
+    COMPARE_JSON,
+    COMPARE_NAMES,
+    COMPARE_PNG,
+    COMPARE_STEPS_CSV,
+    COMPARE_VALUES_CSV,
+    compare_tables,
 )
 
 CSS = static_text("compare.css")
 ZIP_NAME = "compare_report.zip"
-LABELS = MappingProxyType({
-    COMPARE_PNG: "Compare report (PNG)", COMPARE_VALUES_CSV: "Changed values (CSV)", COMPARE_ATTRIBUTION_CSV: "Attribution (CSV)",
-    COMPARE_STEPS_CSV: "Aligned steps (CSV)", COMPARE_JSON: "Comparison (JSON)", ZIP_NAME: "All five (ZIP)",
-})
+LABELS = MappingProxyType(
+    {
+        COMPARE_PNG: "Compare report (PNG)",
+        COMPARE_VALUES_CSV: "Changed values (CSV)",
+        COMPARE_ATTRIBUTION_CSV: "Attribution (CSV)",
+        COMPARE_STEPS_CSV: "Aligned steps (CSV)",
+        COMPARE_JSON: "Comparison (JSON)",
+        ZIP_NAME: "All five (ZIP)",
+    }
+)
 ZIP_DATE = (2000, 1, 1, 0, 0, 0)  # fixed: the same comparison gives the same archive
 
 
@@ -59,7 +72,6 @@ def _command(compare) -> str:
 
 
 class CompareExportView(ComparePart):
-
     def __init__(self, **params):
         super().__init__(**params)
         self._built_for = None  # the CompareData the kept files are of
@@ -74,8 +86,15 @@ class CompareExportView(ComparePart):
             return io.BytesIO(await self._file(name))
 
         return pn.widgets.FileDownload(
-            callback=send, filename=name, label=LABELS[name], auto=True, embed=False, color="primary" if name == ZIP_NAME else "default",
-            css_classes=[f"ts-compare-export-{name.replace('.', '-')}"], width=190, margin=(5, 10),
+            callback=send,
+            filename=name,
+            label=LABELS[name],
+            auto=True,
+            embed=False,
+            color="primary" if name == ZIP_NAME else "default",
+            css_classes=[f"ts-compare-export-{name.replace('.', '-')}"],
+            width=190,
+            margin=(5, 10),
         )
 
     async def _file(self, name: str) -> bytes:
@@ -92,7 +111,9 @@ class CompareExportView(ComparePart):
         try:
             files = await asyncio.get_running_loop().run_in_executor(None, build)
         except Exception as exc:  # say it in the view; the button sends nothing
-            self._note.object = f'<div class="bad" data-testid="ts-compare-export-error">export failed: {esc(exc)}</div>'
+            self._note.object = (
+                f'<div class="bad" data-testid="ts-compare-export-error">export failed: {esc(exc)}</div>'
+            )
             raise
         if self.state.compare is compare:
             self._built_for, self._files = compare, files
@@ -111,5 +132,11 @@ class CompareExportView(ComparePart):
         )
 
     def __panel__(self):
-        return pn.Column(pn.pane.HTML("<b>Export the comparison</b>", margin=(8, 10)), self._note, pn.FlexBox(*self._buttons.values()),
-                         sizing_mode="stretch_width", css_classes=["ts-compare-export"], stylesheets=[CSS])
+        return pn.Column(
+            pn.pane.HTML("<b>Export the comparison</b>", margin=(8, 10)),
+            self._note,
+            pn.FlexBox(*self._buttons.values()),
+            sizing_mode="stretch_width",
+            css_classes=["ts-compare-export"],
+            stylesheets=[CSS],
+        )

@@ -2,6 +2,7 @@
 changed) and its live steps on the aligned axis, one lane per side (the same x range as the
 overlaid timelines). File text (names, tilings) is escaped; chart text is drawn, not parsed.
 """
+
 from __future__ import annotations
 
 from types import MappingProxyType
@@ -13,8 +14,8 @@ from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
-from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.app.views.compare_part import ComparePart
+from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.derived.compare_values import changes_text
 from tilescope.derived.values import tiling_summary
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes, shorten, step_range
@@ -23,17 +24,23 @@ from tilescope.report.compare_png import SIDE_COLOURS
 CSS = static_text("compare.css")
 LANES = MappingProxyType({"A": 1, "B": 0})
 BAR_FIELDS = ("left", "right", "bottom", "top", "color", "side", "value_id", "bytes", "steps")
-STATUS_TEXT = MappingProxyType({"changed": "changed", "same": "the same in both", "only_a": "only in A", "only_b": "only in B"})
+STATUS_TEXT = MappingProxyType(
+    {"changed": "changed", "same": "the same in both", "only_a": "only in A", "only_b": "only in B"}
+)
 
 
 def _side_text(side, tiling: str | None) -> str:
     if side.value_id is None:
         return f"<td>{side.side}</td><td colspan='3'>absent</td>"
-    runs = ", ".join(step_range(int(f), int(l)) for f, l in zip(side.first_step.tolist()[:6], side.last_step.tolist()[:6]))
+    runs = ", ".join(
+        step_range(int(f), int(l)) for f, l in zip(side.first_step.tolist()[:6], side.last_step.tolist()[:6])
+    )
     more = f" (+{side.first_step.size - 6:,} more)" if side.first_step.size > 6 else ""
     live = f"live {runs}{more}" if side.first_step.size else "never live itself (an alias: its root holds its bytes)"
-    return (f"<td>{side.side}</td><td>#{side.value_id}</td><td class='ts-fig' data-testid='ts-compare-entry-{side.side.lower()}-bytes'>"
-            f"{esc(fmt_bytes(side.bytes))}</td><td>{esc(tiling or '')}</td><td>{esc(live)}</td>")
+    return (
+        f"<td>{side.side}</td><td>#{side.value_id}</td><td class='ts-fig' data-testid='ts-compare-entry-{side.side.lower()}-bytes'>"
+        f"{esc(fmt_bytes(side.bytes))}</td><td>{esc(tiling or '')}</td><td>{esc(live)}</td>"
+    )
 
 
 def entry_html(view, compare) -> str:
@@ -46,9 +53,14 @@ def entry_html(view, compare) -> str:
         delta = f"Δ {fmt_signed_bytes(diff.delta_bytes)}" + (f"; {change}" if change else "")
     else:
         match = compare.comparison.values
-        tilings = (tiling_summary(compare.a.tiling(int(match.a_row[view.entry]))), tiling_summary(compare.b.tiling(int(match.b_row[view.entry]))))
+        tilings = (
+            tiling_summary(compare.a.tiling(int(match.a_row[view.entry]))),
+            tiling_summary(compare.b.tiling(int(match.b_row[view.entry]))),
+        )
         delta = "no difference"
-    rows = "".join(f"<tr>{_side_text(side, tiling)}</tr>" for side, tiling in ((view.a, tilings[0]), (view.b, tilings[1])))
+    rows = "".join(
+        f"<tr>{_side_text(side, tiling)}</tr>" for side, tiling in ((view.a, tilings[0]), (view.b, tilings[1]))
+    )
     return (
         f'<div class="ts-compare-entry" data-testid="ts-compare-entry" data-entry="{view.entry}">'
         f'<b data-testid="ts-compare-entry-name">{esc(shorten(view.name, 200))}</b> — {esc(STATUS_TEXT[view.status])}; '
@@ -89,14 +101,34 @@ class CompareLifetimesView(ComparePart):
         self._redraw()
 
     def _build_figure(self):
-        fig = figure(name="ts-compare-lifetimes", height=140, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,reset", active_scroll=None,
-                     toolbar_location="right", x_range=self.x_range if self.x_range is not None else Range1d(-0.5, 0.5),
-                     y_range=Range1d(-0.6, 1.6), x_axis_label="aligned step position")
-        glyphs = fig.quad(left="left", right="right", bottom="bottom", top="top", source=self.bars, fill_color="color", line_color="color")
+        fig = figure(
+            name="ts-compare-lifetimes",
+            height=140,
+            sizing_mode="stretch_width",
+            tools="xpan,xwheel_zoom,reset",
+            active_scroll=None,
+            toolbar_location="right",
+            x_range=self.x_range if self.x_range is not None else Range1d(-0.5, 0.5),
+            y_range=Range1d(-0.6, 1.6),
+            x_axis_label="aligned step position",
+        )
+        glyphs = fig.quad(
+            left="left",
+            right="right",
+            bottom="bottom",
+            top="top",
+            source=self.bars,
+            fill_color="color",
+            line_color="color",
+        )
         fig.xaxis.formatter = NumeralTickFormatter(format="0")
         fig.yaxis.ticker = [0, 1]
         fig.yaxis.major_label_overrides = {1: "A", 0: "B"}
-        fig.add_tools(HoverTool(renderers=[glyphs], tooltips=[("", "@side #@value_id"), ("bytes", "@bytes{0,0} B"), ("live", "@steps")]))
+        fig.add_tools(
+            HoverTool(
+                renderers=[glyphs], tooltips=[("", "@side #@value_id"), ("bytes", "@bytes{0,0} B"), ("live", "@steps")]
+            )
+        )
         return fig
 
     def _redraw(self, *_):
@@ -105,9 +137,15 @@ class CompareLifetimesView(ComparePart):
         self.bars.data = life_bars(view)
         self._text.object = entry_html(view, compare) if compare is not None else ""
         if self.x_range is None and compare is not None:
-            self.figure.x_range.update(start=-0.5, end=max(compare.n_positions - 0.5, 0.5), bounds=(-0.5, max(compare.n_positions - 0.5, 0.5)))
+            self.figure.x_range.update(
+                start=-0.5, end=max(compare.n_positions - 0.5, 0.5), bounds=(-0.5, max(compare.n_positions - 0.5, 0.5))
+            )
 
     def __panel__(self):
-        return pn.Column(pn.pane.HTML("<b>The selected value in A and B</b>", margin=(8, 10)), self._text,
-                         pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"), sizing_mode="stretch_width", css_classes=["ts-compare-lifetimes"])
-
+        return pn.Column(
+            pn.pane.HTML("<b>The selected value in A and B</b>", margin=(8, 10)),
+            self._text,
+            pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width",
+            css_classes=["ts-compare-lifetimes"],
+        )

@@ -1,4 +1,5 @@
 """``ComparePart``: what every part of the Compare tab shares (app/views/compare.py builds them)."""
+
 from __future__ import annotations
 
 import panel as pn
@@ -13,7 +14,9 @@ class ComparePart(pn.viewable.Viewer):
     while the tab is hidden (``app.shown_gate``); built alone (a test), it always follows."""
 
     state = param.ClassSelector(class_=SessionState)
-    gate = param.ClassSelector(class_=ShownGate, default=None, doc="the Compare tab's gate (app.shown_gate); None: always follows")
+    gate = param.ClassSelector(
+        class_=ShownGate, default=None, doc="the Compare tab's gate (app.shown_gate); None: always follows"
+    )
 
     def __init__(self, **params):
         super().__init__(**params)

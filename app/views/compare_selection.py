@@ -8,12 +8,13 @@ one side only: ``derived.compare_match.ValueMatch``). The session selects values
   for a value found only in B);
 - selecting a value anywhere else selects its entry here.
 """
+
 from __future__ import annotations
 
 import param
 
-from tilescope.app.state import SessionState
 from tilescope.app.shown_gate import ShownGate
+from tilescope.app.state import SessionState
 
 
 class CompareSelection(param.Parameterized):
@@ -60,7 +61,9 @@ class CompareSelection(param.Parameterized):
         # several changes arrive as the last one
         old, new = self._compare, self.state.compare
         self._compare = new
-        same_pair = old is not None and new is not None and old.a.opened is new.a.opened and old.b.opened is new.b.opened
+        same_pair = (
+            old is not None and new is not None and old.a.opened is new.a.opened and old.b.opened is new.b.opened
+        )
         if not same_pair:  # another pair of profiles: entries mean other values
             self.entry = -1
             self._from_state()

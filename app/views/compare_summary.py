@@ -7,6 +7,7 @@ Every figure carries a ``data-testid`` whose text is only the figure: ``ts-compa
 ``ts-compare-steps`` (the step matching line), ``ts-compare-values``, ``ts-compare-a-name``,
 ``ts-compare-b-name``. File names and scopes are escaped.
 """
+
 from __future__ import annotations
 
 import panel as pn
@@ -45,8 +46,10 @@ def _delta_class(delta: int) -> str:
 def _side_heading(key: str, label: str, side, name: str) -> str:
     scope = side.profile.header.get("scope") or ""
     edits = f", {len(side.edits)} what-if edit(s)" if side.edits else ""
-    return (f'<div><b>{key}</b> <span data-testid="ts-compare-{key.lower()}-name">{esc(label)}</span> '
-            f'<span class="note">({esc(name)}; scope {esc(scope)}; {side.arrays.n_steps:,} steps, {side.arrays.n_values:,} values{esc(edits)})</span></div>')
+    return (
+        f'<div><b>{key}</b> <span data-testid="ts-compare-{key.lower()}-name">{esc(label)}</span> '
+        f'<span class="note">({esc(name)}; scope {esc(scope)}; {side.arrays.n_steps:,} steps, {side.arrays.n_values:,} values{esc(edits)})</span></div>'
+    )
 
 
 def compare_summary_html(compare) -> str:
@@ -60,20 +63,23 @@ def compare_summary_html(compare) -> str:
         delta = int(getattr(pb, attribute)) - int(getattr(pa, attribute))
         rows.append(
             f'<tr><td class="k">{esc(label)}</td>{_side_cell("a", pa, attribute, step_attribute, key)}'
-            f'{_side_cell("b", pb, attribute, step_attribute, key)}'
-            f'<td>{_cell(f"ts-compare-delta-{key}", fmt_signed_bytes(delta), _delta_class(delta))}</td></tr>'
+            f"{_side_cell('b', pb, attribute, step_attribute, key)}"
+            f"<td>{_cell(f'ts-compare-delta-{key}', fmt_signed_bytes(delta), _delta_class(delta))}</td></tr>"
         )
     fits = {s: ("yes" if p.fits_budget else "no") for s, p in (("a", pa), ("b", pb))}
     rows.append(
         '<tr><td class="k">fits budget</td>'
-        + "".join(f'<td>{_cell(f"ts-compare-{s}-fits", fits[s], "ok" if fits[s] == "yes" else "bad")}</td>' for s in ("a", "b"))
+        + "".join(
+            f"<td>{_cell(f'ts-compare-{s}-fits', fits[s], 'ok' if fits[s] == 'yes' else 'bad')}</td>"
+            for s in ("a", "b")
+        )
         + "<td></td></tr>"
     )
-    head = '<tr><th></th><th>A</th><th>B</th><th>Δ (B − A)</th></tr>'
+    head = "<tr><th></th><th>A</th><th>B</th><th>Δ (B − A)</th></tr>"
     return (
         f'<div class="ts-compare-summary" data-testid="ts-compare-summary">'
         f"{_side_heading('A', c.a.label, c.a, compare.a_name)}{_side_heading('B', c.b.label, c.b, compare.b_name)}"
-        f'<table>{head}{"".join(rows)}</table>'
+        f"<table>{head}{''.join(rows)}</table>"
         f'<div class="note" data-testid="ts-compare-steps">{esc(compare.step_line())}</div>'
         f'<div class="note" data-testid="ts-compare-values">{esc(compare.value_line())}</div>'
         "</div>"
@@ -81,10 +87,11 @@ def compare_summary_html(compare) -> str:
 
 
 class CompareSummaryView(ComparePart):
-
     def __init__(self, **params):
         super().__init__(**params)
-        self._pane = pn.pane.HTML(compare_summary_html(self.state.compare), stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
+        self._pane = pn.pane.HTML(
+            compare_summary_html(self.state.compare), stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10)
+        )
         self.gate.watch(self._redraw, ["compare"])
 
     def _redraw(self, *_):

@@ -8,6 +8,7 @@ per pixel column of the visible window, the first and last position and those ho
 minimum and maximum of A, B and their difference, so no peak and no spike of the difference
 disappears at any zoom (as ``app.views.timeline``). Clicking a chart selects A's step there.
 """
+
 from __future__ import annotations
 
 from types import MappingProxyType
@@ -16,14 +17,24 @@ import numpy as np
 import panel as pn
 import param
 from bokeh.events import RangesUpdate, Tap
-from bokeh.models import ColumnDataSource, CustomJS, HoverTool, LabelSet, Legend, LegendItem, NumeralTickFormatter, Range1d, Span
+from bokeh.models import (
+    ColumnDataSource,
+    CustomJS,
+    HoverTool,
+    LabelSet,
+    Legend,
+    LegendItem,
+    NumeralTickFormatter,
+    Range1d,
+    Span,
+)
 from bokeh.plotting import figure
 
-from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.app.assets import static_text
 from tilescope.app.one_message import one_message
 from tilescope.app.ranges_update import settle_quickly
 from tilescope.app.views.compare_part import ComparePart
+from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.derived.compare_data import REGIONS
 from tilescope.derived.series import minmax_indices, window_of
 from tilescope.models.format import shorten
@@ -32,7 +43,13 @@ from tilescope.report.compare_png import LESS, MORE, SIDE_COLOURS  # the PNG's c
 PIXEL_COLUMNS = 600
 ONE_SIDED = "#9e9e9e"
 POINT_FIELDS = ("x", "a", "b", "hi", "lo", "a_step", "b_step", "delta", "operation")
-TITLES = MappingProxyType({"standard": "standard + exchange rows", "interleaved": "interleaved", "total": "total (both regions + exchange rows)"})
+TITLES = MappingProxyType(
+    {
+        "standard": "standard + exchange rows",
+        "interleaved": "interleaved",
+        "total": "total (both regions + exchange rows)",
+    }
+)
 WITH_OPERATION = "total"  # the one chart whose hover names the step's operation (text is the bulk of a chart's points)
 
 
@@ -53,13 +70,27 @@ def overlay_points(compare, region: str, keep: np.ndarray, with_operation: bool 
     a_step, b_step = steps.a_step[keep], steps.b_step[keep]
     operation: list[str] = []
     if with_operation:
-        from_a = compare.a.opened.steps.operation.take(np.maximum(a_step, 0)).to_pylist() if compare.a.arrays.n_steps else [""] * keep.size
-        from_b = compare.b.opened.steps.operation.take(np.maximum(b_step, 0)).to_pylist() if compare.b.arrays.n_steps else [""] * keep.size
+        from_a = (
+            compare.a.opened.steps.operation.take(np.maximum(a_step, 0)).to_pylist()
+            if compare.a.arrays.n_steps
+            else [""] * keep.size
+        )
+        from_b = (
+            compare.b.opened.steps.operation.take(np.maximum(b_step, 0)).to_pylist()
+            if compare.b.arrays.n_steps
+            else [""] * keep.size
+        )
         operation = [shorten(x if i >= 0 else y, 160) for x, y, i in zip(from_a, from_b, a_step.tolist())]
     return {
-        "x": keep.astype(np.int32), "a": a, "b": b, "hi": np.fmax(a, b), "lo": np.fmin(a, b),
-        "a_step": a_step.astype(np.int32), "b_step": b_step.astype(np.int32),
-        "delta": np.where(has_a & has_b, s.b[keep] - s.a[keep], 0).astype(np.int32), "operation": operation or [""] * keep.size,
+        "x": keep.astype(np.int32),
+        "a": a,
+        "b": b,
+        "hi": np.fmax(a, b),
+        "lo": np.fmin(a, b),
+        "a_step": a_step.astype(np.int32),
+        "b_step": b_step.astype(np.int32),
+        "delta": np.where(has_a & has_b, s.b[keep] - s.a[keep], 0).astype(np.int32),
+        "operation": operation or [""] * keep.size,
     }
 
 
@@ -76,14 +107,23 @@ class CompareTimelineView(ComparePart):
         self._axis_of = None  # the CompareData whose aligned axis the x range was fitted to
         self.x_range = Range1d(-0.5, 0.5)
         self.points = {r: ColumnDataSource(_empty(), name=f"ts-compare-points-{r}") for r in REGIONS}
-        self.peaks = {r: ColumnDataSource({"x": [], "y": [], "label": [], "color": []}, name=f"ts-compare-peaks-{r}") for r in REGIONS}
+        self.peaks = {
+            r: ColumnDataSource({"x": [], "y": [], "label": [], "color": []}, name=f"ts-compare-peaks-{r}")
+            for r in REGIONS
+        }
         self.one_sided = ColumnDataSource({"left": [], "right": []}, name="ts-compare-one-sided")
         self.lives = ColumnDataSource({"left": [], "right": [], "color": []}, name="ts-compare-selected-lives")
         self.step_spans: dict[str, Span] = {}
         self.figures = {r: self._build_figure(r) for r in REGIONS}
         # zoomed in, each y axis follows the steps in view (in the browser: no round trip)
-        follow = CustomJS(args={"range": self.x_range, "sources": [self.points[r] for r in REGIONS],
-                                "y_ranges": [self.figures[r].y_range for r in REGIONS]}, code=Y_FOLLOW_JS)
+        follow = CustomJS(
+            args={
+                "range": self.x_range,
+                "sources": [self.points[r] for r in REGIONS],
+                "y_ranges": [self.figures[r].y_range for r in REGIONS],
+            },
+            code=Y_FOLLOW_JS,
+        )
         self.x_range.js_on_change("start", follow)
         self.x_range.js_on_change("end", follow)
         for r in REGIONS:
@@ -99,35 +139,101 @@ class CompareTimelineView(ComparePart):
     def _build_figure(self, region: str):
         last = region == REGIONS[-1]
         fig = figure(
-            name=f"ts-compare-{region}", height=210 if last else 180, sizing_mode="stretch_width", x_range=self.x_range,
-            y_range=Range1d(0, 1), tools="xpan,xwheel_zoom,box_zoom,reset,save", active_scroll=None,
-            toolbar_location="right", title=TITLES[region], x_axis_label="aligned step position" if last else None,
+            name=f"ts-compare-{region}",
+            height=210 if last else 180,
+            sizing_mode="stretch_width",
+            x_range=self.x_range,
+            y_range=Range1d(0, 1),
+            tools="xpan,xwheel_zoom,box_zoom,reset,save",
+            active_scroll=None,
+            toolbar_location="right",
+            title=TITLES[region],
+            x_axis_label="aligned step position" if last else None,
         )
         fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
         fig.xaxis.formatter = NumeralTickFormatter(format="0")
-        fig.quad(left="left", right="right", bottom=0, top=1e15, source=self.one_sided, fill_color=ONE_SIDED, fill_alpha=0.15, line_alpha=0)
-        fig.quad(left="left", right="right", bottom=0, top=1e15, source=self.lives, fill_color="color", fill_alpha=0.12, line_alpha=0)
+        fig.quad(
+            left="left",
+            right="right",
+            bottom=0,
+            top=1e15,
+            source=self.one_sided,
+            fill_color=ONE_SIDED,
+            fill_alpha=0.15,
+            line_alpha=0,
+        )
+        fig.quad(
+            left="left",
+            right="right",
+            bottom=0,
+            top=1e15,
+            source=self.lives,
+            fill_color="color",
+            fill_alpha=0.12,
+            line_alpha=0,
+        )
         src = self.points[region]
         more = fig.varea(x="x", y1="a", y2="hi", source=src, fill_color=MORE, fill_alpha=0.35)
         less = fig.varea(x="x", y1="lo", y2="a", source=src, fill_color=LESS, fill_alpha=0.35)
         line_a = fig.line(x="x", y="a", source=src, line_color=SIDE_COLOURS["a"], line_width=1.4)
         line_b = fig.line(x="x", y="b", source=src, line_color=SIDE_COLOURS["b"], line_width=1.4, line_alpha=0.9)
         hover_line = fig.line(x="x", y="hi", source=src, line_alpha=0, line_width=6)
-        tooltips = [("position", "@x"), ("A step", "@a_step"), ("B step", "@b_step"), ("A", "@a{0,0} B"), ("B", "@b{0,0} B"),
-                    ("B − A", "@delta{+0,0} B")]
+        tooltips = [
+            ("position", "@x"),
+            ("A step", "@a_step"),
+            ("B step", "@b_step"),
+            ("A", "@a{0,0} B"),
+            ("B", "@b{0,0} B"),
+            ("B − A", "@delta{+0,0} B"),
+        ]
         if region == WITH_OPERATION:
             tooltips.insert(3, ("operation", "@operation"))
-        fig.add_tools(HoverTool(renderers=[hover_line], mode="vline", tooltips=tooltips))  # @field tooltips render text, never HTML
-        fig.scatter(x="x", y="y", source=self.peaks[region], marker="inverted_triangle", size=11, fill_color="color", line_color="white")
+        fig.add_tools(
+            HoverTool(renderers=[hover_line], mode="vline", tooltips=tooltips)
+        )  # @field tooltips render text, never HTML
+        fig.scatter(
+            x="x",
+            y="y",
+            source=self.peaks[region],
+            marker="inverted_triangle",
+            size=11,
+            fill_color="color",
+            line_color="white",
+        )
         # dark ink on a light chip: readable on the light and the dark theme alike
-        fig.add_layout(LabelSet(x="x", y="y", text="label", source=self.peaks[region], text_font_size="10px", y_offset=8, x_offset=6,
-                                text_color="#1f2933", background_fill_color="#ffffff", background_fill_alpha=0.85))
-        span = self.step_spans[region] = Span(location=0, dimension="height", line_color="#111", line_width=1.2, line_alpha=0.7)
+        fig.add_layout(
+            LabelSet(
+                x="x",
+                y="y",
+                text="label",
+                source=self.peaks[region],
+                text_font_size="10px",
+                y_offset=8,
+                x_offset=6,
+                text_color="#1f2933",
+                background_fill_color="#ffffff",
+                background_fill_alpha=0.85,
+            )
+        )
+        span = self.step_spans[region] = Span(
+            location=0, dimension="height", line_color="#111", line_width=1.2, line_alpha=0.7
+        )
         fig.add_layout(span)
         if last:
-            fig.add_layout(Legend(items=[LegendItem(label="A", renderers=[line_a]), LegendItem(label="B", renderers=[line_b]),
-                                         LegendItem(label="B above A", renderers=[more]), LegendItem(label="B below A", renderers=[less])],
-                                  orientation="horizontal", label_text_font_size="11px", location="center"), "below")
+            fig.add_layout(
+                Legend(
+                    items=[
+                        LegendItem(label="A", renderers=[line_a]),
+                        LegendItem(label="B", renderers=[line_b]),
+                        LegendItem(label="B above A", renderers=[more]),
+                        LegendItem(label="B below A", renderers=[less]),
+                    ],
+                    orientation="horizontal",
+                    label_text_font_size="11px",
+                    location="center",
+                ),
+                "below",
+            )
         fig.on_event(Tap, one_message(self._on_tap))
         fig.on_event(RangesUpdate, one_message(self._on_ranges))
         settle_quickly(fig)
@@ -145,7 +251,9 @@ class CompareTimelineView(ComparePart):
             return
         n = compare.n_positions
         shown = self._axis_of
-        if shown is None or shown.a.opened is not compare.a.opened or shown.b.opened is not compare.b.opened:  # another axis
+        if (
+            shown is None or shown.a.opened is not compare.a.opened or shown.b.opened is not compare.b.opened
+        ):  # another axis
             self._window = (None, None)
             self.x_range.update(start=-0.5, end=max(n - 0.5, 0.5), bounds=(-0.5, max(n - 0.5, 0.5)))
         self._axis_of = compare
@@ -164,10 +272,27 @@ class CompareTimelineView(ComparePart):
     def _peak_marks(self, compare, region: str) -> dict:
         attribution = compare.comparison.attribution(region)
         pos_a, pos_b = compare.positions
-        marks = [(int(pos_a[attribution.a_step]), attribution.a_peak, f"A {attribution.a_peak:,} B @{attribution.a_step}", SIDE_COLOURS["a"]),
-                 (int(pos_b[attribution.b_step]), attribution.b_peak, f"B {attribution.b_peak:,} B @{attribution.b_step}", SIDE_COLOURS["b"])]
+        marks = [
+            (
+                int(pos_a[attribution.a_step]),
+                attribution.a_peak,
+                f"A {attribution.a_peak:,} B @{attribution.a_step}",
+                SIDE_COLOURS["a"],
+            ),
+            (
+                int(pos_b[attribution.b_step]),
+                attribution.b_peak,
+                f"B {attribution.b_peak:,} B @{attribution.b_step}",
+                SIDE_COLOURS["b"],
+            ),
+        ]
         marks = [m for m in marks if m[0] >= 0]
-        return {"x": [m[0] for m in marks], "y": [m[1] for m in marks], "label": [m[2] for m in marks], "color": [m[3] for m in marks]}
+        return {
+            "x": [m[0] for m in marks],
+            "y": [m[1] for m in marks],
+            "label": [m[2] for m in marks],
+            "color": [m[3] for m in marks],
+        }
 
     def _refresh_points(self) -> None:
         compare = self.state.compare
@@ -186,7 +311,11 @@ class CompareTimelineView(ComparePart):
             shown = max(shown, keep.size)
         self._info.object = (
             f"{n:,} aligned positions; showing {start:,}–{max(stop - 1, start):,} with ≤ {shown:,} points per chart"
-            + (" (min/max of A, B and B − A per pixel column: peaks and spikes are kept)" if shown < stop - start else "")
+            + (
+                " (min/max of A, B and B − A per pixel column: peaks and spikes are kept)"
+                if shown < stop - start
+                else ""
+            )
             + ". Grey: steps on one side only."
         )
 
@@ -228,7 +357,13 @@ class CompareTimelineView(ComparePart):
 
     def __panel__(self):
         return pn.Column(
-            pn.Row(pn.pane.HTML("<b>Timelines, A and B overlaid</b> — wheel zooms; click selects A's step", margin=(8, 10)), self._info),
+            pn.Row(
+                pn.pane.HTML(
+                    "<b>Timelines, A and B overlaid</b> — wheel zooms; click selects A's step", margin=(8, 10)
+                ),
+                self._info,
+            ),
             *[pn.pane.Bokeh(self.figures[r], sizing_mode="stretch_width") for r in REGIONS],
-            sizing_mode="stretch_width", css_classes=["ts-compare-timeline"],
+            sizing_mode="stretch_width",
+            css_classes=["ts-compare-timeline"],
         )

@@ -6,6 +6,7 @@ every compare view and its A value in the page (``CompareSelection``).
 Text from the files (names, tilings, what changed) is shown with Tabulator's ``plaintext``
 formatter, which escapes HTML; an absent side's id and bytes read "—".
 """
+
 from __future__ import annotations
 
 from types import MappingProxyType
@@ -16,26 +17,44 @@ import panel as pn
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
-from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.app.views.compare_part import ComparePart
+from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.derived.compare_data import CHANGED_COLUMNS
 
-TITLES = MappingProxyType({
-    "status": "status", "name": "name", "a_id": "A id", "b_id": "B id", "a_bytes": "A bytes", "b_bytes": "B bytes",
-    "delta_bytes": "Δ bytes (B − A)", "a_tiling": "A tiling", "b_tiling": "B tiling", "changes": "what changed",
-})
+TITLES = MappingProxyType(
+    {
+        "status": "status",
+        "name": "name",
+        "a_id": "A id",
+        "b_id": "B id",
+        "a_bytes": "A bytes",
+        "b_bytes": "B bytes",
+        "delta_bytes": "Δ bytes (B − A)",
+        "a_tiling": "A tiling",
+        "b_tiling": "B tiling",
+        "changes": "what changed",
+    }
+)
 TEXT_COLUMNS = ("status", "name", "a_tiling", "b_tiling", "changes")
 
 
 def table_formatters() -> dict:
     """New formatter models for one table (a Bokeh model belongs to one document: never shared)."""
     number = lambda form, nan="—": NumberFormatter(format=form, nan_format=nan)  # noqa: E731
-    return {**{c: {"type": "plaintext"} for c in TEXT_COLUMNS}, "a_id": number("0"), "b_id": number("0"),
-            "a_bytes": number("0,0"), "b_bytes": number("0,0"), "delta_bytes": number("+0,0")}
+    return {
+        **{c: {"type": "plaintext"} for c in TEXT_COLUMNS},
+        "a_id": number("0"),
+        "b_id": number("0"),
+        "a_bytes": number("0,0"),
+        "b_bytes": number("0,0"),
+        "delta_bytes": number("+0,0"),
+    }
 
 
 def _empty_frame() -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series([], dtype="int64" if c in ("entry", "delta_bytes") else "object") for c in CHANGED_COLUMNS})
+    return pd.DataFrame(
+        {c: pd.Series([], dtype="int64" if c in ("entry", "delta_bytes") else "object") for c in CHANGED_COLUMNS}
+    )
 
 
 class CompareValuesView(ComparePart):
@@ -44,9 +63,19 @@ class CompareValuesView(ComparePart):
     def __init__(self, **params):
         super().__init__(**params)
         self.table = pn.widgets.Tabulator(
-            _empty_frame(), show_index=False, disabled=True, selectable="checkbox-single",
-            pagination="remote", page_size=20, header_filters=True, hidden_columns=["entry"], titles=dict(TITLES), formatters=table_formatters(),
-            sizing_mode="stretch_width", css_classes=["ts-compare-values-table"], layout="fit_data_table",
+            _empty_frame(),
+            show_index=False,
+            disabled=True,
+            selectable="checkbox-single",
+            pagination="remote",
+            page_size=20,
+            header_filters=True,
+            hidden_columns=["entry"],
+            titles=dict(TITLES),
+            formatters=table_formatters(),
+            sizing_mode="stretch_width",
+            css_classes=["ts-compare-values-table"],
+            layout="fit_data_table",
         )
         self._note = pn.pane.HTML("", css_classes=["ts-compare-note"], styles={"font-size": "12px", "color": "#555"})
         self._syncing = False
@@ -92,7 +121,11 @@ class CompareValuesView(ComparePart):
         frame = self.table.value
         if frame is None:
             return
-        wanted = [int(i) for i in np.flatnonzero(frame["entry"].to_numpy() == self.selection.entry)] if self.selection.entry >= 0 else []
+        wanted = (
+            [int(i) for i in np.flatnonzero(frame["entry"].to_numpy() == self.selection.entry)]
+            if self.selection.entry >= 0
+            else []
+        )
         if wanted != list(self.table.selection):
             self._syncing = True
             try:
@@ -101,4 +134,6 @@ class CompareValuesView(ComparePart):
                 self._syncing = False
 
     def __panel__(self):
-        return pn.Column(pn.pane.HTML("<b>Changed values</b>", margin=(8, 10)), self._note, self.table, sizing_mode="stretch_width")
+        return pn.Column(
+            pn.pane.HTML("<b>Changed values</b>", margin=(8, 10)), self._note, self.table, sizing_mode="stretch_width"
+        )

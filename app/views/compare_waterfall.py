@@ -4,6 +4,7 @@ as one bar, scratch and exchange rows; the same bars as the compare PNG
 (``report.compare_png.waterfall_steps``). Beside it the exact figures, which add up to the delta.
 Clicking a value's bar selects that value.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,9 +16,9 @@ from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
-from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.app.one_message import one_message
 from tilescope.app.views.compare_part import ComparePart
+from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.derived.compare import FIGURES
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 from tilescope.report.compare_png import LESS, MORE, SIDE_COLOURS, WATERFALL_PARTS, waterfall_steps
@@ -45,15 +46,30 @@ def waterfall_rows(attribution, bars: list[tuple[str, int]], parts: list) -> dic
     sizes.append(attribution.b_peak)
     y = np.arange(len(labels), dtype=float)
     entries = [-1] + [parts[k].entry if k < len(parts) else -1 for k in range(len(bars))] + [-1]
-    return {"left": left, "right": right, "bottom": y - 0.38, "top": y + 0.38, "color": colors, "label": labels,
-            "bytes": sizes, "running": running + [attribution.b_peak], "entry": entries}
+    return {
+        "left": left,
+        "right": right,
+        "bottom": y - 0.38,
+        "top": y + 0.38,
+        "color": colors,
+        "label": labels,
+        "bytes": sizes,
+        "running": running + [attribution.b_peak],
+        "entry": entries,
+    }
 
 
 def waterfall_html(attribution, bars: list[tuple[str, int]], figure_name: str) -> str:
     """The waterfall's figures, exact (every label escaped); the sum line checks the accounting."""
-    rows = [f'<tr><td>A peak at step {attribution.a_step}</td><td class="ts-fig" data-testid="ts-compare-waterfall-a">{esc(fmt_bytes(attribution.a_peak))}</td></tr>']
-    rows += [f"<tr><td>{esc(label)}</td><td class='ts-fig'>{esc(fmt_signed_bytes(size))}</td></tr>" for label, size in bars]
-    rows.append(f'<tr><td>B peak at step {attribution.b_step}</td><td class="ts-fig" data-testid="ts-compare-waterfall-b">{esc(fmt_bytes(attribution.b_peak))}</td></tr>')
+    rows = [
+        f'<tr><td>A peak at step {attribution.a_step}</td><td class="ts-fig" data-testid="ts-compare-waterfall-a">{esc(fmt_bytes(attribution.a_peak))}</td></tr>'
+    ]
+    rows += [
+        f"<tr><td>{esc(label)}</td><td class='ts-fig'>{esc(fmt_signed_bytes(size))}</td></tr>" for label, size in bars
+    ]
+    rows.append(
+        f'<tr><td>B peak at step {attribution.b_step}</td><td class="ts-fig" data-testid="ts-compare-waterfall-b">{esc(fmt_bytes(attribution.b_peak))}</td></tr>'
+    )
     total = sum(size for _, size in bars)
     return (
         f'<div class="ts-compare-entry" data-testid="ts-compare-waterfall" data-figure="{esc(figure_name)}"><table>{"".join(rows)}</table>'
@@ -76,14 +92,38 @@ class CompareWaterfallView(ComparePart):
         self._redraw()
 
     def _build_figure(self):
-        fig = figure(name="ts-compare-waterfall", height=330, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,reset,save", active_scroll=None,
-                     toolbar_location="right", y_range=Range1d(1, 0), x_range=Range1d(0, 1), x_axis_label="bytes per tile")
-        glyphs = fig.quad(left="left", right="right", bottom="bottom", top="top", source=self.bars, fill_color="color", line_color="white")
+        fig = figure(
+            name="ts-compare-waterfall",
+            height=330,
+            sizing_mode="stretch_width",
+            tools="xpan,xwheel_zoom,reset,save",
+            active_scroll=None,
+            toolbar_location="right",
+            y_range=Range1d(1, 0),
+            x_range=Range1d(0, 1),
+            x_axis_label="bytes per tile",
+        )
+        glyphs = fig.quad(
+            left="left",
+            right="right",
+            bottom="bottom",
+            top="top",
+            source=self.bars,
+            fill_color="color",
+            line_color="white",
+        )
         fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
         fig.yaxis.major_label_text_font_size = "10px"
-        self._ticks = FixedTicker(ticks=[])  # one ticker, its ticks updated: a new model per refresh re-walks the whole document
+        self._ticks = FixedTicker(
+            ticks=[]
+        )  # one ticker, its ticks updated: a new model per refresh re-walks the whole document
         fig.yaxis.ticker = self._ticks
-        fig.add_tools(HoverTool(renderers=[glyphs], tooltips=[("", "@label"), ("bytes", "@bytes{+0,0} B"), ("running", "@running{0,0} B")]))
+        fig.add_tools(
+            HoverTool(
+                renderers=[glyphs],
+                tooltips=[("", "@label"), ("bytes", "@bytes{+0,0} B"), ("running", "@running{0,0} B")],
+            )
+        )
         fig.on_event(Tap, one_message(self._on_tap))
         return fig
 
@@ -118,9 +158,18 @@ class CompareWaterfallView(ComparePart):
 
     def __panel__(self):
         return pn.Column(
-            pn.Row(pn.pane.HTML("<b>Attribution at the peak</b>: A's peak → B's peak, the largest parts first; click a bar to select its value",
-                                margin=(8, 10)), self._choice),
-            pn.Row(pn.Column(pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"), sizing_mode="stretch_width"),
-                   pn.Column(self._figures, width=520), sizing_mode="stretch_width"),
-            sizing_mode="stretch_width", css_classes=["ts-compare-waterfall"],
+            pn.Row(
+                pn.pane.HTML(
+                    "<b>Attribution at the peak</b>: A's peak → B's peak, the largest parts first; click a bar to select its value",
+                    margin=(8, 10),
+                ),
+                self._choice,
+            ),
+            pn.Row(
+                pn.Column(pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"), sizing_mode="stretch_width"),
+                pn.Column(self._figures, width=520),
+                sizing_mode="stretch_width",
+            ),
+            sizing_mode="stretch_width",
+            css_classes=["ts-compare-waterfall"],
         )

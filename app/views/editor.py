@@ -14,6 +14,7 @@ What it shows of a value comes from ``tilescope.derived.editing`` (the tiling ru
 ``EditError`` message naming value, axis and rule) is shown at the handle that made it, and the
 handle snaps back.
 """
+
 from __future__ import annotations
 
 import io
@@ -24,22 +25,22 @@ import param
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
+from tilescope.app.one_message import one_message
+from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
 from tilescope.app.views.advisor import AdvisorView
+from tilescope.app.views.placement_summary import placements
 from tilescope.app.widgets.count_inputs import CountInputs
 from tilescope.app.widgets.tiling_widget import TilingWidget, committed_count
 from tilescope.app.widgets.value_picker import ValuePicker
-from tilescope.app.one_message import one_message
-from tilescope.app.shown_gate import ShownGate
 from tilescope.derived.editing import figure_changes, value_editing, value_facts
+from tilescope.derived.fit_verdict import fit_verdict
 from tilescope.models.edits import TilingEdit, edit_set_json
 from tilescope.models.format import fmt_change
-from tilescope.planner.shards import ShapeMismatch
 from tilescope.models.glossary import GLOSSARY
 from tilescope.planner import tiling_rules
+from tilescope.planner.shards import ShapeMismatch
 from tilescope.planner.tiling_rules import REPLICAS
-from tilescope.app.views.placement_summary import placements
-from tilescope.derived.fit_verdict import fit_verdict
 
 CSS = static_text("editor.css")
 _LABEL_ID = re.compile(r"#(-?\d+) ")  # a picker label starts with the value's id (derived.values.ValueText)
@@ -63,13 +64,23 @@ class EditorView(pn.viewable.Viewer):
         self.count_inputs = CountInputs(self.widget, self.commit)
 
         self.value_picker = ValuePicker(
-            label="Value to edit", placeholder="type an id or part of a name…", case_sensitive=False,
-            search_strategy="includes", min_characters=1, restrict=True, sizing_mode="stretch_width", min_width=220,
+            label="Value to edit",
+            placeholder="type an id or part of a name…",
+            case_sensitive=False,
+            search_strategy="includes",
+            min_characters=1,
+            restrict=True,
+            sizing_mode="stretch_width",
+            min_width=220,
         )
         self.value_picker.param.watch(one_message(self._on_picked), "value")
-        self.group_toggle = pn.widgets.Checkbox.from_param(self.state.param.whole_storage_group, label="apply to whole storage group")
+        self.group_toggle = pn.widgets.Checkbox.from_param(
+            self.state.param.whole_storage_group, label="apply to whole storage group"
+        )
         self.keep_tiles = pn.widgets.Checkbox(
-            label="keep the tile count (replicas drop to fit when an axis grows)", value=False, css_classes=["ts-keep-tiles"],
+            label="keep the tile count (replicas drop to fit when an axis grows)",
+            value=False,
+            css_classes=["ts-keep-tiles"],
         )
         self.keep_tiles.param.watch(one_message(lambda _: self._refresh()), "value")
         self.heading = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CSS])
@@ -80,9 +91,11 @@ class EditorView(pn.viewable.Viewer):
         self.reset_button = pn.widgets.Button(label="Reset", color="default", width=90)
         self.reset_button.on_click(one_message(lambda _: self.state.reset()))
         self.save_button = pn.widgets.FileDownload(
-            callback=self._edit_set_file, filename="edits.json", label="Save edits", color="default", width=120,
+            callback=self._edit_set_file, filename="edits.json", label="Save edits", color="default", width=120
         )
-        self.load_input = pn.widgets.FileInput(accept=".json,application/json", multiple=False, width=230, css_classes=["ts-load-edits"])
+        self.load_input = pn.widgets.FileInput(
+            accept=".json,application/json", multiple=False, width=230, css_classes=["ts-load-edits"]
+        )
         self.load_input.param.watch(self._on_load, "value")
         self.edit_list = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CSS])
         self.advisor = AdvisorView(state=self.state)
@@ -97,7 +110,11 @@ class EditorView(pn.viewable.Viewer):
             self.figures,
             pn.pane.HTML("<h4 style='margin:8px 0 0'>Edits</h4>"),
             pn.FlexBox(self.undo_button, self.reset_button, self.save_button, sizing_mode="stretch_width"),
-            pn.pane.HTML("<label class='ts-load-label'>Load an edit set (JSON, as saved above):</label>", stylesheets=[CSS], margin=(4, 10, 0, 10)),
+            pn.pane.HTML(
+                "<label class='ts-load-label'>Load an edit set (JSON, as saved above):</label>",
+                stylesheets=[CSS],
+                margin=(4, 10, 0, 10),
+            ),
             self.load_input,
             self.edit_list,
             self.advisor,
@@ -153,7 +170,11 @@ class EditorView(pn.viewable.Viewer):
         finally:
             self._picking = False
         facts = value_facts(data, row)
-        alias = "" if facts.alias_of is None else f" · alias of #{facts.alias_of}: an edit re-tiles #{facts.alias_of} and all its aliases"
+        alias = (
+            ""
+            if facts.alias_of is None
+            else f" · alias of #{facts.alias_of}: an edit re-tiles #{facts.alias_of} and all its aliases"
+        )
         self.heading.object = (
             f"<div class='ts-value-head'><b>#{facts.value_id} {esc(facts.name)}</b><br>"
             f"<span>shape {esc(facts.shape)} · {esc(facts.precision)} · {facts.region} region · order {esc(facts.order)}"
@@ -169,16 +190,26 @@ class EditorView(pn.viewable.Viewer):
         bands = [{**band, "valid_counts": band["keep_tiles_counts"]} if keep else band for band in editing.bands]
         self.widget.param.update(
             **self.count_inputs.show(editing.counts, identity=len(editing.bands)),
-            axes=bands, replicas=int(editing.tiling.replicas), replica_counts=editing.replica_stops,
-            valid_replica_counts=editing.valid_replicas, max_replicas=editing.max_replicas,
-            tile_product=editing.tile_product, device_tiles=editing.device_tiles, show_replicas=True, disabled=False,
+            axes=bands,
+            replicas=int(editing.tiling.replicas),
+            replica_counts=editing.replica_stops,
+            valid_replica_counts=editing.valid_replicas,
+            max_replicas=editing.max_replicas,
+            tile_product=editing.tile_product,
+            device_tiles=editing.device_tiles,
+            show_replicas=True,
+            disabled=False,
         )
         self.figures.object = self._figures_html(row)
         self.edit_list.object = self._edits_html()
         self.undo_button.disabled = self.reset_button.disabled = self.save_button.disabled = not data.edited
 
     def _show_nothing(self) -> None:
-        message = "Open a memory profile to edit its tilings." if self.state.data is None else "No value is live at this step; pick one."
+        message = (
+            "Open a memory profile to edit its tilings."
+            if self.state.data is None
+            else "No value is live at this step; pick one."
+        )
         self.heading.object = f"<p>{esc(message)}</p>"
         self.figures.object = ""
         self.edit_list.object = self._edits_html()
@@ -208,7 +239,9 @@ class EditorView(pn.viewable.Viewer):
             f"<li>{esc(applied.edit.describe())} <span>(re-tiles {esc(', '.join(f'#{v}' for v in applied.applied_to))})</span></li>"
             for applied in whatif.applied
         )
-        changed = "; ".join(f"#{value_id} {fmt_change(before, after)}" for value_id, before, after in whatif.diff.changed_values)
+        changed = "; ".join(
+            f"#{value_id} {fmt_change(before, after)}" for value_id, before, after in whatif.diff.changed_values
+        )
         summary = f"<p class='ts-edit-changes'>bytes per tile while live: {esc(changed or 'no value changes size')}</p>"
         return f"<ol class='ts-edit-list' data-testid='ts-edit-list'>{items}</ol>{summary}"
 

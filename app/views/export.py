@@ -5,6 +5,7 @@ current edits, the selected step), by ``tilescope.report`` (``report.tables``, `
 The PNG is drawn with matplotlib's Agg canvas: no browser involved. Building runs in a worker
 thread so a slow report does not freeze the session; the inputs are immutable snapshots.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -13,12 +14,23 @@ import io
 import panel as pn
 import param
 
+from tilescope.app.assets import static_text
 from tilescope.app.format import esc
+from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
 from tilescope.report.png import png_of
-from tilescope.report.tables import ALLOCATIONS_CSV, EDITS_CSV, EDITS_JSON, PNG_NAME, STEPS_CSV, VALUES_CSV, ReportInput, breakdown_name, report_input, tables_of
-from tilescope.app.assets import static_text
-from tilescope.app.shown_gate import ShownGate
+from tilescope.report.tables import (
+    ALLOCATIONS_CSV,
+    EDITS_CSV,
+    EDITS_JSON,
+    PNG_NAME,
+    STEPS_CSV,
+    VALUES_CSV,
+    ReportInput,
+    breakdown_name,
+    report_input,
+    tables_of,
+)
 
 CSS = static_text("export.css")
 BREAKDOWN = "breakdown"  # key of the breakdown button (its file name follows the selected step)
@@ -56,8 +68,15 @@ class ExportView(pn.viewable.Viewer):
     def _button(self, filename: str, label: str, callback, color: str = "default") -> pn.widgets.FileDownload:
         key = BREAKDOWN if filename.startswith("step_") else filename
         return pn.widgets.FileDownload(
-            callback=callback, filename=filename, label=label, color=color, auto=True, embed=False,
-            css_classes=[f"ts-export-{key.replace('.', '-')}"], width=170, margin=(5, 10),
+            callback=callback,
+            filename=filename,
+            label=label,
+            color=color,
+            auto=True,
+            embed=False,
+            css_classes=[f"ts-export-{key.replace('.', '-')}"],
+            width=170,
+            margin=(5, 10),
         )
 
     # ------------------------------------------------------------------ what the buttons send
@@ -110,7 +129,9 @@ class ExportView(pn.viewable.Viewer):
         for button in self._buttons.values():
             button.disabled = not open_
         if not open_:
-            self._note.object = '<div class="note" data-testid="ts-export-note">Open a memory profile to export its report.</div>'
+            self._note.object = (
+                '<div class="note" data-testid="ts-export-note">Open a memory profile to export its report.</div>'
+            )
             return
         step = min(max(int(s.selected_step), 0), max(s.arrays.n_steps - 1, 0))
         self._buttons[BREAKDOWN].filename = breakdown_name(step)

@@ -1,5 +1,6 @@
 """The file bar: what is open and loading progress (in the page's header), the error of the last
 action (above the views), and the upload box (under the timeline)."""
+
 from __future__ import annotations
 
 import panel as pn
@@ -9,12 +10,14 @@ from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.loading import MAX_UPLOAD_BYTES
 from tilescope.app.state import SessionState
-from tilescope.app.widgets.upload import CappedFileDropper
 from tilescope.app.view_guard import watch_state
+from tilescope.app.widgets.upload import CappedFileDropper
 from tilescope.derived.opening import FILE_KINDS, kind_label
 
 CSS = static_text("page.css")
-KINDS_TEXT = ", ".join(kind.label for kind in FILE_KINDS[:-1]) + f" or {FILE_KINDS[-1].label}"  # every kind the registry opens
+KINDS_TEXT = (
+    ", ".join(kind.label for kind in FILE_KINDS[:-1]) + f" or {FILE_KINDS[-1].label}"
+)  # every kind the registry opens
 
 
 class FileBar(pn.viewable.Viewer):
@@ -28,14 +31,25 @@ class FileBar(pn.viewable.Viewer):
         self.progress = pn.indicators.Progress(value=100, max=100, width=120, visible=False, margin=(14, 10))
         self.error = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", visible=False, margin=(4, 10))
         self.upload = CappedFileDropper(
-            accepted_filetypes=[".json", "application/json"], max_bytes=MAX_UPLOAD_BYTES,
-            multiple=False, layout="compact", width=300, height=60, label=f"open another {KINDS_TEXT}",
+            accepted_filetypes=[".json", "application/json"],
+            max_bytes=MAX_UPLOAD_BYTES,
+            multiple=False,
+            layout="compact",
+            width=300,
+            height=60,
+            label=f"open another {KINDS_TEXT}",
         )
         self.header = pn.Row(self.source, self.progress, margin=0, sizing_mode="stretch_width")
         self.upload_box = pn.Column(
-            pn.pane.HTML(f"<b>Open another file</b> ({KINDS_TEXT}, up to "
-                         f"{MAX_UPLOAD_BYTES // (1024 * 1024)} MB; never written to disk)", stylesheets=[CSS], margin=(10, 10, 0, 10)),
-            self.upload, sizing_mode="stretch_width", css_classes=["ts-upload"],
+            pn.pane.HTML(
+                f"<b>Open another file</b> ({KINDS_TEXT}, up to "
+                f"{MAX_UPLOAD_BYTES // (1024 * 1024)} MB; never written to disk)",
+                stylesheets=[CSS],
+                margin=(10, 10, 0, 10),
+            ),
+            self.upload,
+            sizing_mode="stretch_width",
+            css_classes=["ts-upload"],
         )
         self.upload.param.watch(lambda event: self.state.fail(event.new) if event.new else None, "refused")
         watch_state(self.state, self._redraw, ["source", "status", "error", "loading", "progress", "kind"])
@@ -44,8 +58,11 @@ class FileBar(pn.viewable.Viewer):
     def _redraw(self, *_):
         s = self.state
         kind = kind_label(s.kind or "memory_profile")
-        source = (f'<span data-testid="ts-source">{esc(s.source)}</span> <span class="ts-kind">({kind})</span>'
-                  if s.source else "no file open")
+        source = (
+            f'<span data-testid="ts-source">{esc(s.source)}</span> <span class="ts-kind">({kind})</span>'
+            if s.source
+            else "no file open"
+        )
         self.source.object = f'{source}<br><span class="ts-status" data-testid="ts-status">{esc(s.status)}</span>'
         self.progress.visible = s.loading
         self.progress.value = round(s.progress * 100)

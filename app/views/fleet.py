@@ -12,12 +12,12 @@ and in time), after every file was checked to be a regular Parquet file of its t
 shows its one-line error and keeps what was open. Text from the dataset (paths,
 scopes, errors) is escaped: the table's text columns use Tabulator's ``plaintext`` formatter.
 """
+
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from functools import partial
 from itertools import cycle, islice
-from pathlib import Path
-from typing import Awaitable, Callable
 
 import pandas as pd
 import panel as pn
@@ -32,18 +32,36 @@ from tilescope.app.fleet_open import DatasetRequest, Fleet, compare_link, load_f
 from tilescope.app.format import esc
 from tilescope.app.open_flow import SessionOpener
 from tilescope.app.state import SessionState, error_text
-from tilescope.derived.opening import Opened
 from tilescope.derived.fleet_rows import (
-    BYTE_COLUMNS, COUNT_COLUMNS, FAILED, FIGURES, LOADED, SEARCH_STATE, TABLE_COLUMNS, TEXT_COLUMNS,
-    chart_bars, failures, table_frame,
+    BYTE_COLUMNS,
+    COUNT_COLUMNS,
+    FAILED,
+    FIGURES,
+    LOADED,
+    SEARCH_STATE,
+    TABLE_COLUMNS,
+    TEXT_COLUMNS,
+    chart_bars,
+    failures,
+    table_frame,
 )
+from tilescope.derived.opening import Opened
 from tilescope.models.format import fmt_bytes
 
 CSS = static_text("fleet.css")
 TITLES = {
-    "path": "path", "scope": "scope", "status": "status", "standard_peak": "standard peak B", "interleaved_peak": "interleaved peak B",
-    "total_peak": "total peak B", "effective_peak_bytes": "effective peak B", "fits": "fits", "budget_bytes": "budget B",
-    "n_values": "values", "n_steps": "steps", "check_mismatches": "check mismatches",
+    "path": "path",
+    "scope": "scope",
+    "status": "status",
+    "standard_peak": "standard peak B",
+    "interleaved_peak": "interleaved peak B",
+    "total_peak": "total peak B",
+    "effective_peak_bytes": "effective peak B",
+    "fits": "fits",
+    "budget_bytes": "budget B",
+    "n_values": "values",
+    "n_steps": "steps",
+    "check_mismatches": "check mismatches",
 }
 PAGE_SIZE = 20
 
@@ -67,11 +85,20 @@ class FleetView(pn.viewable.Viewer):
         self.opener, self.shared, self.data_root = opener, opener.shared, opener.data_root
         self._adopt, self._in_session, self._compare = adopt, opener.in_session, compare
         self.header = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
-        self.figure_choice = pn.widgets.Select(label="chart", options={v: k for k, v in FIGURES.items()}, value="total_peak", width=200)
-        self.source = ColumnDataSource({"x": [], "value": [], "text": [], "path": [], "colour": []}, name="ts-fleet-bars")
+        self.figure_choice = pn.widgets.Select(
+            label="chart", options={v: k for k, v in FIGURES.items()}, value="total_peak", width=200
+        )
+        self.source = ColumnDataSource(
+            {"x": [], "value": [], "text": [], "path": [], "colour": []}, name="ts-fleet-bars"
+        )
         self.chart = figure(
-            name="ts-fleet-chart", x_range=FactorRange(), height=320, sizing_mode="stretch_width", toolbar_location="right",
-            tools="xpan,xwheel_zoom,reset,save", y_axis_label="bytes per tile",
+            name="ts-fleet-chart",
+            x_range=FactorRange(),
+            height=320,
+            sizing_mode="stretch_width",
+            toolbar_location="right",
+            tools="xpan,xwheel_zoom,reset,save",
+            y_axis_label="bytes per tile",
         )
         self.chart.vbar(x="x", top="value", width=0.8, source=self.source, fill_color="colour", line_color=None)
         self.chart.add_tools(HoverTool(tooltips=[("path", "@path"), ("figure", "@text")]))  # fields render as text
@@ -79,11 +106,22 @@ class FleetView(pn.viewable.Viewer):
         self.chart.xaxis.major_label_orientation = 0.9
         self.chart.y_range.start = 0
         self.table = pn.widgets.Tabulator(
-            table_frame_empty(), show_index=False, disabled=True, selectable="checkbox",
-            pagination="remote", page_size=PAGE_SIZE, header_filters=True, titles=TITLES, formatters=_formatters(),
-            sizing_mode="stretch_width", css_classes=["ts-fleet-table"], layout="fit_data_table",
+            table_frame_empty(),
+            show_index=False,
+            disabled=True,
+            selectable="checkbox",
+            pagination="remote",
+            page_size=PAGE_SIZE,
+            header_filters=True,
+            titles=TITLES,
+            formatters=_formatters(),
+            sizing_mode="stretch_width",
+            css_classes=["ts-fleet-table"],
+            layout="fit_data_table",
         )
-        self.compare_button = pn.widgets.Button(label="compare the two ticked", color="primary", width=200, disabled=True)
+        self.compare_button = pn.widgets.Button(
+            label="compare the two ticked", color="primary", width=200, disabled=True
+        )
         self.compare_note = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.failure_list = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.back = pn.widgets.Button(label="← fleet", color="light", width=320, css_classes=["ts-fleet-back"])
@@ -123,15 +161,24 @@ class FleetView(pn.viewable.Viewer):
             "Click a row to open it; tick two to compare.</div>"
         )
         failed = failures(profiles)
-        self.failure_list.object = "" if not failed else (
-            f'<div class="ts-fleet-failures" data-testid="ts-fleet-failures"><b>{len(failed):,} failed</b><ul>'
-            + "".join(f'<li><span class="ts-fleet-path">{esc(p)}</span>: <span class="ts-fleet-error">{esc(e)}</span></li>' for p, e in failed)
-            + "</ul></div>"
+        self.failure_list.object = (
+            ""
+            if not failed
+            else (
+                f'<div class="ts-fleet-failures" data-testid="ts-fleet-failures"><b>{len(failed):,} failed</b><ul>'
+                + "".join(
+                    f'<li><span class="ts-fleet-path">{esc(p)}</span>: <span class="ts-fleet-error">{esc(e)}</span></li>'
+                    for p, e in failed
+                )
+                + "</ul></div>"
+            )
         )
         self.back.label = f"← fleet {fleet.name}"
         self.fleet = fleet
         self._draw_chart()
-        self.state.param.update(loading=False, progress=1.0, error="", status=f"dataset {fleet.name}: {len(frame):,} files")
+        self.state.param.update(
+            loading=False, progress=1.0, error="", status=f"dataset {fleet.name}: {len(frame):,} files"
+        )
 
     def _draw_chart(self) -> None:
         if self.fleet is None:
@@ -140,7 +187,10 @@ class FleetView(pn.viewable.Viewer):
         palette = list(islice(cycle(Category10_10), max(bars.n_members, 1)))
         self.chart.x_range.factors = bars.factors
         self.source.data = {
-            "x": bars.factors, "value": bars.values, "text": [fmt_bytes(v) for v in bars.values], "path": bars.paths,
+            "x": bars.factors,
+            "value": bars.values,
+            "text": [fmt_bytes(v) for v in bars.values],
+            "path": bars.paths,
             "colour": [palette[c] for c in bars.colour],
         }
         self.chart.title.text = f"{FIGURES[bars.figure]} per profile, grouped by folder ({len(bars.groups):,} groups)"
@@ -166,7 +216,9 @@ class FleetView(pn.viewable.Viewer):
     def _on_tick(self, *_):
         picked = self.table.selection
         self.compare_button.disabled = len(picked) != 2
-        self.compare_note.object = '<span class="ts-fleet-note">tick two profiles to compare them</span>' if len(picked) > 2 else ""
+        self.compare_note.object = (
+            '<span class="ts-fleet-note">tick two profiles to compare them</span>' if len(picked) > 2 else ""
+        )
 
     async def _on_compare(self, *_):
         fleet, picked = self.fleet, sorted(self.table.selection)
@@ -174,7 +226,7 @@ class FleetView(pn.viewable.Viewer):
             return
         try:
             a, b = await self.opener.run(lambda _progress: [row_source(fleet, p, self.data_root) for p in picked])
-        except Exception as exc:  # noqa: BLE001 - said in the page
+        except Exception as exc:
             await self._in_session(partial(self.state.fail, f"compare: {error_text(exc)}"))
             return
         link = compare_link(a, b)
@@ -210,8 +262,10 @@ def table_frame_empty() -> pd.DataFrame:
 def compare_note_html(a, b, link: str | None) -> str:
     """The compare view's link for two rows, or why there is none."""
     if link is not None:
-        return (f'<a class="ts-fleet-link" data-testid="ts-fleet-compare-link" href="{esc(link)}" target="_blank" rel="noopener">'
-                f"compare {esc(a.name)} → {esc(b.name)}</a>")
+        return (
+            f'<a class="ts-fleet-link" data-testid="ts-fleet-compare-link" href="{esc(link)}" target="_blank" rel="noopener">'
+            f"compare {esc(a.name)} → {esc(b.name)}</a>"
+        )
     alone = [s.name for s in (a, b) if s.path is None]
     return (
         '<span class="ts-fleet-note" data-testid="ts-fleet-compare-note">comparing in the page needs both input files under the '

@@ -1,4 +1,5 @@
 """The glossary under the timeline: every word of ``models.glossary``, defined once."""
+
 from __future__ import annotations
 
 from tilescope.app.format import esc

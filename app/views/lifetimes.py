@@ -3,6 +3,7 @@ thickness growing with bytes. The ``largest`` values (slider) are drawn individu
 ordered by first live step; every other live value is summed per step into one band under the
 lanes. Selected values are outlined black, the other members of their storage groups orange.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,17 +13,31 @@ from bokeh.events import Tap
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d, Span
 from bokeh.plotting import figure
 
-from tilescope.models.format import shorten
-from tilescope.derived.series import minmax_indices
-from tilescope.app.state import SessionState
-from tilescope.app.widgets.selection import adds
 from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
+from tilescope.app.state import SessionState
+from tilescope.app.widgets.selection import adds
+from tilescope.derived.series import minmax_indices
+from tilescope.models.format import shorten
 
 REGION_COLORS = {0: "#4C78A8", 1: "#F58518"}
 REST_COLOR = "#9E9E9E"
-BAR_FIELDS = ("left", "right", "bottom", "top", "lane", "value_id", "name", "bytes", "region", "storage_group", "steps",
-              "color", "line_color", "line_width")
+BAR_FIELDS = (
+    "left",
+    "right",
+    "bottom",
+    "top",
+    "lane",
+    "value_id",
+    "name",
+    "bytes",
+    "region",
+    "storage_group",
+    "steps",
+    "color",
+    "line_color",
+    "line_width",
+)
 REST_POINTS = 800  # pixel columns of the band: ≤ 4 points each
 
 
@@ -36,7 +51,9 @@ class LifetimesView(pn.viewable.Viewer):
         self.bars = ColumnDataSource({k: [] for k in BAR_FIELDS}, name="ts-lifetime-bars")
         self.rest = ColumnDataSource({"step": [], "y1": [], "y2": [], "bytes": [], "live": []}, name="ts-lifetime-rest")
         self.figure = self._build_figure()
-        self._slider = pn.widgets.IntSlider.from_param(self.param.largest, label="values drawn individually", width=240, step=5)
+        self._slider = pn.widgets.IntSlider.from_param(
+            self.param.largest, label="values drawn individually", width=240, step=5
+        )
         self._note = pn.pane.HTML("", styles={"font-size": "12px", "opacity": "0.75"})
         self._lanes = 0
         self._storage_group = None
@@ -50,25 +67,48 @@ class LifetimesView(pn.viewable.Viewer):
 
     def _build_figure(self):
         fig = figure(
-            name="ts-lifetimes", height=460, sizing_mode="stretch_width", tools="xpan,ypan,xwheel_zoom,box_zoom,reset,save",
-            active_scroll=None, x_axis_label="step", y_axis_label="values (largest; by first live step)",
-            output_backend="webgl", x_range=Range1d(-0.5, 0.5), y_range=Range1d(-2.5, 1),
+            name="ts-lifetimes",
+            height=460,
+            sizing_mode="stretch_width",
+            tools="xpan,ypan,xwheel_zoom,box_zoom,reset,save",
+            active_scroll=None,
+            x_axis_label="step",
+            y_axis_label="values (largest; by first live step)",
+            output_backend="webgl",
+            x_range=Range1d(-0.5, 0.5),
+            y_range=Range1d(-2.5, 1),
         )
         fig.xaxis.formatter = NumeralTickFormatter(format="0")
         fig.yaxis.major_label_text_font_size = "0px"
         fig.yaxis.major_tick_line_color = None
         self.rest_area = fig.varea(x="step", y1="y1", y2="y2", source=self.rest, fill_color=REST_COLOR, fill_alpha=0.6)
         self.bar_glyphs = fig.quad(
-            left="left", right="right", bottom="bottom", top="top", source=self.bars, fill_color="color", fill_alpha=0.85,
-            line_color="line_color", line_width="line_width",
+            left="left",
+            right="right",
+            bottom="bottom",
+            top="top",
+            source=self.bars,
+            fill_color="color",
+            fill_alpha=0.85,
+            line_color="line_color",
+            line_width="line_width",
         )
         fig.add_tools(
             HoverTool(
                 renderers=[self.bar_glyphs],
-                tooltips=[("value", "@value_id"), ("name", "@name"), ("bytes", "@bytes{0,0} B"), ("region", "@region"),
-                          ("storage group", "@storage_group"), ("live", "@steps")],
+                tooltips=[
+                    ("value", "@value_id"),
+                    ("name", "@name"),
+                    ("bytes", "@bytes{0,0} B"),
+                    ("region", "@region"),
+                    ("storage group", "@storage_group"),
+                    ("live", "@steps"),
+                ],
             ),
-            HoverTool(renderers=[self.rest_area], tooltips=[("step", "@step"), ("other values live", "@live"), ("their bytes", "@bytes{0,0} B")]),
+            HoverTool(
+                renderers=[self.rest_area],
+                tooltips=[("step", "@step"), ("other values live", "@live"), ("their bytes", "@bytes{0,0} B")],
+            ),
         )
         self.step_span = Span(location=0, dimension="height", line_color="#111", line_width=1.2, line_alpha=0.7)
         fig.add_layout(self.step_span)
@@ -93,13 +133,19 @@ class LifetimesView(pn.viewable.Viewer):
         regions = arrays.region[g.bar_row]
         self._bar_rows = g.bar_row
         self.bars.data = {
-            "left": g.bar_first - 0.5, "right": g.bar_last + 0.5,
-            "bottom": g.bar_lane - thickness / 2, "top": g.bar_lane + thickness / 2, "lane": g.bar_lane,
-            "value_id": arrays.value_ids[g.bar_row], "name": [shorten(n, 120) for n in names.take(g.bar_row).to_pylist()],
-            "bytes": cost[g.bar_row], "region": np.where(regions == 1, "interleaved", "standard"),
+            "left": g.bar_first - 0.5,
+            "right": g.bar_last + 0.5,
+            "bottom": g.bar_lane - thickness / 2,
+            "top": g.bar_lane + thickness / 2,
+            "lane": g.bar_lane,
+            "value_id": arrays.value_ids[g.bar_row],
+            "name": [shorten(n, 120) for n in names.take(g.bar_row).to_pylist()],
+            "bytes": cost[g.bar_row],
+            "region": np.where(regions == 1, "interleaved", "standard"),
             "storage_group": self._storage_group[g.bar_row],
             "steps": [f"{a}–{b}" for a, b in zip(g.bar_first.tolist(), g.bar_last.tolist())],
-            "color": [REGION_COLORS[int(r)] for r in regions], **self._outline(g.bar_row),
+            "color": [REGION_COLORS[int(r)] for r in regions],
+            **self._outline(g.bar_row),
         }
         keep = minmax_indices([g.rest_bytes], 0, arrays.n_steps, REST_POINTS)
         top = max(int(g.rest_bytes.max(initial=0)), 1)
@@ -108,12 +154,17 @@ class LifetimesView(pn.viewable.Viewer):
         base = self._lanes + 0.5 + band
         self._band_bottom = base
         self.rest.data = {
-            "step": keep, "y1": np.full(keep.size, base), "y2": base - band * g.rest_bytes[keep] / top,
-            "bytes": g.rest_bytes[keep], "live": g.rest_live[keep],
+            "step": keep,
+            "y1": np.full(keep.size, base),
+            "y2": base - band * g.rest_bytes[keep] / top,
+            "bytes": g.rest_bytes[keep],
+            "live": g.rest_live[keep],
         }
         if self.figure.x_range.end <= 0.5 or self._profile_shown is not data.opened:
             self._profile_shown = data.opened
-            self.figure.x_range.update(start=-0.5, end=max(arrays.n_steps - 0.5, 0.5), bounds=(-0.5, max(arrays.n_steps - 0.5, 0.5)))
+            self.figure.x_range.update(
+                start=-0.5, end=max(arrays.n_steps - 0.5, 0.5), bounds=(-0.5, max(arrays.n_steps - 0.5, 0.5))
+            )
         self.figure.y_range.update(start=self._band_bottom + 0.3, end=-1)
         self._note.object = (
             f"{g.rows.size:,} largest values drawn one lane each (thickness ∝ √bytes, blue standard, orange interleaved); "
@@ -123,7 +174,9 @@ class LifetimesView(pn.viewable.Viewer):
 
     def _outline(self, bar_rows: np.ndarray) -> dict:
         selected = np.isin(self.state.arrays.value_ids[bar_rows], list(self.state.selected_values))
-        selected_rows = [self.state.arrays.row_of_id[i] for i in self.state.selected_values if i in self.state.arrays.row_of_id]
+        selected_rows = [
+            self.state.arrays.row_of_id[i] for i in self.state.selected_values if i in self.state.arrays.row_of_id
+        ]
         groups = np.unique(self._storage_group[selected_rows]) if selected_rows else np.zeros(0, dtype=np.int64)
         mates = np.isin(self._storage_group[bar_rows], groups) & ~selected
         # unselected bars are outlined in their own colour so a one-step bar stays at least a pixel wide
@@ -148,7 +201,11 @@ class LifetimesView(pn.viewable.Viewer):
             return
         d = self.bars.data
         step, y = event.x, event.y
-        hit = (np.asarray(d["left"]) <= step) & (np.asarray(d["right"]) >= step) & (np.abs(np.asarray(d["lane"]) - y) <= 0.5)
+        hit = (
+            (np.asarray(d["left"]) <= step)
+            & (np.asarray(d["right"]) >= step)
+            & (np.abs(np.asarray(d["lane"]) - y) <= 0.5)
+        )
         hits = np.flatnonzero(hit)
         if hits.size:
             self.state.click_value(int(d["value_id"][hits[0]]), add=adds(event))

@@ -1,6 +1,7 @@
 """The Placement tab: every allocation at its address per region (``app.views.addresses``,
 ``derived.addresses``) above the tile map of the selected step (``app.views.tile_map``,
 ``derived.tile_map``), both of the plan's placement (``planner.placement``)."""
+
 from __future__ import annotations
 
 import panel as pn

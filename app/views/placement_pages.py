@@ -15,6 +15,7 @@ beside each tile (``derived.tile_estimate``).
 from __future__ import annotations
 
 import panel as pn
+
 from tilescope.app.assets import static_text
 from tilescope.app.loading import resolve_in_root
 from tilescope.app.state import error_text
@@ -22,10 +23,7 @@ from tilescope.app.view_guard import watch_state
 from tilescope.app.views.placement_problem import PlacementProblemView
 from tilescope.app.views.placement_profile import PlacementProfileView
 from tilescope.derived.opening import OpenedProfile, Source
-from tilescope.derived.placement_opened import (
-    OpenedPlacementDump,
-    OpenedPlacementProfile,
-)
+from tilescope.derived.placement_opened import OpenedPlacementDump, OpenedPlacementProfile
 from tilescope.derived.tile_estimate import estimates_of
 from tilescope.models.errors import InputError
 
@@ -50,9 +48,7 @@ class _FollowingPage(pn.viewable.Viewer):
             css_classes=["ts-placement-page"],
             stylesheets=[CSS],
         )
-        watch_state(
-            context.state, self._follow, ["opened"], name=f"the {view_type.__name__}"
-        )
+        watch_state(context.state, self._follow, ["opened"], name=f"the {view_type.__name__}")
         self._follow()
 
     def _follow(self, *_):
@@ -61,20 +57,14 @@ class _FollowingPage(pn.viewable.Viewer):
             return
         self._shown = opened
         opener = self.context.opener
-        self.view = self._view_type(
-            opened=opened, run=opener.run, in_session=opener.in_session
-        )
+        self.view = self._view_type(opened=opened, run=opener.run, in_session=opener.in_session)
         self.view.set_dark(self._dark)
         self._body.objects = [self.view]
         pn.state.execute(self.view.solve)
-        if isinstance(opened, OpenedPlacementProfile) and (
-            name := _requested_profile()
-        ):
+        if isinstance(opened, OpenedPlacementProfile) and (name := _requested_profile()):
             view = self.view
 
-            async def open_estimate() -> (
-                None
-            ):  # (a coroutine function: pn.state.execute awaits only those)
+            async def open_estimate() -> None:  # (a coroutine function: pn.state.execute awaits only those)
                 await self._open_estimate(view, name)
 
             pn.state.execute(open_estimate)
@@ -86,21 +76,16 @@ class _FollowingPage(pn.viewable.Viewer):
         root = opener.data_root
 
         def job(progress):
-            opened = opener.shared.open(
-                Source.of_path(resolve_in_root(root, name), name), progress
-            )
+            opened = opener.shared.open(Source.of_path(resolve_in_root(root, name), name), progress)
             if not isinstance(opened, OpenedProfile):
                 raise InputError(
-                    "$",
-                    "a memory profile (version 2 or 3)",
-                    f"a {opened.kind.replace('_', ' ')}",
-                    file=name,
+                    "$", "a memory profile (version 2 or 3)", f"a {opened.kind.replace('_', ' ')}", file=name
                 )
             return estimates_of(opened.profile)
 
         try:
             estimates = await opener.run(job, label=name)
-        except Exception as exc:  # noqa: BLE001 (a bad or missing file: said beside the tile, the page stays)
+        except Exception as exc:
             message = error_text(exc)
             await opener.in_session(lambda: view.estimate_failed(message))
             return

@@ -25,25 +25,14 @@ from types import MappingProxyType
 
 import panel as pn
 import param
-from bokeh.models import (
-    ColumnDataSource,
-    CustomJS,
-    HoverTool,
-    NumeralTickFormatter,
-    Range1d,
-)
+from bokeh.models import ColumnDataSource, CustomJS, HoverTool, NumeralTickFormatter, Range1d
 from bokeh.models.annotations import Span
 from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import error_text
-from tilescope.derived.placement_opened import (
-    APP_TIME_LIMIT_S,
-    OpenedPlacementDump,
-    Solved,
-    solved,
-)
+from tilescope.derived.placement_opened import APP_TIME_LIMIT_S, OpenedPlacementDump, Solved, solved
 from tilescope.derived.placement_problem_view import (
     Picture,
     ProblemGeometry,
@@ -92,15 +81,11 @@ def rect_data(geometry: ProblemGeometry, picture: Picture) -> dict:
         out["bottom"].append(float(picture.bottom[i]))
         out["top"].append(float(picture.top[i]))
         out["request"].append(int(r.index))
-        out["roots"].append(
-            ", ".join(str(root) for root, _ in r.roots[:6]) + (" …" if len(r.roots) > 6 else "")
-        )
+        out["roots"].append(", ".join(str(root) for root, _ in r.roots[:6]) + (" …" if len(r.roots) > 6 else ""))
         out["bytes"].append(float(picture.top[i] - picture.bottom[i]))
         out["first"].append(str(r.first))
         out["last"].append(
-            "end"
-            if geometry.x(r.last) == geometry.end_event and r.last != geometry.end_event
-            else str(r.last)
+            "end" if geometry.x(r.last) == geometry.end_event and r.last != geometry.end_event else str(r.last)
         )
         out["cls"].append(r.request_class)
         out["color"].append(CLASS_COLORS[is_interleaved(problem, k)])
@@ -129,10 +114,7 @@ class PlacementProblemView(pn.viewable.Viewer):
         self.error = ""
         g, p = self.geometry, self.opened.problem
         self.rects = ColumnDataSource(_empty(RECT_FIELDS), name="ts-dump-rects")
-        self.partners = ColumnDataSource(
-            _empty(("left", "right", "bottom", "top", "request")),
-            name="ts-dump-partners",
-        )
+        self.partners = ColumnDataSource(_empty(("left", "right", "bottom", "top", "request")), name="ts-dump-partners")
         self.compiler_picture = Picture.of(g, p.assigned_root_spans)
         self.figure = self._figure()
         self.which = pn.widgets.RadioButtonGroup(
@@ -144,27 +126,12 @@ class PlacementProblemView(pn.viewable.Viewer):
             margin=(5, 10),
         )
         self.which.param.watch(lambda *_: self._draw(), "value")
-        self.head = pn.pane.HTML(
-            self._head_html(),
-            stylesheets=[CSS],
-            sizing_mode="stretch_width",
-            margin=(0, 10),
-        )
+        self.head = pn.pane.HTML(self._head_html(), stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         stem = Path(self.opened.name).stem or "placement"
         self.downloads = pn.Row(
             self._button(f"{stem}.png", "Picture (PNG)", self._png, "ts-dump-export-png"),
-            self._button(
-                f"{stem}.tilescope-placement.csv",
-                "Solution (CSV)",
-                self._csv,
-                "ts-dump-export-csv",
-            ),
-            self._button(
-                f"{stem}.tilescope-placement.json",
-                "Solution (JSON)",
-                self._json,
-                "ts-dump-export-json",
-            ),
+            self._button(f"{stem}.tilescope-placement.csv", "Solution (CSV)", self._csv, "ts-dump-export-csv"),
+            self._button(f"{stem}.tilescope-placement.json", "Solution (JSON)", self._json, "ts-dump-export-json"),
         )
         self._layout = pn.Column(
             self.head,
@@ -186,8 +153,7 @@ class PlacementProblemView(pn.viewable.Viewer):
             return self.solve_here()
         try:
             result = await self._run(
-                lambda progress: solved(problem, APP_TIME_LIMIT_S, progress),
-                label=self.opened.name,
+                lambda progress: solved(problem, APP_TIME_LIMIT_S, progress), label=self.opened.name
             )
         except Exception as exc:
             message = error_text(exc)
@@ -259,10 +225,7 @@ class PlacementProblemView(pn.viewable.Viewer):
             )
         grid = g.grid()
         fig.segment(
-            source=ColumnDataSource(
-                {"x0": [x0] * len(grid), "x1": [x1] * len(grid), "y": grid},
-                name="ts-dump-grid",
-            ),
+            source=ColumnDataSource({"x0": [x0] * len(grid), "x1": [x1] * len(grid), "y": grid}, name="ts-dump-grid"),
             x0="x0",
             x1="x1",
             y0="y",
@@ -337,11 +300,9 @@ class PlacementProblemView(pn.viewable.Viewer):
             + f" · {n:,} requests · {edges:,} conflict edges · "
             + f"{len(p.ranges)} ranges, {fmt_bytes(p.total_capacity)} free"
         )
-        compiler = {
-            True: "placed it",
-            False: "failed to place it",
-            None: "did not record whether it placed it",
-        }[p.placed]
+        compiler = {True: "placed it", False: "failed to place it", None: "did not record whether it placed it"}[
+            p.placed
+        ]
         spans = self.compiler_picture
         compiler_line = (
             (
@@ -352,15 +313,9 @@ class PlacementProblemView(pn.viewable.Viewer):
             else f"The compiler {compiler}; the dump records no assigned_root_spans (the older form), so its placement is not drawn."
         )
         if self.error:
-            verdict, proof = (
-                "unknown",
-                f"tilescope's solver did not answer: {self.error}",
-            )
+            verdict, proof = ("unknown", f"tilescope's solver did not answer: {self.error}")
         elif self.result is None:
-            verdict, proof = (
-                "solving…",
-                f"tilescope's solver is running (time limit {APP_TIME_LIMIT_S:g} s).",
-            )
+            verdict, proof = ("solving…", f"tilescope's solver is running (time limit {APP_TIME_LIMIT_S:g} s).")
         else:
             r = self.result
             verdict = r.headline
@@ -396,24 +351,16 @@ class PlacementProblemView(pn.viewable.Viewer):
 
     async def _png(self) -> io.BytesIO:
         """Drawn in a worker thread (matplotlib's Agg), not on the session's loop."""
-        geometry, spans, headline = (
-            self.geometry,
-            self._spans(),
-            self.result.headline if self.result else "unknown",
-        )
+        geometry, spans, headline = (self.geometry, self._spans(), self.result.headline if self.result else "unknown")
         return io.BytesIO(
-            await asyncio.get_running_loop().run_in_executor(
-                None, lambda: problem_png(geometry, spans, headline)
-            )
+            await asyncio.get_running_loop().run_in_executor(None, lambda: problem_png(geometry, spans, headline))
         )
 
     def _csv(self) -> io.BytesIO:
         return io.BytesIO(solution_csv(self.opened.problem, self._spans()).encode())
 
     def _json(self) -> io.BytesIO:
-        return io.BytesIO(
-            solution_json(self.opened.problem, self._spans(), self._verdict(), "tilescope").encode()
-        )
+        return io.BytesIO(solution_json(self.opened.problem, self._spans(), self._verdict(), "tilescope").encode())
 
     def set_dark(self, dark: bool) -> None:
         """The boundary line in the theme's ink (the theme recolours background, axes and grid)."""

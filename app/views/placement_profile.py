@@ -25,12 +25,7 @@ from bokeh.plotting import figure
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import error_text
-from tilescope.derived.placement_opened import (
-    APP_TIME_LIMIT_S,
-    OpenedPlacementProfile,
-    Solved,
-    solved,
-)
+from tilescope.derived.placement_opened import APP_TIME_LIMIT_S, OpenedPlacementProfile, Solved, solved
 from tilescope.derived.placement_profile_figures import TileFigures
 from tilescope.derived.placement_profile_view import TileRows
 from tilescope.models.placement_profile import KINDS
@@ -38,27 +33,9 @@ from tilescope.models.placement_profile import KINDS
 CSS = static_text("placement.css")
 INK = MappingProxyType({False: "#111111", True: "#E8E8E8"})  # lines in the theme's ink (light, dark)
 KIND_COLORS = MappingProxyType(
-    {
-        "parameter": "#54A24B",
-        "activation": "#4C78A8",
-        "scratch": "#B279A2",
-        "support": "#9D9D9D",
-        "padding": "#D0D0D0",
-    }
+    {"parameter": "#54A24B", "activation": "#4C78A8", "scratch": "#B279A2", "support": "#9D9D9D", "padding": "#D0D0D0"}
 )
-FIELDS = (
-    "left",
-    "right",
-    "bottom",
-    "top",
-    "color",
-    "kind",
-    "label",
-    "first",
-    "last",
-    "bytes",
-    "payload",
-)
+FIELDS = ("left", "right", "bottom", "top", "color", "kind", "label", "first", "last", "bytes", "payload")
 COMPILER, TILESCOPE = "the compiler's placement", "tilescope's placement"
 
 
@@ -67,10 +44,7 @@ def _empty() -> dict:
 
 
 def rect_data(
-    rows: TileRows,
-    labels: tuple[str, ...],
-    starts: np.ndarray | None = None,
-    movable: np.ndarray | None = None,
+    rows: TileRows, labels: tuple[str, ...], starts: np.ndarray | None = None, movable: np.ndarray | None = None
 ) -> dict:
     """Rectangles of the tile's rows; with ``starts`` (tilescope's base per request, -1 where none), the
     movable rows at tilescope's addresses and the fixed ones where they are."""
@@ -93,9 +67,7 @@ def rect_data(
         "first": [str(int(e)) for e in rows.first[keep]],
         "last": ["end" if e == 4294967295 else str(int(e)) for e in rows.last[keep]],
         "bytes": size[keep],
-        "payload": (rows.payload_end - rows.start).astype(np.float64)[
-            keep
-        ],  # the rest of the row is tail and padding
+        "payload": (rows.payload_end - rows.start).astype(np.float64)[keep],  # the rest of the row is tail and padding
     }
 
 
@@ -156,8 +128,7 @@ class PlacementProfileView(pn.viewable.Viewer):
         self.error = ""
         # the planner's estimate of the same build (a v2/v3 memory profile), when one is given
         self.estimate_source = ColumnDataSource(
-            {"step": [], "standard": [], "interleaved": [], "total": []},
-            name="ts-pp-estimate",
+            {"step": [], "standard": [], "interleaved": [], "total": []}, name="ts-pp-estimate"
         )
         self.estimate_figure = self._estimate_figure()
         self.estimate_note = pn.pane.HTML(
@@ -180,9 +151,7 @@ class PlacementProfileView(pn.viewable.Viewer):
             pn.Row(self.picker, self.which),
             self.head,
             pn.Row(
-                pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
-                self.estimate_pane,
-                sizing_mode="stretch_width",
+                pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"), self.estimate_pane, sizing_mode="stretch_width"
             ),
             sizing_mode="stretch_width",
             css_classes=["ts-pp"],
@@ -261,20 +230,8 @@ class PlacementProfileView(pn.viewable.Viewer):
             legend_label="total",
             name="ts-pp-estimate-total",
         )
-        fig.line(
-            "step",
-            "standard",
-            source=self.estimate_source,
-            line_color="#4C78A8",
-            legend_label="standard",
-        )
-        fig.line(
-            "step",
-            "interleaved",
-            source=self.estimate_source,
-            line_color="#F58518",
-            legend_label="interleaved",
-        )
+        fig.line("step", "standard", source=self.estimate_source, line_color="#4C78A8", legend_label="standard")
+        fig.line("step", "interleaved", source=self.estimate_source, line_color="#F58518", legend_label="interleaved")
         fig.legend.location = "top_left"
         fig.add_tools(
             HoverTool(
@@ -293,14 +250,13 @@ class PlacementProfileView(pn.viewable.Viewer):
         """Show the planner's estimate from a memory profile of the same build: ``estimate_of(logical
         tile)`` gives its ``TileEstimate`` (``name``: the profile as the user named it)."""
         self._estimates, self._estimate_name = estimate_of, name
-        self.estimate_pane.objects = [
-            self.estimate_note,
-            pn.pane.Bokeh(self.estimate_figure),
-        ]
+        self.estimate_pane.objects = [self.estimate_note, pn.pane.Bokeh(self.estimate_figure)]
         self._draw_estimate()
 
     def estimate_failed(self, message: str) -> None:
-        self.estimate_note.object = f'<div class="bad" data-testid="ts-pp-estimate">The memory profile was not opened: {esc(message)}</div>'
+        self.estimate_note.object = (
+            f'<div class="bad" data-testid="ts-pp-estimate">The memory profile was not opened: {esc(message)}</div>'
+        )
 
     def _draw_estimate(self) -> None:
         f = self.figures
@@ -308,12 +264,7 @@ class PlacementProfileView(pn.viewable.Viewer):
             return
         estimate = self._estimates(f.rows.logical)
         if estimate is None:
-            self.estimate_source.data = {
-                "step": [],
-                "standard": [],
-                "interleaved": [],
-                "total": [],
-            }
+            self.estimate_source.data = {"step": [], "standard": [], "interleaved": [], "total": []}
             count = self._estimates.tile_count
             self.estimate_note.object = (
                 f'<div class="note" data-testid="ts-pp-estimate">{esc(self._estimate_name)} has {count} tiles: '
@@ -337,12 +288,7 @@ class PlacementProfileView(pn.viewable.Viewer):
         self.figures = TileFigures(self.opened, position)
         self.result, self.error = None, ""
         rows = self.figures.rows
-        self.figure.x_range.update(
-            start=-1,
-            end=rows.end_event + 1,
-            reset_start=-1,
-            reset_end=rows.end_event + 1,
-        )
+        self.figure.x_range.update(start=-1, end=rows.end_event + 1, reset_start=-1, reset_end=rows.end_event + 1)
         self._draw()
         self._draw_estimate()
 
@@ -355,8 +301,7 @@ class PlacementProfileView(pn.viewable.Viewer):
             return self.solve_here()
         try:
             result = await self._run(
-                lambda progress: solved(figures.problem, APP_TIME_LIMIT_S, progress),
-                label=self.opened.name,
+                lambda progress: solved(figures.problem, APP_TIME_LIMIT_S, progress), label=self.opened.name
             )
         except Exception as exc:
             message = error_text(exc)
@@ -391,10 +336,7 @@ class PlacementProfileView(pn.viewable.Viewer):
                     if span is not None:
                         starts[i] = span[0]
         self.source.data = rect_data(
-            f.rows,
-            self.opened.profile.labels,
-            starts,
-            f.movable if starts is not None else None,
+            f.rows, self.opened.profile.labels, starts, f.movable if starts is not None else None
         )
         self.spans["placed"].location = f.placed_top
         self.spans["bound"].location = f.bound
@@ -407,8 +349,7 @@ class PlacementProfileView(pn.viewable.Viewer):
         top = min(p.end, top + max((top - p.start) // 20, 1024))
         self.figure.y_range.update(start=p.start, end=top, reset_start=p.start, reset_end=top)
         lines = "".join(
-            f'<div data-testid="{tid}">{esc(text)}</div>'
-            for tid, text in f.sentences(self.result, self.error)
+            f'<div data-testid="{tid}">{esc(text)}</div>' for tid, text in f.sentences(self.result, self.error)
         )
         figures = (
             f'<div class="ts-pp-figures">placed top <b data-testid="ts-pp-placed-top">{f.placed_top:,}</b> · lower bound '

@@ -7,6 +7,7 @@ Every figure carries a ``data-testid`` whose text is only the figure: ``ts-place
 ``ts-fits-standard`` (and ``…-interleaved``), ``ts-overflow-bytes``; the rule under the grid:
 ``ts-capacity-rule``.
 """
+
 from __future__ import annotations
 
 from tilescope.app.format import esc
@@ -15,7 +16,12 @@ from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, fmt_change
 from tilescope.planner.placement import REGION_NAMES, Placement, RegionPlacement
 
-FIGURES = (("placed", "placed"), ("lower_bound", "lower bound"), ("fragmentation", "fragmentation"), ("capacity", "capacity"))
+FIGURES = (
+    ("placed", "placed"),
+    ("lower_bound", "lower bound"),
+    ("fragmentation", "fragmentation"),
+    ("capacity", "capacity"),
+)
 
 
 def _figure(testid: str, before: int, after: int) -> str:
@@ -33,7 +39,11 @@ def _share(fragmentation: int, lower_bound: int) -> str:
 def _fits(region: str, now: RegionPlacement, before: RegionPlacement) -> str:
     word, cls = ("yes", "ok") if now.fits else ("no", "bad")
     change = "" if now.fits == before.fits else f" (was {'yes' if before.fits else 'no'})"
-    rule = f"placed {now.placed:,} ≤ capacity {now.capacity:,}" if now.fits else f"placed {now.placed:,} > capacity {now.capacity:,}"
+    rule = (
+        f"placed {now.placed:,} ≤ capacity {now.capacity:,}"
+        if now.fits
+        else f"placed {now.placed:,} > capacity {now.capacity:,}"
+    )
     return f'<span class="{cls}" data-testid="ts-fits-{region}" title="{esc(rule)}">{word}{esc(change)}</span>'
 
 
@@ -81,8 +91,10 @@ def proofs_html(now: Placement) -> str:
     )
 
 
-PENDING = ('<div><h3>Placement (per tile)</h3><div class="note" data-testid="ts-placement-pending">placing the '
-           'allocations (in the background: the page goes on)…</div></div>')
+PENDING = (
+    '<div><h3>Placement (per tile)</h3><div class="note" data-testid="ts-placement-pending">placing the '
+    "allocations (in the background: the page goes on)…</div></div>"
+)
 
 
 def placements(state: SessionState) -> tuple[Placement | None, Placement | None, str]:
@@ -103,7 +115,7 @@ def placement_summary_html(state: SessionState) -> str:
     now, before, refused = placements(state)
     if refused:
         return (
-            '<div><h3>Placement (per tile)</h3>'
+            "<div><h3>Placement (per tile)</h3>"
             f'<div class="bad" data-testid="ts-placement-error">placement refused: {esc(refused)}</div></div>'
         )
     if now is None or before is None:

@@ -5,14 +5,15 @@ Built once per session, the first time a profile is open; every later profile is
 same views, which follow ``state.data``. The timeline exists first: a staged open draws the
 cached overview in it (``show_overview``) before the rest of the page.
 """
+
 from __future__ import annotations
 
 import panel as pn
 
 from tilescope.app.assets import static_text
 from tilescope.app.compare_open import CompareOpener
-from tilescope.app.side_tabs import DEFAULT_TAB, SideTabs
 from tilescope.app.page_context import PageContext
+from tilescope.app.side_tabs import DEFAULT_TAB, SideTabs
 from tilescope.app.views.glossary import glossary_html
 from tilescope.app.views.summary import SummaryView
 from tilescope.app.views.timeline import TimelineView
@@ -39,16 +40,33 @@ class ProfilePage(pn.viewable.Viewer):
         """The whole page (built on first use, ``tab`` in front)."""
         if self._layout is None:
             state = self.context.state
-            self.tabs = SideTabs(state, active=tab or DEFAULT_TAB, view_args={"compare": {"opener": self.compare_opener},
-                                                                                 "tiles": {"opener": self.context.opener}})
-            main = pn.Column(
-                SummaryView(state=state), self.timeline,
-                pn.pane.HTML(glossary_html(), stylesheets=[CSS], sizing_mode="stretch_width", css_classes=["ts-glossary-pane"]),
-                self.context.upload_box,
-                sizing_mode="stretch_width", css_classes=["ts-main-column"], scroll=True, stylesheets=[CSS],
+            self.tabs = SideTabs(
+                state,
+                active=tab or DEFAULT_TAB,
+                view_args={"compare": {"opener": self.compare_opener}, "tiles": {"opener": self.context.opener}},
             )
-            side = pn.Column(self.tabs.tabs, sizing_mode="stretch_width", css_classes=["ts-side-column"], scroll=True, stylesheets=[CSS])
-            self._layout = pn.Row(main, side, sizing_mode="stretch_both", css_classes=["ts-columns"], stylesheets=[CSS], margin=0)
+            main = pn.Column(
+                SummaryView(state=state),
+                self.timeline,
+                pn.pane.HTML(
+                    glossary_html(), stylesheets=[CSS], sizing_mode="stretch_width", css_classes=["ts-glossary-pane"]
+                ),
+                self.context.upload_box,
+                sizing_mode="stretch_width",
+                css_classes=["ts-main-column"],
+                scroll=True,
+                stylesheets=[CSS],
+            )
+            side = pn.Column(
+                self.tabs.tabs,
+                sizing_mode="stretch_width",
+                css_classes=["ts-side-column"],
+                scroll=True,
+                stylesheets=[CSS],
+            )
+            self._layout = pn.Row(
+                main, side, sizing_mode="stretch_both", css_classes=["ts-columns"], stylesheets=[CSS], margin=0
+            )
             self.set_dark(self._dark)
         return self._layout
 

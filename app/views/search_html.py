@@ -1,14 +1,23 @@
 """The search-state view's HTML: the graph, the config, the recipe, the visited recipes and the formats
 table (all file text escaped)."""
+
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
 from tilescope.app.format import esc
-from tilescope.derived.search_rows import CHOSEN, OUTPUT_KEY, FormatPair, conversion_text, format_detail, format_figures, value_label
+from tilescope.derived.search_rows import (
+    CHOSEN,
+    OUTPUT_KEY,
+    FormatPair,
+    conversion_text,
+    format_detail,
+    format_figures,
+    value_label,
+)
 from tilescope.derived.search_visited import NO_REASON, VisitedRow, mapping_text, setting_text
 from tilescope.models.format import fmt_bytes, shorten
 from tilescope.models.search_state import SearchState
@@ -42,7 +51,8 @@ def _shape(shape: Sequence[int] | None) -> str:
 def graph_html(state: SearchState) -> str:
     g = state.graph
     inputs = "".join(
-        f"<tr><td>{esc(i.name)}</td><td>{esc(i.kind)}</td><td>value {i.value}</td><td>{esc(_shape(i.shape))}</td></tr>" for i in g.inputs
+        f"<tr><td>{esc(i.name)}</td><td>{esc(i.kind)}</td><td>value {i.value}</td><td>{esc(_shape(i.shape))}</td></tr>"
+        for i in g.inputs
     )
 
     def values(ids: Sequence[int]) -> str:
@@ -83,12 +93,16 @@ def config_html(state: SearchState) -> str:
             text = f"{int(value):,} tiles"
         else:
             text = fmt_bytes(int(value))
-        rows.append(f"<tr><td class='k'>{esc(label)}</td><td class='ts-big' data-figure='{esc(name)}'>{esc(text)}</td></tr>")
+        rows.append(
+            f"<tr><td class='k'>{esc(label)}</td><td class='ts-big' data-figure='{esc(name)}'>{esc(text)}</td></tr>"
+        )
     for name, value in options.items():
         if name in shown or not name.endswith("_bytes") or not isinstance(value, int) or isinstance(value, bool):
             continue
         shown.add(name)
-        rows.append(f"<tr><td class='k'>{esc(name)}</td><td data-figure='{esc(name)}'>{esc(fmt_bytes(value))}</td></tr>")
+        rows.append(
+            f"<tr><td class='k'>{esc(name)}</td><td data-figure='{esc(name)}'>{esc(fmt_bytes(value))}</td></tr>"
+        )
     others = "".join(
         f"<tr><td class='k'>{esc(name)}</td><td class='ts-debug'>{esc(shorten(text, 200))}</td></tr>"
         for name, text in state.option_text.items()
@@ -140,7 +154,9 @@ def recipe_html(state: SearchState) -> str:
     else:
         checked = {True: "yes", False: "no", None: "not given"}[book.mapping_checked]
         mapping = f"mapping {_mapping_words(book.mapping)}; mapping checked: {checked}"
-    bookkeeping = f"{book.attempts if book.attempts is not None else 'unknown'} attempts; {book.visited:,} visited; {mapping}"
+    bookkeeping = (
+        f"{book.attempts if book.attempts is not None else 'unknown'} attempts; {book.visited:,} visited; {mapping}"
+    )
     return (
         f"<div class='ts-sv' data-testid='ts-search-recipe'><h3>Recipe (the incumbent) · version {state.version} file</h3>"
         "<div class='ts-grid'>"
@@ -188,8 +204,10 @@ def formats_html(pairs: list[FormatPair]) -> str:
         return "<div class='ts-sv'><p>This operation has no chosen plan.</p></div>"
     rows = []
     for pair in pairs:
-        name = f"{esc(pair.label)}<div class='ts-note'>{'output' if pair.key == OUTPUT_KEY else 'input ' + pair.key}" \
-               f"{'' if pair.value is None else f', value {pair.value}'}, shape {esc(_shape(pair.shape))}</div>"
+        name = (
+            f"{esc(pair.label)}<div class='ts-note'>{'output' if pair.key == OUTPUT_KEY else 'input ' + pair.key}"
+            f"{'' if pair.value is None else f', value {pair.value}'}, shape {esc(_shape(pair.shape))}</div>"
+        )
         if pair.key == OUTPUT_KEY:
             arrives = "<span class='ts-note'>produced by this operation</span>"
         elif pair.arrives is None:

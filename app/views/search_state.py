@@ -34,21 +34,38 @@ from pathlib import Path
 
 import pandas as pd
 import panel as pn
-from bokeh.models.widgets.tables import NumberFormatter
 import param
 from bokeh.core.properties import value as text_value
 from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMapper, PlainText
+from bokeh.models.widgets.tables import NumberFormatter
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
-from tilescope.app.views.search_html import TABLE_CSS, chosen_row_styles, config_html, formats_html, graph_html, recipe_html, visited_html
+from tilescope.app.views.search_html import (
+    TABLE_CSS,
+    chosen_row_styles,
+    config_html,
+    formats_html,
+    graph_html,
+    recipe_html,
+    visited_html,
+)
 from tilescope.app.widgets.count_inputs import CountInputs
 from tilescope.app.widgets.tiling_widget import TilingWidget, committed_count
 from tilescope.derived.search_rows import (
-    ALTERNATIVE, CHOSEN, COST, OUTPUT_KEY, FormatPair, SearchData, costliest_conversion, format_figures, refusal_text, scatter_data,
+    ALTERNATIVE,
+    CHOSEN,
+    COST,
+    OUTPUT_KEY,
+    FormatPair,
+    SearchData,
+    costliest_conversion,
+    format_figures,
+    refusal_text,
+    scatter_data,
 )
 from tilescope.derived.values import tiling_summary
 from tilescope.loaders.search_state import load_search_state
@@ -88,7 +105,7 @@ class SearchStateView(pn.viewable.Viewer):
         self._build()
 
     @classmethod
-    def from_path(cls, path: str | Path) -> "SearchStateView":
+    def from_path(cls, path: str | Path) -> SearchStateView:
         return cls(search_state=load_search_state(path))
 
     def __panel__(self):

@@ -4,6 +4,7 @@ steps where two members are live together with the bytes that overlap costs.
 
 Selecting a value anywhere opens its group here; selecting a group selects its members.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,13 +15,14 @@ from bokeh.models.widgets.tables import NumberFormatter
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
+from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.table_patch import patch_cells
-from tilescope.app.shown_gate import ShownGate
 from tilescope.derived.groups import TABLE_COLUMNS, GroupTable, hand_overs
 from tilescope.models.format import fmt_bytes, shorten, step_range
 
 CSS = static_text("storage_groups.css")
+
 
 class StorageGroupsView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SessionState)
@@ -35,10 +37,21 @@ class StorageGroupsView(pn.viewable.Viewer):
         self.group = None  # storage group shown in the detail pane
         self.table = pn.widgets.Tabulator(
             pd.DataFrame({c: [] for c in TABLE_COLUMNS}),
-            show_index=False, disabled=True, selectable=1, pagination="remote", page_size=15,
-            titles={"storage_group": "group", "hand_overs": "hand-overs", "largest_overlap": "largest overlap B", "values": "member ids"},
+            show_index=False,
+            disabled=True,
+            selectable=1,
+            pagination="remote",
+            page_size=15,
+            titles={
+                "storage_group": "group",
+                "hand_overs": "hand-overs",
+                "largest_overlap": "largest overlap B",
+                "values": "member ids",
+            },
             formatters={"values": {"type": "plaintext"}, "largest_overlap": NumberFormatter(format="0,0")},
-            header_filters={"values": {"type": "input", "func": "like", "placeholder": "id…"}}, sizing_mode="stretch_width", height=420,
+            header_filters={"values": {"type": "input", "func": "like", "placeholder": "id…"}},
+            sizing_mode="stretch_width",
+            height=420,
             css_classes=["ts-groups-table"],
         )
         self.detail = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", min_height=200)
@@ -107,7 +120,9 @@ class StorageGroupsView(pn.viewable.Viewer):
 
     def __panel__(self):
         return pn.Column(
-            pn.pane.HTML("<b>Storage groups</b> (groups of two or more values)"), self._single, self.table,
+            pn.pane.HTML("<b>Storage groups</b> (groups of two or more values)"),
+            self._single,
+            self.table,
             self.detail,
             sizing_mode="stretch_width",
             css_classes=["ts-storage-groups"],
@@ -134,7 +149,9 @@ def group_html(state: SessionState, group: int, members: np.ndarray | None) -> s
                 f"(no bytes of its own; its memory is value {root}'s){mark}</li>"
             )
         elif first[row] < 0:
-            items.append(f'<li data-value="{vid}">value {vid} <code>{name}</code>: {esc(fmt_bytes(cost[row]))}, never live{mark}</li>')
+            items.append(
+                f'<li data-value="{vid}">value {vid} <code>{name}</code>: {esc(fmt_bytes(cost[row]))}, never live{mark}</li>'
+            )
         else:
             items.append(
                 f'<li data-value="{vid}">value {vid} <code>{name}</code>: {esc(fmt_bytes(cost[row]))}, '

@@ -5,19 +5,20 @@ edits each figure reads ``before → after (difference)``.
 Every figure carries a ``data-testid`` (``ts-peak-total``, ``ts-budget``…) whose text is only the
 figure, e.g. ``429,904 B (419.8 KiB)``.
 """
+
 from __future__ import annotations
 
 import panel as pn
 import param
 
-from tilescope.app.format import esc
-from tilescope.models.format import fmt_bytes, fmt_change
-from tilescope.app.state import SessionState
 from tilescope.app.assets import static_text
+from tilescope.app.format import esc
+from tilescope.app.state import SessionState
+from tilescope.app.view_guard import watch_state
 from tilescope.app.views.placement_summary import placement_summary_html, placements
 from tilescope.derived.fit_verdict import FitVerdict, fit_verdict
+from tilescope.models.format import fmt_bytes, fmt_change
 from tilescope.models.glossary import GLOSSARY
-from tilescope.app.view_guard import watch_state
 
 CSS = static_text("summary.css")
 
@@ -42,7 +43,11 @@ def _row(key: str, value_html: str, term: str | None = None) -> str:
 def _item(key: str, value_html: str) -> str:
     """One profile figure inline: ``budget 586,960 B (573.2 KiB)``, its word defined on hover."""
     definition = GLOSSARY.get(key)
-    label = f'<abbr class="ts-term k" title="{esc(definition)}">{esc(key)}</abbr>' if definition else f'<span class="k">{esc(key)}</span>'
+    label = (
+        f'<abbr class="ts-term k" title="{esc(definition)}">{esc(key)}</abbr>'
+        if definition
+        else f'<span class="k">{esc(key)}</span>'
+    )
     return f'<span class="ts-item">{label} {value_html}</span>'
 
 
@@ -60,19 +65,50 @@ def summary_html(state: SessionState) -> str:
         [
             _item("scope", f'<span data-testid="ts-scope">{esc(header["scope"])}</span>'),
             _item("device tiles", f'<span data-testid="ts-device-tiles">{arrays.device_tiles:,}</span>'),
-            _item("budget", f'<span class="ts-fig" data-testid="ts-budget">{esc(fmt_bytes(arrays.budget_bytes))}</span>'),
-            _item("interleaved budget", f'<span class="ts-fig" data-testid="ts-interleaved-budget">{esc(fmt_bytes(arrays.interleaved_budget_bytes))}</span>'),
-            _item("support reserve", f'<span class="ts-fig" data-testid="ts-support-reserve">{esc(fmt_bytes(arrays.support_reserve_bytes))}</span>'),
-            _item("exchange rows", f'<span class="ts-fig" data-testid="ts-exchange-rows">{esc(fmt_bytes(arrays.exchange_rows))}</span>'),
+            _item(
+                "budget", f'<span class="ts-fig" data-testid="ts-budget">{esc(fmt_bytes(arrays.budget_bytes))}</span>'
+            ),
+            _item(
+                "interleaved budget",
+                f'<span class="ts-fig" data-testid="ts-interleaved-budget">{esc(fmt_bytes(arrays.interleaved_budget_bytes))}</span>',
+            ),
+            _item(
+                "support reserve",
+                f'<span class="ts-fig" data-testid="ts-support-reserve">{esc(fmt_bytes(arrays.support_reserve_bytes))}</span>',
+            ),
+            _item(
+                "exchange rows",
+                f'<span class="ts-fig" data-testid="ts-exchange-rows">{esc(fmt_bytes(arrays.exchange_rows))}</span>',
+            ),
         ]
     )
     peaks = "".join(
         [
-            _row("standard peak", _figure("ts-peak-standard", base.standard, now.standard) + " at " + _step("ts-peak-standard-step", base.standard_step, now.standard_step)),
-            _row("interleaved peak", _figure("ts-peak-interleaved", base.interleaved, now.interleaved) + " at " + _step("ts-peak-interleaved-step", base.interleaved_step, now.interleaved_step)),
-            _row("total peak", _figure("ts-peak-total", base.total, now.total) + " at " + _step("ts-peak-total-step", base.total_step, now.total_step)),
+            _row(
+                "standard peak",
+                _figure("ts-peak-standard", base.standard, now.standard)
+                + " at "
+                + _step("ts-peak-standard-step", base.standard_step, now.standard_step),
+            ),
+            _row(
+                "interleaved peak",
+                _figure("ts-peak-interleaved", base.interleaved, now.interleaved)
+                + " at "
+                + _step("ts-peak-interleaved-step", base.interleaved_step, now.interleaved_step),
+            ),
+            _row(
+                "total peak",
+                _figure("ts-peak-total", base.total, now.total)
+                + " at "
+                + _step("ts-peak-total-step", base.total_step, now.total_step),
+            ),
             _row("effective peak", _figure("ts-effective-peak", base.effective_peak_bytes, now.effective_peak_bytes)),
-            _row("largest standard allocation", _figure("ts-max-standard-allocation", base.maximum_standard_allocation, now.maximum_standard_allocation)),
+            _row(
+                "largest standard allocation",
+                _figure(
+                    "ts-max-standard-allocation", base.maximum_standard_allocation, now.maximum_standard_allocation
+                ),
+            ),
             _row("fits budget", _verdict(verdict, was), term="fits"),
         ]
     )
@@ -117,7 +153,9 @@ class SummaryView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._pane = pn.pane.HTML(summary_html(self.state), stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
+        self._pane = pn.pane.HTML(
+            summary_html(self.state), stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10)
+        )
         watch_state(self.state, self._redraw, ["data", "ready"])
 
     def _redraw(self, *_):

@@ -6,6 +6,7 @@ step, the region choice and every edit.
 
 A device above ``derived.tile_map.MAX_MAP_TILES`` tiles gets no grid, and the view says so.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,11 +21,11 @@ from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
-from tilescope.app.state import SessionState
 from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
-from tilescope.derived.tile_usage import at_step
+from tilescope.app.state import SessionState
 from tilescope.derived.tile_map import TILE_REGIONS, TileMap, check_tile_count, grid_columns
+from tilescope.derived.tile_usage import at_step
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten
 
@@ -60,18 +61,39 @@ class TileMapView(pn.viewable.Viewer):
 
     def _build_figure(self):
         fig = figure(
-            name="ts-tile-map", width=520, height=300, tools="save", toolbar_location=None, output_backend="webgl",
-            x_range=Range1d(-0.5, 0.5), y_range=Range1d(0.5, -0.5),
+            name="ts-tile-map",
+            width=520,
+            height=300,
+            tools="save",
+            toolbar_location=None,
+            output_backend="webgl",
+            x_range=Range1d(-0.5, 0.5),
+            y_range=Range1d(0.5, -0.5),
         )
         fig.axis.visible = False
         fig.grid.visible = False
         cells = fig.rect(
-            x="x", y="y", width=0.92, height=0.92, source=self.source, fill_color={"field": "bytes", "transform": self.mapper},
+            x="x",
+            y="y",
+            width=0.92,
+            height=0.92,
+            source=self.source,
+            fill_color={"field": "bytes", "transform": self.mapper},
             line_color=None,
         )
-        fig.rect(x="x", y="y", width=1.0, height=1.0, source=self.marked, fill_alpha=0, line_color="color", line_width=2.5)
-        fig.add_tools(HoverTool(renderers=[cells], tooltips=[("tile", "@tile"), ("bytes", "@bytes{0,0} B"), ("of the estimate", "@share{0.0 %}")]))
-        fig.add_layout(ColorBar(color_mapper=self.mapper, width=10, formatter=NumeralTickFormatter(format="0,0"), title="bytes"), "right")
+        fig.rect(
+            x="x", y="y", width=1.0, height=1.0, source=self.marked, fill_alpha=0, line_color="color", line_width=2.5
+        )
+        fig.add_tools(
+            HoverTool(
+                renderers=[cells],
+                tooltips=[("tile", "@tile"), ("bytes", "@bytes{0,0} B"), ("of the estimate", "@share{0.0 %}")],
+            )
+        )
+        fig.add_layout(
+            ColorBar(color_mapper=self.mapper, width=10, formatter=NumeralTickFormatter(format="0,0"), title="bytes"),
+            "right",
+        )
         fig.on_event(Tap, one_message(self._on_tap))
         return fig
 
@@ -94,19 +116,26 @@ class TileMapView(pn.viewable.Viewer):
         try:
             found = data.tile_map(step, self.region)
         except TilescopeError as exc:  # too many tiles for a map, or a tiling the device cannot hold
-            return self._show_nothing(f'<div class="ts-tile-refused" data-testid="ts-tile-map-refused">tile map: {esc(exc)}</div>')
+            return self._show_nothing(
+                f'<div class="ts-tile-refused" data-testid="ts-tile-map-refused">tile map: {esc(exc)}</div>'
+            )
         self._map = found
         shown = found.worst_tile if self.tile is None else self.tile
         tiles = np.arange(found.device_tiles, dtype=np.int32)  # ≤ MAX_MAP_TILES
         estimate = max(found.estimate, 1)
         self.mapper.update(low=0, high=estimate)
         self.source.data = {  # bytes as float64: exact to 2⁵³ and sent as binary (an int64 beyond 2³¹ is not)
-            "x": tiles % found.columns, "y": tiles // found.columns, "tile": tiles, "bytes": found.bytes.astype(np.float64),
+            "x": tiles % found.columns,
+            "y": tiles // found.columns,
+            "tile": tiles,
+            "bytes": found.bytes.astype(np.float64),
             "share": (found.bytes / estimate).astype(np.float32),
         }
         marked = [(found.worst_tile, "#C62828")] + ([(shown, "#000000")] if self.tile is not None else [])
         self.marked.data = {
-            "x": [found.position(t)[0] for t, _ in marked], "y": [found.position(t)[1] for t, _ in marked], "color": [c for _, c in marked],
+            "x": [found.position(t)[0] for t, _ in marked],
+            "y": [found.position(t)[1] for t, _ in marked],
+            "color": [c for _, c in marked],
         }
         self.figure.x_range.update(start=-0.5, end=found.columns - 0.5)
         self.figure.y_range.update(start=found.rows - 0.5, end=-0.5)  # tile 0 top left
@@ -176,7 +205,11 @@ class TileMapView(pn.viewable.Viewer):
 
     def __panel__(self):
         return pn.Column(
-            pn.Row(pn.pane.HTML("<b>Tile map</b> — click a tile to list what it holds", margin=(8, 10)), self._region, self._worst_button),
+            pn.Row(
+                pn.pane.HTML("<b>Tile map</b> — click a tile to list what it holds", margin=(8, 10)),
+                self._region,
+                self._worst_button,
+            ),
             self._head,
             self._pane,
             self._holdings,
@@ -209,17 +242,39 @@ class TileUsageMap(pn.viewable.Viewer):
 
     def _build_figure(self):
         fig = figure(
-            name="ts-tile-usage-map", width=520, height=300, tools="save", toolbar_location=None, output_backend="webgl",
-            x_range=Range1d(-0.5, 0.5), y_range=Range1d(0.5, -0.5),
+            name="ts-tile-usage-map",
+            width=520,
+            height=300,
+            tools="save",
+            toolbar_location=None,
+            output_backend="webgl",
+            x_range=Range1d(-0.5, 0.5),
+            y_range=Range1d(0.5, -0.5),
         )
         fig.axis.visible = False
         fig.grid.visible = False
-        cells = fig.rect(x="x", y="y", width=0.92, height=0.92, source=self.source,
-                         fill_color={"field": "bytes", "transform": self.mapper}, line_color=None)
-        fig.rect(x="x", y="y", width=1.0, height=1.0, source=self.marked, fill_alpha=0, line_color="color", line_width=2.5)
-        fig.add_tools(HoverTool(renderers=[cells], tooltips=[("tile", "@tile"), ("bytes", "@bytes{0,0} B"),
-                                                             ("of the old bound", "@share{0.0 %}")]))
-        fig.add_layout(ColorBar(color_mapper=self.mapper, width=10, formatter=NumeralTickFormatter(format="0,0"), title="bytes"), "right")
+        cells = fig.rect(
+            x="x",
+            y="y",
+            width=0.92,
+            height=0.92,
+            source=self.source,
+            fill_color={"field": "bytes", "transform": self.mapper},
+            line_color=None,
+        )
+        fig.rect(
+            x="x", y="y", width=1.0, height=1.0, source=self.marked, fill_alpha=0, line_color="color", line_width=2.5
+        )
+        fig.add_tools(
+            HoverTool(
+                renderers=[cells],
+                tooltips=[("tile", "@tile"), ("bytes", "@bytes{0,0} B"), ("of the old bound", "@share{0.0 %}")],
+            )
+        )
+        fig.add_layout(
+            ColorBar(color_mapper=self.mapper, width=10, formatter=NumeralTickFormatter(format="0,0"), title="bytes"),
+            "right",
+        )
         fig.on_event(Tap, one_message(self._on_tap))
         return fig
 
@@ -233,7 +288,9 @@ class TileUsageMap(pn.viewable.Viewer):
         except TilescopeError as exc:
             self.source.data = {k: [] for k in USAGE_FIELDS}
             self.marked.data = {k: [] for k in MARK_FIELDS}
-            self._head.object = f'<div class="ts-tile-refused" data-testid="ts-tile-usage-refused">tile map: {esc(exc)}</div>'
+            self._head.object = (
+                f'<div class="ts-tile-refused" data-testid="ts-tile-usage-refused">tile map: {esc(exc)}</div>'
+            )
             return
         standard, interleaved = at_step(data, step)
         held = np.asarray(standard) + np.asarray(interleaved)
@@ -244,11 +301,20 @@ class TileUsageMap(pn.viewable.Viewer):
         bound = max(int(series.standard[step]) + int(series.interleaved[step]), 1)
         index = np.arange(tiles, dtype=np.int32)
         self.mapper.update(low=0, high=max(int(held.max(initial=0)), 1))
-        self.source.data = {"x": index % columns, "y": index // columns, "tile": index, "bytes": held.astype(np.float64),
-                            "share": (held / bound).astype(np.float32)}
+        self.source.data = {
+            "x": index % columns,
+            "y": index // columns,
+            "tile": index,
+            "bytes": held.astype(np.float64),
+            "share": (held / bound).astype(np.float32),
+        }
         peak = int(tiles - 1 - np.argmax(held[::-1])) if tiles else 0
         marks = [(peak, "#C62828"), (int(tile), "#000000")]
-        self.marked.data = {"x": [t % columns for t, _ in marks], "y": [t // columns for t, _ in marks], "color": [c for _, c in marks]}
+        self.marked.data = {
+            "x": [t % columns for t, _ in marks],
+            "y": [t // columns for t, _ in marks],
+            "color": [c for _, c in marks],
+        }
         rows = -(-tiles // columns)
         self.figure.x_range.update(start=-0.5, end=columns - 0.5)
         self.figure.y_range.update(start=rows - 0.5, end=-0.5)
@@ -256,7 +322,7 @@ class TileUsageMap(pn.viewable.Viewer):
         self.figure.update(width=columns * cell + 90, height=max(80, rows * cell + 20))
         self._head.object = (
             f'<div class="ts-tile-head" data-testid="ts-tile-usage-head">{tiles:,} tiles at step {step}: tile {int(tile)} outlined '
-            f'black, the step\'s peak tile {peak} red ({esc(fmt_bytes(int(held[peak]) if tiles else 0))}). '
+            f"black, the step's peak tile {peak} red ({esc(fmt_bytes(int(held[peak]) if tiles else 0))}). "
             f'<span class="note">Tile t at column t mod {columns}, row t div {columns}; click a tile to show it.</span></div>'
         )
 
@@ -268,5 +334,10 @@ class TileUsageMap(pn.viewable.Viewer):
             self.state.select_tile(row * self._columns + column)
 
     def __panel__(self):
-        return pn.Column(pn.pane.HTML("<b>Tile map</b> — what each tile holds at this step; click a tile", margin=(8, 10)),
-                         self._head, pn.pane.Bokeh(self.figure), width=520, css_classes=["ts-tile-usage-map"])
+        return pn.Column(
+            pn.pane.HTML("<b>Tile map</b> — what each tile holds at this step; click a tile", margin=(8, 10)),
+            self._head,
+            pn.pane.Bokeh(self.figure),
+            width=520,
+            css_classes=["ts-tile-usage-map"],
+        )

@@ -39,6 +39,7 @@ from bokeh.models import (
     Span,
 )
 from bokeh.plotting import figure
+
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.one_message import one_message
@@ -61,13 +62,7 @@ from tilescope.models.format import fmt_bytes
 
 CSS = static_text("tiles.css")
 LINE_FIELDS = ("step", "std", "intl", "total", "coarse")
-COLORS = {
-    "std": "#4C78A8",
-    "intl": "#F58518",
-    "total": "#2E7D32",
-    "coarse": "#777777",
-    "budget": "#C62828",
-}
+COLORS = {"std": "#4C78A8", "intl": "#F58518", "total": "#2E7D32", "coarse": "#777777", "budget": "#C62828"}
 TABLE_TITLES = {
     "id": "value",
     "root": "root",
@@ -115,9 +110,7 @@ class TilesView(pn.viewable.Viewer):
     a long v1 profile), never on the session's loop; without one (tests, notebooks) they run in place."""
 
     state = param.ClassSelector(class_=SessionState)
-    opener = param.Parameter(
-        default=None, doc="app.open_flow.SessionOpener of the session, if any"
-    )
+    opener = param.Parameter(default=None, doc="app.open_flow.SessionOpener of the session, if any")
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -125,41 +118,21 @@ class TilesView(pn.viewable.Viewer):
         self._lines: TileLines | None = None
         self._window: tuple[float | None, float | None] = (None, None)
         self.tile_input = pn.widgets.IntInput(
-            label="tile",
-            value=0,
-            start=0,
-            end=0,
-            width=110,
-            css_classes=["ts-tile-input"],
+            label="tile", value=0, start=0, end=0, width=110, css_classes=["ts-tile-input"]
         )
         self.peak_button = pn.widgets.Button(
-            label="peak tile",
-            width=90,
-            description="the step and tile where a tile holds the most",
+            label="peak tile", width=90, description="the step and tile where a tile holds the most"
         )
         self.step_peak_button = pn.widgets.Button(
-            label="the step's peak tile",
-            width=150,
-            description="the tile holding the most at the selected step",
+            label="the step's peak tile", width=150, description="the tile holding the most at the selected step"
         )
-        self._source = pn.pane.HTML(
-            "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CSS]
-        )
-        self._header = pn.pane.HTML(
-            "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CSS]
-        )
-        self.lines = ColumnDataSource(
-            {k: [] for k in LINE_FIELDS}, name="ts-tile-series"
-        )
+        self._source = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CSS])
+        self._header = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CSS])
+        self.lines = ColumnDataSource({k: [] for k in LINE_FIELDS}, name="ts-tile-series")
         self.figure = self._build_figure()
         self.table = pn.widgets.Tabulator(
             pd.DataFrame(
-                {
-                    c: pd.Series(
-                        [], dtype=object if c in ("name", "region") else "int64"
-                    )
-                    for c in TILE_COLUMNS
-                }
+                {c: pd.Series([], dtype=object if c in ("name", "region") else "int64") for c in TILE_COLUMNS}
             ),
             show_index=False,
             disabled=True,
@@ -168,10 +141,7 @@ class TilesView(pn.viewable.Viewer):
             # Whole bytes, whatever the first frame's dtypes (Tabulator keeps the formatters it starts with).
             formatters={
                 "name": {"type": "plaintext"},
-                **{
-                    c: NumberFormatter(format="0,0")
-                    for c in ("copies", "payload", "padding", "total")
-                },
+                **{c: NumberFormatter(format="0,0") for c in ("copies", "payload", "padding", "total")},
             },
             sizing_mode="stretch_width",
             layout="fit_columns",
@@ -185,9 +155,7 @@ class TilesView(pn.viewable.Viewer):
         self.map = TileUsageMap(state=self.state)
         self.tile_input.param.watch(one_message(self._on_typed), "value")
         self.peak_button.on_click(one_message(lambda _: self.go_to_peak_tile()))
-        self.step_peak_button.on_click(
-            one_message(lambda _: self.go_to_step_peak_tile())
-        )
+        self.step_peak_button.on_click(one_message(lambda _: self.go_to_step_peak_tile()))
         self.gate.watch(self._redraw, ["data"])
         self.gate.watch(self._on_tile, ["selected_tile"])
         self.gate.watch(self._on_step, ["selected_step"])
@@ -211,36 +179,16 @@ class TilesView(pn.viewable.Viewer):
         fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
         src = self.lines
         coarse = fig.line(
-            x="step",
-            y="coarse",
-            source=src,
-            line_color=COLORS["coarse"],
-            line_dash="dashed",
-            line_width=1.3,
+            x="step", y="coarse", source=src, line_color=COLORS["coarse"], line_dash="dashed", line_width=1.3
         )
-        std = fig.line(
-            x="step", y="std", source=src, line_color=COLORS["std"], line_width=1.5
-        )
-        intl = fig.line(
-            x="step", y="intl", source=src, line_color=COLORS["intl"], line_width=1.5
-        )
-        total = fig.line(
-            x="step", y="total", source=src, line_color=COLORS["total"], line_width=2
-        )
+        std = fig.line(x="step", y="std", source=src, line_color=COLORS["std"], line_width=1.5)
+        intl = fig.line(x="step", y="intl", source=src, line_color=COLORS["intl"], line_width=1.5)
+        total = fig.line(x="step", y="total", source=src, line_color=COLORS["total"], line_width=2)
         self.budget_span = Span(
-            location=0,
-            dimension="width",
-            line_color=COLORS["budget"],
-            line_dash="dotted",
-            line_width=1.5,
+            location=0, dimension="width", line_color=COLORS["budget"], line_dash="dotted", line_width=1.5
         )
         self.step_span = Span(
-            location=0,
-            dimension="height",
-            line_color="#111111",
-            line_width=1.5,
-            line_alpha=0.8,
-            level="overlay",
+            location=0, dimension="height", line_color="#111111", line_width=1.5, line_alpha=0.8, level="overlay"
         )
         fig.add_layout(self.budget_span)
         fig.add_layout(self.step_span)
@@ -262,10 +210,7 @@ class TilesView(pn.viewable.Viewer):
                 LegendItem(label="tile total", renderers=[total]),
                 LegendItem(label="tile standard", renderers=[std]),
                 LegendItem(label="tile interleaved", renderers=[intl]),
-                LegendItem(
-                    label="old bound: device-wide sum of largest shards",
-                    renderers=[coarse],
-                ),
+                LegendItem(label="old bound: device-wide sum of largest shards", renderers=[coarse]),
             ],
             orientation="horizontal",
             ncols=2,
@@ -295,15 +240,9 @@ class TilesView(pn.viewable.Viewer):
         data = self.state.data
         if data is None:
             return
-        if (
-            self.opener is not None and _loop_running()
-        ):  # a sweep of every step and tile: in a worker
+        if self.opener is not None and _loop_running():  # a sweep of every step and tile: in a worker
             self._work = asyncio.ensure_future(  # (held: a task nobody holds may be collected)
-                self._in_worker(
-                    data,
-                    lambda progress: tu.peak_tiles(data)["total"],
-                    self._select_peak,
-                )
+                self._in_worker(data, lambda progress: tu.peak_tiles(data)["total"], self._select_peak)
             )
             return
         self._select_peak(data, tu.peak_tiles(data)["total"])
@@ -318,10 +257,8 @@ class TilesView(pn.viewable.Viewer):
         document lock); a failure is said, nothing else changes."""
         try:
             result = await self.opener.run(job, label="per-tile figures")
-        except Exception as exc:  # noqa: BLE001 (a time limit, a plan the estimate cannot resolve: said, not raised)
-            await self.opener.in_session(
-                partial(setattr, self.state, "error", f"tiles: {exc}")
-            )
+        except Exception as exc:
+            await self.opener.in_session(partial(setattr, self.state, "error", f"tiles: {exc}"))
             return
         await self.opener.in_session(partial(then, data, result))
 
@@ -331,11 +268,7 @@ class TilesView(pn.viewable.Viewer):
             self.state.select_tile(step_peak(data, self.state.selected_step)[0])
 
     def _on_typed(self, event) -> None:
-        if (
-            self.state.data is not None
-            and event.new is not None
-            and event.new != self.tile
-        ):
+        if self.state.data is not None and event.new is not None and event.new != self.tile:
             refused = self.state.select_tile(int(event.new))
             if refused:
                 self.state.error = refused
@@ -349,9 +282,7 @@ class TilesView(pn.viewable.Viewer):
         tiles = int(data.arrays.device_tiles)
         self.tile_input.end = max(tiles - 1, 0)
         self._source.object = source_html(tu.source(data), int(data.arrays.version))
-        self.budget_span.location = max(
-            int(data.arrays.budget_bytes) - int(data.arrays.support_reserve_bytes), 0
-        )
+        self.budget_span.location = max(int(data.arrays.budget_bytes) - int(data.arrays.support_reserve_bytes), 0)
         if self.state.selected_tile is not None and self.state.selected_tile >= tiles:
             self.state.select_tile(None)
         self._window = (None, None)
@@ -362,9 +293,7 @@ class TilesView(pn.viewable.Viewer):
                     "<div class='ts-tile-header' data-testid='ts-tile-computing'>computing this plan's "
                     "per-tile figures…</div>"
                 )
-                self._work = asyncio.ensure_future(
-                    self._in_worker(data, partial(prepare_tiles, data), self._ready)
-                )
+                self._work = asyncio.ensure_future(self._in_worker(data, partial(prepare_tiles, data), self._ready))
                 return
             prepare_tiles(data)
         self._on_tile()
@@ -384,9 +313,7 @@ class TilesView(pn.viewable.Viewer):
             self.tile_input.value = tile
         self._lines = tile_lines(data, tile)
         lines = self._lines
-        highest = max(
-            int(lines.coarse.max(initial=0)), int(lines.total.max(initial=0)), 1
-        )
+        highest = max(int(lines.coarse.max(initial=0)), int(lines.total.max(initial=0)), 1)
         budget = int(self.budget_span.location)
         # The budget line joins the scale only when it is near the data: far above, it would
         # flatten the tile's lines into the bottom of the chart (the header says the figures).
@@ -403,9 +330,7 @@ class TilesView(pn.viewable.Viewer):
         if tile is None:
             return
         step = self.state.selected_step
-        if self.state.selected_tile is None and (
-            self._lines is None or self._lines.tile != tile
-        ):
+        if self.state.selected_tile is None and (self._lines is None or self._lines.tile != tile):
             self._on_tile()  # the step's peak tile moved with the step
             return
         self.step_span.location = step
@@ -418,11 +343,7 @@ class TilesView(pn.viewable.Viewer):
         lines = self._lines
         coarse = int(lines.coarse[found.step]) if lines is not None else 0
         peak_tile, peak_bytes = step_peak(data, found.step)
-        which = (
-            "selected"
-            if self.state.selected_tile is not None
-            else "the step's peak tile"
-        )
+        which = "selected" if self.state.selected_tile is not None else "the step's peak tile"
         return (
             f"<div class='ts-tile-header' data-testid='ts-tile-header'>Tile <b data-testid='ts-tile-selected'>{found.tile}</b> "
             f"({which}) at step <b data-testid='ts-tile-step'>{found.step}</b>: "
@@ -442,10 +363,7 @@ class TilesView(pn.viewable.Viewer):
         n = lines.standard.size
         start, stop = window_of(*self._window, n)
         keep = minmax_indices(
-            [lines.total, lines.standard, lines.interleaved, lines.coarse],
-            start,
-            stop,
-            PIXEL_COLUMNS,
+            [lines.total, lines.standard, lines.interleaved, lines.coarse], start, stop, PIXEL_COLUMNS
         )
         self.lines.data = {
             "step": keep,
@@ -481,8 +399,7 @@ class TilesView(pn.viewable.Viewer):
             self._header,
             pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
             pn.pane.HTML(
-                "<b>At this step, on this tile</b> — per live root, the alias with the most bytes here",
-                margin=(8, 10),
+                "<b>At this step, on this tile</b> — per live root, the alias with the most bytes here", margin=(8, 10)
             ),
             self.table,
             self.map,

@@ -15,29 +15,43 @@ then shows the overview's points, and the plan's data takes over once the sessio
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 import panel as pn
 import param
+import pyarrow as pa
+import pyarrow.compute as pc
 from bokeh.events import RangesUpdate, Tap
 from bokeh.models import (
-    BoxAnnotation, ColumnDataSource, CustomJS, CustomJSHover, HoverTool, Label, LabelSet, Legend, LegendItem, NumeralTickFormatter, Range1d, Span,
+    BoxAnnotation,
+    ColumnDataSource,
+    CustomJS,
+    CustomJSHover,
+    HoverTool,
+    Label,
+    LabelSet,
+    Legend,
+    LegendItem,
+    NumeralTickFormatter,
+    Range1d,
+    Span,
 )
 from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
 from tilescope.app.glyphs import draw as _draw
-from tilescope.app.state import SessionState
 from tilescope.app.one_message import one_message
 from tilescope.app.ranges_update import settle_quickly
-from tilescope.derived.overview import MOST_MARKS, PIXEL_COLUMNS  # (one definition: the cached overview draws the same points)
+from tilescope.app.state import SessionState
+from tilescope.app.view_guard import watch_state
+from tilescope.app.widgets.source_update import update_columns
+from tilescope.derived.overview import (  # (one definition: the cached overview draws the same points)
+    MOST_MARKS,
+    PIXEL_COLUMNS,
+)
 from tilescope.derived.peak_labels import PeakMark, place_labels, y_end_for
 from tilescope.derived.series import minmax_indices, near_peak_runs, thinned, window_of
 from tilescope.models.format import shorten
 from tilescope.models.glossary import GLOSSARY
-from tilescope.app.view_guard import watch_state
-from tilescope.app.widgets.source_update import update_columns
 
 TOOLTIP = static_text("timeline_tooltip.html")
 SELECT_JS = static_text("timeline_select.js")

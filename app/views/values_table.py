@@ -4,6 +4,7 @@ values in every view.
 Text from the file (names, groups, shapes, precisions) is shown with Tabulator's ``plaintext``
 formatter, which escapes HTML.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,20 +13,45 @@ import panel as pn
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
+from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.selection import TABLE_SELECTION, SelectionLink
 from tilescope.app.widgets.table_patch import patch_cells
-from tilescope.app.shown_gate import ShownGate
 from tilescope.derived.values import PLAN_COLUMNS
 
 TEXT_COLUMNS = ("name", "group", "shape", "precision", "region", "tiling", "alias_of")
-BYTE_COLUMNS = ("shard", "aligned", "bytes", "bytes_before", "change", "padding_waste", "shard_padding", "unpadded_shard")
+BYTE_COLUMNS = (
+    "shard",
+    "aligned",
+    "bytes",
+    "bytes_before",
+    "change",
+    "padding_waste",
+    "shard_padding",
+    "unpadded_shard",
+)
 TITLES = {
-    "id": "id", "name": "name", "group": "group", "storage_group": "storage group", "root": "root", "alias_of": "alias of",
-    "region": "region", "shape": "shape", "precision": "precision", "tiling": "tiling", "tiles": "tiles",
-    "shard": "shard B", "aligned": "aligned B", "bytes": "bytes", "bytes_before": "bytes before", "change": "Δ bytes",
-    "padding_waste": "aligned − shard", "unpadded_shard": "unpadded shard B", "shard_padding": "shard padding B",
-    "first_step": "first step", "last_step": "last step",
+    "id": "id",
+    "name": "name",
+    "group": "group",
+    "storage_group": "storage group",
+    "root": "root",
+    "alias_of": "alias of",
+    "region": "region",
+    "shape": "shape",
+    "precision": "precision",
+    "tiling": "tiling",
+    "tiles": "tiles",
+    "shard": "shard B",
+    "aligned": "aligned B",
+    "bytes": "bytes",
+    "bytes_before": "bytes before",
+    "change": "Δ bytes",
+    "padding_waste": "aligned − shard",
+    "unpadded_shard": "unpadded shard B",
+    "shard_padding": "shard padding B",
+    "first_step": "first step",
+    "last_step": "last step",
 }
 
 
@@ -42,17 +68,45 @@ def table_formatters(columns) -> dict:
 class ValuesTableView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SessionState)
 
-    COLUMNS = ("id", "name", "group", "storage_group", "root", "alias_of", "region", "shape", "precision", "tiling", "tiles",
-               "shard", "aligned", "bytes", "change", "padding_waste", "shard_padding", "first_step", "last_step")
+    COLUMNS = (
+        "id",
+        "name",
+        "group",
+        "storage_group",
+        "root",
+        "alias_of",
+        "region",
+        "shape",
+        "precision",
+        "tiling",
+        "tiles",
+        "shard",
+        "aligned",
+        "bytes",
+        "change",
+        "padding_waste",
+        "shard_padding",
+        "first_step",
+        "last_step",
+    )
 
     def __init__(self, **params):
         super().__init__(**params)
         self.gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
         self.table = pn.widgets.Tabulator(
-            pd.DataFrame({c: [] for c in self.COLUMNS}), show_index=False, disabled=True,
-            **TABLE_SELECTION, pagination="remote", page_size=25, header_filters=True,
-            titles=TITLES, formatters=table_formatters(self.COLUMNS), sizing_mode="stretch_width", height=560,
-            css_classes=["ts-values-table"], layout="fit_data_table",
+            pd.DataFrame({c: [] for c in self.COLUMNS}),
+            show_index=False,
+            disabled=True,
+            **TABLE_SELECTION,
+            pagination="remote",
+            page_size=25,
+            header_filters=True,
+            titles=TITLES,
+            formatters=table_formatters(self.COLUMNS),
+            sizing_mode="stretch_width",
+            height=560,
+            css_classes=["ts-values-table"],
+            layout="fit_data_table",
         )
         self._note = pn.pane.HTML("", styles={"font-size": "12px", "opacity": "0.8"})
         self._link = SelectionLink(self.state, self.table, watch=self.gate.watch)

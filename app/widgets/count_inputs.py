@@ -1,8 +1,9 @@
 """The numeric inputs beside a ``TilingWidget``'s handles (one per axis, then replicas), for
 keyboard and exact entry; both tiling editors use them."""
+
 from __future__ import annotations
 
-from typing import Callable, Hashable
+from collections.abc import Callable, Hashable
 
 import panel as pn
 

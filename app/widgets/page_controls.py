@@ -6,9 +6,10 @@ the older query back (``on_restore``), and the page restores that state. Keys pr
 focus is not in a text field reach ``on_key`` (``ArrowLeft``, ``ArrowRight``, ``Home``, ``End``, ``p``).
 Nothing is drawn.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import param
 from panel.custom import JSComponent

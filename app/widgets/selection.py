@@ -2,6 +2,7 @@
 (or removes) a value. Tables get it from Tabulator's ``selectable=True`` (click selects the row,
 Ctrl/Shift-click extends) kept in step with the session by ``SelectionLink``; charts call
 ``SessionState.click_value(id, add=adds(event))``."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -45,7 +46,10 @@ class SelectionLink:
         # Rows of other values (not in this table) stay selected only while the click extended
         # the selection; a plain click on one row replaces it.
         if len(ids) > 1:
-            ids = [*[v for v in self.state.selected_values if v in ids], *[i for i in ids if i not in self.state.selected_values]]
+            ids = [
+                *[v for v in self.state.selected_values if v in ids],
+                *[i for i in ids if i not in self.state.selected_values],
+            ]
         if ids and ids != list(self.state.selected_values):
             self._syncing = True
             try:

@@ -7,6 +7,7 @@ with what the source holds: same length, it sends only the columns that differ (
 ``data.update`` is one ``ColumnDataChanged`` event naming those columns); another length or
 another set of columns, it replaces the data.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """Sending a few changed cells of a Tabulator, on any page of a remotely paginated one."""
+
 from __future__ import annotations
 
 import panel as pn

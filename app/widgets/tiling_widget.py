@@ -10,19 +10,25 @@ with ``revision`` bumped, which snaps the handle back to the model's count.
 
 Text that may come from a file (labels) is only ever set through ``textContent``.
 """
+
 from __future__ import annotations
 
 import param
 from panel.custom import Children, JSComponent
 
 from tilescope.app.assets import STATIC, static_text
+
+
 class TilingWidget(JSComponent):
     """Bands and drag handles for one value's tiling (see the module doc for the protocol)."""
 
-    axes = param.List(default=[], doc="""
+    axes = param.List(
+        default=[],
+        doc="""
         One dict per tiled axis, in tiling order: label (axis kind, e.g. "FromEnd(2)"), size, padded,
         blocks, block_size, shard_padding_multiple, partitions, per_partition, counts (the track's
-        stops), valid_counts (the counts the planner accepts).""")
+        stops), valid_counts (the counts the planner accepts).""",
+    )
     replicas = param.Integer(default=1)
     replica_counts = param.List(default=[], doc="stops of the replica track")
     valid_replica_counts = param.List(default=[], doc="replica counts the planner accepts")
@@ -34,7 +40,9 @@ class TilingWidget(JSComponent):
     message = param.String(default="", doc="why the last commit was refused (shown at its handle)")
     message_axis = param.String(default="", doc='the handle the message belongs to: "0", "1", … or "replicas"')
     revision = param.Integer(default=0, doc="bumped after every handled commit: the handles redraw from the model")
-    committed = param.Dict(default={}, doc='set by the browser on release: {"axis": "0"|"replicas", "count": n, "nonce": …}')
+    committed = param.Dict(
+        default={}, doc='set by the browser on release: {"axis": "0"|"replicas", "count": n, "nonce": …}'
+    )
     inputs = Children(default=[], doc="one numeric input per band (axes, then replicas), drawn beside its handle")
 
     _esm = STATIC / "tiling_widget.js"

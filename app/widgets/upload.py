@@ -33,6 +33,7 @@ server 128–200 MB above its baseline). So after a drop, once the chunks stop c
 one), the cycles are collected and the heap's free pages handed back (``gc.collect`` and
 ``malloc_trim``), at most once every ``TRIM_EVERY_S`` seconds per upload box.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -47,12 +48,7 @@ from dataclasses import dataclass, field
 import panel as pn
 import param
 
-from tilescope.app.loading import (
-    DEFAULT_UPLOAD_TIMEOUT_S,
-    MAX_UPLOAD_BYTES,
-    upload_timeout,
-    uploads_max_bytes,
-)
+from tilescope.app.loading import DEFAULT_UPLOAD_TIMEOUT_S, MAX_UPLOAD_BYTES, upload_timeout, uploads_max_bytes
 from tilescope.models.errors import one_line
 from tilescope.models.format import fmt_bytes
 
@@ -118,17 +114,31 @@ class _Incoming:
 class CappedFileDropper(pn.widgets.FileDropper):
     """``FileDropper`` whose cap holds on the server (module doc)."""
 
-    max_bytes = param.Integer(default=MAX_UPLOAD_BYTES, bounds=(1, None), constant=True,
-                              doc="largest upload accepted, checked chunk by chunk on the server")
-    idle_timeout = param.Number(default=DEFAULT_UPLOAD_TIMEOUT_S, bounds=(0, None),
-                                doc="seconds without a chunk after which an unfinished upload is dropped")
+    max_bytes = param.Integer(
+        default=MAX_UPLOAD_BYTES,
+        bounds=(1, None),
+        constant=True,
+        doc="largest upload accepted, checked chunk by chunk on the server",
+    )
+    idle_timeout = param.Number(
+        default=DEFAULT_UPLOAD_TIMEOUT_S,
+        bounds=(0, None),
+        doc="seconds without a chunk after which an unfinished upload is dropped",
+    )
     refused = param.String(default="", doc="why the last upload was refused (one line); set anew for each refusal")
 
-    _rename = {**pn.widgets.FileDropper._rename, "max_bytes": None, "idle_timeout": None, "refused": None}  # server-side only
+    _rename = {
+        **pn.widgets.FileDropper._rename,
+        "max_bytes": None,
+        "idle_timeout": None,
+        "refused": None,
+    }  # server-side only
 
     def __init__(self, **params):
         cap = params.get("max_bytes", MAX_UPLOAD_BYTES)
-        params.setdefault("max_file_size", f"{cap // (1024 * 1024)}MB" if cap >= 1024 * 1024 else f"{max(cap // 1024, 1)}KB")
+        params.setdefault(
+            "max_file_size", f"{cap // (1024 * 1024)}MB" if cap >= 1024 * 1024 else f"{max(cap // 1024, 1)}KB"
+        )
         params.setdefault("idle_timeout", upload_timeout())
         params.setdefault("chunk_size", CHUNK_BYTES)
         super().__init__(**params)
@@ -185,8 +195,10 @@ class CappedFileDropper(pn.widgets.FileDropper):
             self._drop()
             most = -(-(self.max_bytes + 1) // self._chunk_bytes)  # what the browser sends for a file of max_bytes
             if not 1 <= total <= most:
-                self._refuse(f"refused upload of {name}: {total:,} chunks of {self._chunk_bytes:,} bytes would pass the "
-                             f"{self._cap_text()} upload limit")
+                self._refuse(
+                    f"refused upload of {name}: {total:,} chunks of {self._chunk_bytes:,} bytes would pass the "
+                    f"{self._cap_text()} upload limit"
+                )
                 return
             self._incoming = _Incoming(name, total, str(data.get("type") or ""))
         incoming = self._incoming
@@ -194,19 +206,27 @@ class CappedFileDropper(pn.widgets.FileDropper):
             self._trim_later()  # a chunk of an upload already refused or dropped (or never begun): nothing to keep
             return
         if chunk != incoming.next_chunk or total != incoming.total_chunks:
-            self._refuse(f"refused upload of {name}: chunk {chunk:,} of {total:,} arrived where chunk "
-                         f"{incoming.next_chunk:,} of {incoming.total_chunks:,} was expected")
+            self._refuse(
+                f"refused upload of {name}: chunk {chunk:,} of {total:,} arrived where chunk "
+                f"{incoming.next_chunk:,} of {incoming.total_chunks:,} was expected"
+            )
             return
         if len(payload) > self._chunk_bytes:
-            self._refuse(f"refused upload of {name}: a chunk of {len(payload):,} bytes, over the {self._chunk_bytes:,} asked for")
+            self._refuse(
+                f"refused upload of {name}: a chunk of {len(payload):,} bytes, over the {self._chunk_bytes:,} asked for"
+            )
             return
         if incoming.received + len(payload) > self.max_bytes:
-            self._refuse(f"refused upload of {name}: more than {self.max_bytes:,} bytes, over the {self._cap_text()} upload limit")
+            self._refuse(
+                f"refused upload of {name}: more than {self.max_bytes:,} bytes, over the {self._cap_text()} upload limit"
+            )
             return
         if not self._budget.take(len(payload)):
             others = self._budget.held - incoming.received
-            self._refuse(f"refused upload of {name}: the server is receiving {fmt_bytes(others)} of other uploads, and all "
-                         f"uploads together may hold {fmt_bytes(self._budget.limit)}; try again when they finish")
+            self._refuse(
+                f"refused upload of {name}: the server is receiving {fmt_bytes(others)} of other uploads, and all "
+                f"uploads together may hold {fmt_bytes(self._budget.limit)}; try again when they finish"
+            )
             return
         incoming.chunks.append(bytes(payload))
         incoming.received += len(payload)
@@ -283,8 +303,14 @@ class CappedFileDropper(pn.widgets.FileDropper):
     def _expire(self, incoming: _Incoming) -> None:
         if self._incoming is not incoming:
             return
-        self._refuse(f"upload of {incoming.name} dropped: nothing arrived for {self.idle_timeout:g} s after chunk "
-                     f"{len(incoming.chunks):,} of {incoming.total_chunks:,}")
+        self._refuse(
+            f"upload of {incoming.name} dropped: nothing arrived for {self.idle_timeout:g} s after chunk "
+            f"{len(incoming.chunks):,} of {incoming.total_chunks:,}"
+        )
 
     def _cap_text(self) -> str:
-        return f"{self.max_bytes // (1024 * 1024)} MB" if self.max_bytes % (1024 * 1024) == 0 else f"{self.max_bytes:,}-byte"
+        return (
+            f"{self.max_bytes // (1024 * 1024)} MB"
+            if self.max_bytes % (1024 * 1024) == 0
+            else f"{self.max_bytes:,}-byte"
+        )

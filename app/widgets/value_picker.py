@@ -1,4 +1,5 @@
 """The value picker: an autocomplete whose completions are searched on the server."""
+
 from __future__ import annotations
 
 import panel as pn

@@ -44,11 +44,7 @@ __all__ = [
 ]
 
 Progress = Callable[[str, float], None]
-HEURISTICS = (
-    "WAT",
-    "TAW",
-    "TWA",
-)  # MiniMalloc's preorders: width, area, section total (largest first)
+HEURISTICS = ("WAT", "TAW", "TWA")  # MiniMalloc's preorders: width, area, section total (largest first)
 OPTIONS = 3  # search.steps' option bits (UNALLOCATED_FLOOR); kept for the measurements in the README
 DECOMPOSE = True  # solve time partitions apart (when no element conflict joins two of them)
 # Requests × sections above which the search is not run (its undo logs take 32 B per cell).
@@ -101,9 +97,7 @@ def _positive(problem: PlacementProblem) -> tuple[PlacementProblem, np.ndarray]:
     keep = np.array([r.bytes > 0 for r in problem.requests], dtype=bool)
     if keep.all():
         return problem, np.arange(len(problem.requests))
-    return replace(problem, requests=tuple(r for r, k in zip(problem.requests, keep) if k)), np.flatnonzero(
-        keep
-    )
+    return replace(problem, requests=tuple(r for r, k in zip(problem.requests, keep) if k)), np.flatnonzero(keep)
 
 
 _WARM: list[bool] = []
@@ -157,11 +151,7 @@ def warm_up_in_background() -> None:
     threading.Thread(target=warm_up, name="tilescope-solver-warm-up", daemon=True).start()
 
 
-def solve(
-    problem: PlacementProblem,
-    time_limit: float = 60.0,
-    progress: Progress | None = None,
-) -> SolveResult:
+def solve(problem: PlacementProblem, time_limit: float = 60.0, progress: Progress | None = None) -> SolveResult:
     """Place ``problem`` (module doc)."""
     began = time.monotonic()
     n_all = len(problem.requests)
@@ -244,19 +234,14 @@ def solve(
                 rate = nodes / spent
             if progress is not None:
                 progress(
-                    f"search ({heuristic}, {nodes_total:,} nodes)",
-                    min(1.0, (time.monotonic() - began) / time_limit),
+                    f"search ({heuristic}, {nodes_total:,} nodes)", min(1.0, (time.monotonic() - began) / time_limit)
                 )
             if status == FOUND:
                 starts_all[kept] = out
                 bad = violations(problem, starts_all)
                 if bad:  # a bug in the search: never reported as placed
                     raise AssertionError(f"the search's placement fails the check: {bad[0]}")
-                return result(
-                    "placed",
-                    f"found by the exact search ({heuristic} order, re-checked)",
-                    nodes_total,
-                )
+                return result("placed", f"found by the exact search ({heuristic} order, re-checked)", nodes_total)
             if status == COMPLETE:
                 starts_all[:] = -1
                 return result(

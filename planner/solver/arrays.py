@@ -91,10 +91,7 @@ def _pieces(problem: PlacementProblem, request: PlacementRequest) -> list[tuple[
     for s, e in cut:
         if request.request_class != INTERLEAVED and s < boundary:
             pieces.append((s, min(e, boundary), 0))
-        low = max(
-            s,
-            boundary + (problem.interleaved_offset if request.request_class == INTERLEAVED else 0),
-        )
+        low = max(s, boundary + (problem.interleaved_offset if request.request_class == INTERLEAVED else 0))
         if low < e:
             pieces.append((low, e, 1))
     return pieces
@@ -150,12 +147,7 @@ def build_arrays(problem: PlacementProblem) -> Arrays:
                     c_cols_list += [j, i]
     all_rows = np.concatenate((t_rows, np.array(c_rows_list, dtype=np.int64)))
     all_cols = np.concatenate((time_pairs.neighbours, np.array(c_cols_list, dtype=np.int64)))
-    flag = np.concatenate(
-        (
-            np.zeros(t_rows.size, dtype=np.int64),
-            np.ones(len(c_rows_list), dtype=np.int64),
-        )
-    )
+    flag = np.concatenate((np.zeros(t_rows.size, dtype=np.int64), np.ones(len(c_rows_list), dtype=np.int64)))
     key = all_rows * max(n, 1) + all_cols
     order = np.lexsort((-flag, key))  # per pair, the element rule first (it is the stronger)
     key, flag = key[order], flag[order]
@@ -223,18 +215,13 @@ def _classes(problem: PlacementProblem) -> tuple[np.ndarray, np.ndarray, np.ndar
     offset (each only when it has members). Returns (pointers, ranges, membership K × n)."""
     requests = problem.requests
     n = len(requests)
-    classes: list[tuple[list[tuple[int, int]], np.ndarray]] = [
-        (list(problem.ranges), np.ones(n, dtype=np.int64))
-    ]
+    classes: list[tuple[list[tuple[int, int]], np.ndarray]] = [(list(problem.ranges), np.ones(n, dtype=np.int64))]
     if not problem.plain:
         host = problem.host_scratch_range
         if host is not None:
             member = np.array([host_restricted(problem, r) for r in requests], dtype=np.int64)
             outside = [
-                p
-                for s, e in problem.ranges
-                for p in ((s, min(e, host[0])), (max(s, host[1]), e))
-                if p[0] < p[1]
+                p for s, e in problem.ranges for p in ((s, min(e, host[0])), (max(s, host[1]), e)) if p[0] < p[1]
             ]
             if member.any():
                 classes.append((outside, member))
@@ -249,11 +236,7 @@ def _classes(problem: PlacementProblem) -> tuple[np.ndarray, np.ndarray, np.ndar
         rows.extend(pieces)
         ptr[c + 1] = len(rows)
     ranges = np.array(rows, dtype=np.int64).reshape(-1, 2)
-    return (
-        ptr,
-        ranges,
-        np.concatenate([m for _, m in classes]) if n else np.zeros(0, dtype=np.int64),
-    )
+    return (ptr, ranges, np.concatenate([m for _, m in classes]) if n else np.zeros(0, dtype=np.int64))
 
 
 def capacity_above(problem: PlacementProblem, floor: int) -> int:

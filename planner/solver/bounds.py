@@ -29,9 +29,7 @@ class Bound:
     deficit_bytes: int | None
 
 
-def _peak_at_firsts(
-    first: np.ndarray, last: np.ndarray, sizes: np.ndarray, mask: np.ndarray
-) -> tuple[int, int]:
+def _peak_at_firsts(first: np.ndarray, last: np.ndarray, sizes: np.ndarray, mask: np.ndarray) -> tuple[int, int]:
     """(max over requests r in mask of Σ sizes of mask requests live at r's first event, that event)."""
     if not mask.any():
         return 0, 0
@@ -75,8 +73,7 @@ def infeasibility(problem: PlacementProblem, arrays: Arrays) -> Bound | None:
         if arrays.dom_ptr[i] == arrays.dom_ptr[i + 1]:
             roots = ", ".join(str(root) for root, _ in problem.requests[i].roots[:4])
             return Bound(
-                f"request {i} (roots {roots}) of {problem.requests[i].bytes:,} B has no legal start in any range",
-                None,
+                f"request {i} (roots {roots}) of {problem.requests[i].bytes:,} B has no legal start in any range", None
             )
     if problem.plain:
         return None

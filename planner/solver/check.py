@@ -57,15 +57,11 @@ def _single(problem: PlacementProblem, i: int, request: PlacementRequest, start:
     if request.region1_stride is not None:
         element = problem.region1_element_bytes if low >= boundary else problem.region0_element_bytes
         if low % element or low % problem.region0_element_bytes:
-            bad.append(
-                f"{where} has a stride but starts at {low}, not a multiple of its region's element {element}"
-            )
+            bad.append(f"{where} has a stride but starts at {low}, not a multiple of its region's element {element}")
     host = problem.host_scratch_range
     at_ends = request.first == PROGRAM_START or request.last == PROGRAM_END
     if host is not None and at_ends and low < host[1] and host[0] < high:
-        bad.append(
-            f"{where} is live at program start or end but overlaps the host scratch range {list(host)}"
-        )
+        bad.append(f"{where} is live at program start or end but overlaps the host scratch range {list(host)}")
     return bad
 
 

@@ -69,9 +69,7 @@ def greedy(arrays: Arrays, first: np.ndarray, last: np.ndarray) -> tuple[np.ndar
     orders = (
         np.lexsort((np.arange(n), -size, -persistent)),  # lives to program end first, then bytes
         np.lexsort((np.arange(n), -width, -size)),  # bytes, then lifetime, largest first
-        np.lexsort(
-            (np.arange(n), -size, -conflicts, -width)
-        ),  # long-lived first (the compiler's persistent-first)
+        np.lexsort((np.arange(n), -size, -conflicts, -width)),  # long-lived first (the compiler's persistent-first)
         np.lexsort((np.arange(n), -size, first)),  # lifetime-first ("online")
     )
     best: tuple[int, int] | None = None

@@ -87,20 +87,9 @@ def _part(st, mt, members, sec_lo, sec_hi, node_limit, decompose):  # pragma: no
     a_sec_first = st[SEC_FIRST]
     a_sec_last = st[SEC_LAST]
     a_cuts = mt[CUTS]
-    min_off, min_dom, placed, out, cnt = (
-        mt[MIN_OFF],
-        mt[MIN_DOM],
-        mt[PLACED],
-        mt[OUT],
-        mt[COUNTERS],
-    )
+    min_off, min_dom, placed, out, cnt = (mt[MIN_OFF], mt[MIN_DOM], mt[PLACED], mt[OUT], mt[COUNTERS])
     cand, key = mt[CAND], mt[KEY]
-    rank, has_conflict, dom_size, dom_elem = (
-        st[RANK],
-        st[HAS_CONFLICT],
-        st[DOM_SIZE],
-        st[DOM_ELEM],
-    )
+    rank, has_conflict, dom_size, dom_elem = (st[RANK], st[HAS_CONFLICT], st[DOM_SIZE], st[DOM_ELEM])
     m = members.size
     if m == 0:
         return FOUND

@@ -112,12 +112,7 @@ def _place(st, mt, b, o):  # pragma: no cover - compiled
     )
     cnt, stamp, affected = mt[COUNTERS], mt[STAMP], mt[AFFECTED]
     dom_size, dom_elem = st[DOM_SIZE], st[DOM_ELEM]
-    dom_ptr, dom_lo, dom_hi, dom_align = (
-        st[DOM_PTR],
-        st[DOM_LO],
-        st[DOM_HI],
-        st[DOM_ALIGN],
-    )
+    dom_ptr, dom_lo, dom_hi, dom_align = (st[DOM_PTR], st[DOM_LO], st[DOM_HI], st[DOM_ALIGN])
     placed[b] = o
     d_b = min_dom[b]
     hatless = True
@@ -280,11 +275,7 @@ def _preorder(st, mt, members, heuristic):  # pragma: no cover - compiled
     order = np.argsort(members, kind="mergesort")
     # Stable sorts from the least significant key up.
     for letter in range(2, -1, -1):
-        which = (
-            (0, 1, 2)[letter]
-            if heuristic == 0
-            else ((2, 1, 0)[letter] if heuristic == 1 else (2, 0, 1)[letter])
-        )
+        which = (0, 1, 2)[letter] if heuristic == 0 else ((2, 1, 0)[letter] if heuristic == 1 else (2, 0, 1)[letter])
         if which == 0:
             keys = -width[members[order]]
         elif which == 1:

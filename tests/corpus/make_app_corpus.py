@@ -19,6 +19,7 @@ Special files cannot live in git (a FIFO, a device, a socket): ``make_special_fi
 them under a test's temporary data root, with ``SPECIAL_FILES`` saying what each must be refused
 as (the words of the loader's one-line message, docs/formats.md §6 "Only regular files are read").
 """
+
 from __future__ import annotations
 
 import json
@@ -56,8 +57,12 @@ def blocks_2_44() -> dict:
     on its axis), live at the sample's total peak step and the two before it. Its bytes: each of
     the 1472 shards holds ceil(2^44 / 1472) elements of 2 bytes, granule 1."""
     doc = _sample()
-    huge = simple_value(HUGE_ID, shape=[HUGE_BLOCKS], precision="F16",
-                        axes=[{"axis": "FromEnd(1)", "partitions": 1472, "block": 1, "multiple": 1}])
+    huge = simple_value(
+        HUGE_ID,
+        shape=[HUGE_BLOCKS],
+        precision="F16",
+        axes=[{"axis": "FromEnd(1)", "partitions": 1472, "block": 1, "multiple": 1}],
+    )
     huge.update(name="huge.2^44.blocks", origin=HUGE_ID)
     doc["timeline"]["values"].append(huge)
     peak = doc["total_peak_step"]
@@ -83,7 +88,7 @@ def search_2_40_tiles() -> dict:
 
 def search_bad_context() -> dict:
     doc = _search_sample()
-    doc["context"] = "ComputeGraph { inputs: [GraphInput { name: \"query\""
+    doc["context"] = 'ComputeGraph { inputs: [GraphInput { name: "query"'
     return doc
 
 
@@ -95,20 +100,46 @@ def search_chosen_not_among() -> dict:
 
 
 CASES = {
-    "device_2_53_tiles.memory_profile.json": (device_2_53_tiles, {
-        "what": "the sample on a device of 2^53 tiles", "outcome": "opens", "device_tiles": DEVICE_TILES}),
-    "blocks_2_44.memory_profile.json": (blocks_2_44, {
-        "what": f"the sample with value {HUGE_ID}: 2^44 blocks on its one axis, 1472 partitions, live at the total peak step",
-        "outcome": "opens", "value": HUGE_ID, "blocks": HUGE_BLOCKS}),
-    "config_2_40_tiles.search_state.json": (search_2_40_tiles, {
-        "what": "the search-state sample with 2^40 tiles in its config and an input dimension of 2^44",
-        "outcome": "opens", "config_tiles": SEARCH_TILES, "blocks": HUGE_BLOCKS}),
-    "bad_context.search_state.json": (search_bad_context, {
-        "what": "a search state whose context is one cut line", "outcome": "refused", "path": "$.context",
-        "words": ["expected lines of Debug text"]}),
-    "chosen_not_among.search_state.json": (search_chosen_not_among, {
-        "what": "a search state whose chosen plan is equal to none of its alternatives", "outcome": "refused",
-        "path": "$.recipe.plans.0", "words": ["plans in $.alternatives.0", "equal to none of them"]}),
+    "device_2_53_tiles.memory_profile.json": (
+        device_2_53_tiles,
+        {"what": "the sample on a device of 2^53 tiles", "outcome": "opens", "device_tiles": DEVICE_TILES},
+    ),
+    "blocks_2_44.memory_profile.json": (
+        blocks_2_44,
+        {
+            "what": f"the sample with value {HUGE_ID}: 2^44 blocks on its one axis, 1472 partitions, live at the total peak step",
+            "outcome": "opens",
+            "value": HUGE_ID,
+            "blocks": HUGE_BLOCKS,
+        },
+    ),
+    "config_2_40_tiles.search_state.json": (
+        search_2_40_tiles,
+        {
+            "what": "the search-state sample with 2^40 tiles in its config and an input dimension of 2^44",
+            "outcome": "opens",
+            "config_tiles": SEARCH_TILES,
+            "blocks": HUGE_BLOCKS,
+        },
+    ),
+    "bad_context.search_state.json": (
+        search_bad_context,
+        {
+            "what": "a search state whose context is one cut line",
+            "outcome": "refused",
+            "path": "$.context",
+            "words": ["expected lines of Debug text"],
+        },
+    ),
+    "chosen_not_among.search_state.json": (
+        search_chosen_not_among,
+        {
+            "what": "a search state whose chosen plan is equal to none of its alternatives",
+            "outcome": "refused",
+            "path": "$.recipe.plans.0",
+            "words": ["plans in $.alternatives.0", "equal to none of them"],
+        },
+    ),
 }
 
 
@@ -117,7 +148,10 @@ CASES = {
 # name → (how it is made, words of the refusal). A name a test asks for by ``?file=NAME``.
 SPECIAL_FILES = {
     "fifo.json": ("a FIFO (named pipe)", ["cannot read it", "a FIFO (named pipe), not a regular file"]),
-    "zero.json": ("a character device: /dev/zero's numbers (1, 5)", ["cannot read it", "a character device, not a regular file"]),
+    "zero.json": (
+        "a character device: /dev/zero's numbers (1, 5)",
+        ["cannot read it", "a character device, not a regular file"],
+    ),
     "socket.json": ("a listening Unix socket", ["cannot read it", "a socket, not a regular file"]),
     "folder.json": ("a directory", ["cannot read it", "a directory, not a regular file"]),
     "zero-link.json": ("a symlink to /dev/zero", ["resolves outside the data root"]),

@@ -6,6 +6,7 @@ written as escapes, overlong tokens cut (``models.errors.one_line``).
 Every command takes ``--quiet`` (before or after its name): no progress lines and no confirmation
 lines (the paths written, ``ok: ...``); what was asked for (a plan, JSON, mismatches) and errors
 are still printed. A usage error is one line ending ``try 'tilescope CMD --help'``."""
+
 from __future__ import annotations
 
 import argparse

@@ -8,6 +8,7 @@ every candidate refused, or candidates that left the peak where it was: typicall
 the same peak, as in every multi-block synthetic profile). The text form ends with the same reason.
 With ``--edits`` the candidates are added to that edit set.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,15 +17,7 @@ from tilescope.cli.inputs import open_profile
 from tilescope.loaders.edit_sets import load_edit_set
 from tilescope.models.edits import EDIT_SET_FORMAT
 from tilescope.models.format import count_of, fmt_bytes, fmt_signed_bytes
-from tilescope.planner.advisor import (
-    PEAK_KINDS,
-    AdviceTally,
-    Suggestion,
-    advise,
-    peak_step,
-    peak_value,
-    why_none,
-)
+from tilescope.planner.advisor import PEAK_KINDS, AdviceTally, Suggestion, advise, peak_step, peak_value, why_none
 from tilescope.planner.edits import apply_edits
 
 
@@ -61,14 +54,23 @@ def run(args) -> int:
     bytes_, step = peak_value(plan.peaks, args.peak), peak_step(plan.peaks, args.peak)
     reason = why_none(plan, args.peak, tally) if not found and args.limit > 0 else None
     if args.json:
-        out = {"peak": args.peak, "peak_bytes": bytes_, "peak_step": step, "candidates": [suggestion_json(s) for s in found]}
+        out = {
+            "peak": args.peak,
+            "peak_bytes": bytes_,
+            "peak_step": step,
+            "candidates": [suggestion_json(s) for s in found],
+        }
         if reason is not None:
             out["why_none"] = reason
         print(json.dumps(out))
         return 0
-    print(f"{args.peak} peak {fmt_bytes(bytes_)} at step {step}; {count_of(len(found), 'verified candidate')}"
-          + (f": {reason}" if reason is not None else ""))
+    print(
+        f"{args.peak} peak {fmt_bytes(bytes_)} at step {step}; {count_of(len(found), 'verified candidate')}"
+        + (f": {reason}" if reason is not None else "")
+    )
     for rank, s in enumerate(found, 1):
-        print(f"{rank:3}. {s.description}; {args.peak} peak becomes {fmt_bytes(s.peak_after)} at step {s.peak_step} "
-              f"({fmt_signed_bytes(s.peak_after - s.peak_before)})")
+        print(
+            f"{rank:3}. {s.description}; {args.peak} peak becomes {fmt_bytes(s.peak_after)} at step {s.peak_step} "
+            f"({fmt_signed_bytes(s.peak_after - s.peak_before)})"
+        )
     return 0

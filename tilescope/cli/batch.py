@@ -8,6 +8,7 @@ A line per file on stderr as it completes (none with ``--quiet``); at the end a 
 loaded or was unchanged; 1 when one failed in this run, or when DIR holds no planner output at
 all; 2 for a usage error or a dataset that cannot be written.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,8 +57,12 @@ def add_arguments(parser) -> None:
     parser.epilog = HELP_EPILOG
     parser.add_argument("directory", metavar="DIR", help="folder searched recursively for planner outputs")
     parser.add_argument("--out", required=True, metavar="DATASET", help="dataset directory (created if missing)")
-    parser.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, tcp://HOST:PORT (default: a local cluster)")
-    parser.add_argument("--workers", type=_workers, metavar="N", help="worker processes of the local cluster (default: one per core)")
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, tcp://HOST:PORT (default: a local cluster)"
+    )
+    parser.add_argument(
+        "--workers", type=_workers, metavar="N", help="worker processes of the local cluster (default: one per core)"
+    )
     parser.add_argument("--retry-failed", action="store_true", help="load again unchanged files that failed before")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -91,17 +96,24 @@ def _text(report) -> str:
         lines.append("no planner output found under DIR: nothing loaded")
     repaired = r["repaired"]
     if repaired.get("damaged") or repaired.get("incomplete_rows"):
-        lines.append(f"repaired the dataset: {len(repaired['damaged'])} damaged files removed, "
-                     f"{repaired['incomplete_rows']} rows without their tables normalised again:")
+        lines.append(
+            f"repaired the dataset: {len(repaired['damaged'])} damaged files removed, "
+            f"{repaired['incomplete_rows']} rows without their tables normalised again:"
+        )
         lines += [f"  {terminal_text(d['path'])}: {terminal_text(d['why'])}" for d in repaired["damaged"]]
     lines += [f"failed: {terminal_text(f['error'])}" for f in r["failures"]]
     if r["skipped_failures"]:
-        lines.append(f"{len(r['skipped_failures'])} unchanged files that failed before were skipped (--retry-failed loads them again):")
+        lines.append(
+            f"{len(r['skipped_failures'])} unchanged files that failed before were skipped (--retry-failed loads them again):"
+        )
         lines += [f"  {terminal_text(f['error'])}" for f in r["skipped_failures"]]
     if r["gone"]:
         lines.append(f"{len(r['gone'])} files of the dataset are no longer under DIR (their rows are kept):")
         lines += [f"  {terminal_text(p)}" for p in r["gone"]]
-    for key, title in (("not_loaded", "planner outputs not loaded"), ("others", "other files, not read or not planner outputs")):
+    for key, title in (
+        ("not_loaded", "planner outputs not loaded"),
+        ("others", "other files, not read or not planner outputs"),
+    ):
         if r[key]:
             lines.append(f"{len(r[key])} {title}:")
             lines += [f"  {terminal_text(e['path'])}: {terminal_text(e['why'])}" for e in r[key][:OTHERS_SHOWN]]
@@ -115,14 +127,20 @@ def run(args) -> int:
     from tilescope.models.errors import TilescopeError
 
     if args.scheduler and args.workers:
-        raise TilescopeError("--workers sizes the local cluster; with --scheduler the cluster's own workers run the tasks")
+        raise TilescopeError(
+            "--workers sizes the local cluster; with --scheduler the cluster's own workers run the tasks"
+        )
 
     def on_result(done: int, total: int, summary: dict) -> None:
         print(_progress_line(done, total, summary), file=sys.stderr, flush=True)
 
     report = run_batch(
-        args.directory, args.out, scheduler=args.scheduler, workers=args.workers,
-        retry_failed=args.retry_failed, on_result=None if args.quiet else on_result,
+        args.directory,
+        args.out,
+        scheduler=args.scheduler,
+        workers=args.workers,
+        retry_failed=args.retry_failed,
+        on_result=None if args.quiet else on_result,
     )
     print(json.dumps(report.as_json(), indent=1) if args.json else _text(report))
     return 1 if report.failed or report.found_nothing else 0

@@ -6,18 +6,24 @@
   "size_bytes", "last_used", "source", "source_bytes"}]}``.
 - ``clear``: remove every entry. ``--json``: ``{"folder", "removed_entries", "freed_bytes"}``.
 """
+
 from __future__ import annotations
 
 import json
 import time
 
-from tilescope.models.format import terminal_text
 from tilescope.loaders import cache_store
-from tilescope.models.format import count_of, fmt_bytes
+from tilescope.models.format import count_of, fmt_bytes, terminal_text
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("action", nargs="?", choices=["list", "clear"], default="list", help="list the entries (default) or remove them all")
+    parser.add_argument(
+        "action",
+        nargs="?",
+        choices=["list", "clear"],
+        default="list",
+        help="list the entries (default) or remove them all",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -34,9 +40,20 @@ def run(args) -> int:
     found = cache_store.entries(folder)
     total = sum(e.size_bytes for e in found)
     if args.json:
-        print(json.dumps({"folder": str(folder), "max_bytes": max_bytes, "total_bytes": total, "entries": [e.to_json() for e in found]}))
+        print(
+            json.dumps(
+                {
+                    "folder": str(folder),
+                    "max_bytes": max_bytes,
+                    "total_bytes": total,
+                    "entries": [e.to_json() for e in found],
+                }
+            )
+        )
         return 0
-    print(f"{terminal_text(str(folder))}: {count_of(len(found), 'entry', 'entries')}, {fmt_bytes(total)} of at most {fmt_bytes(max_bytes)}")
+    print(
+        f"{terminal_text(str(folder))}: {count_of(len(found), 'entry', 'entries')}, {fmt_bytes(total)} of at most {fmt_bytes(max_bytes)}"
+    )
     for entry in found:
         used = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.last_used))
         source = terminal_text(entry.source) if entry.source is not None else "(source not recorded)"

@@ -17,6 +17,7 @@ a tile offset the file does not record (``derived.tile_usage.estimate_agreement`
 ``"more_notes"``); the text form prints ``note: …`` lines after the verdict, the first
 ``NOTES_PRINTED`` of them.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,14 @@ from tilescope.planner.check import Mismatch, Violation, check_plan
 from tilescope.planner.tile_check import TILES_WITH_A_SHARD, MoreMismatches
 
 # Mismatch fields that are not byte figures (everything else is: shard/aligned bytes, usage, peaks)
-_NOT_BYTES = {"standard_peak_step", "interleaved_peak_step", "total_peak_step", "fits_budget", "layout memory_class", TILES_WITH_A_SHARD}
+_NOT_BYTES = {
+    "standard_peak_step",
+    "interleaved_peak_step",
+    "total_peak_step",
+    "fits_budget",
+    "layout memory_class",
+    TILES_WITH_A_SHARD,
+}
 
 
 def add_arguments(parser) -> None:
@@ -68,9 +76,13 @@ def run(args) -> int:
     violations = [p for p in problems if isinstance(p, Violation)]
     more = [p for p in problems if isinstance(p, MoreMismatches)]
     if args.json:
-        out = {"ok": not problems, "values": profile.n_values, "steps": profile.n_steps,
-               "mismatches": [mismatch_json(m) for m in mismatches],
-               "violations": [violation_json(v) for v in violations]}
+        out = {
+            "ok": not problems,
+            "values": profile.n_values,
+            "steps": profile.n_steps,
+            "mismatches": [mismatch_json(m) for m in mismatches],
+            "violations": [violation_json(v) for v in violations],
+        }
         if more:  # fields with more mismatches than listed (planner.tile_check.LIMIT)
             out["more_mismatches"] = {m.field: m.count for m in more}
         if notes:
@@ -83,8 +95,11 @@ def run(args) -> int:
         print(mismatch_text(problem) if isinstance(problem, Mismatch) else str(problem))
     if problems:
         if not args.quiet:
-            print(f"{count_of(len(mismatches) + sum(m.count for m in more), 'mismatch', 'mismatches')}, "
-                  f"{count_of(len(violations), 'invariant violation')}", file=sys.stderr)
+            print(
+                f"{count_of(len(mismatches) + sum(m.count for m in more), 'mismatch', 'mismatches')}, "
+                f"{count_of(len(violations), 'invariant violation')}",
+                file=sys.stderr,
+            )
     elif not args.quiet:
         print(f"ok: {count_of(profile.n_values, 'value')} and {count_of(profile.n_steps, 'step')} reproduce exactly")
     print_notes(notes)

@@ -19,16 +19,16 @@ Argument rules:
   peak's attribution as a short table (the JSON lists everything).
 - Bad input, an invalid edit set or a missing B exits 2 with one line on stderr.
 """
+
 from __future__ import annotations
 
 import json
 
 from tilescope.cli.inputs import open_profile
-from tilescope.models.format import terminal_text
 from tilescope.loaders.edit_sets import load_edit_set
 from tilescope.models.edits import EDIT_SET_FORMAT
 from tilescope.models.errors import TilescopeError
-from tilescope.models.format import fmt_bytes, fmt_signed_bytes, shorten
+from tilescope.models.format import fmt_bytes, fmt_signed_bytes, shorten, terminal_text
 
 NAME_CHARS = 48
 
@@ -39,7 +39,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--edits-a", metavar="EDITS.json", help="an edit set applied to A before comparing")
     parser.add_argument("--edits-b", metavar="EDITS.json", help="an edit set applied to B (to A when B is omitted)")
-    parser.add_argument("--top", type=int, default=10, metavar="N", help="changed values and parts shown in the text form (default 10)")
+    parser.add_argument(
+        "--top", type=int, default=10, metavar="N", help="changed values and parts shown in the text form (default 10)"
+    )
     parser.epilog = EDIT_SET_FORMAT  # the edit-set file's reference (models.edits)
 
 
@@ -117,7 +119,14 @@ def _peak_table(comparison) -> list[str]:
         ("total peak", pa.total, pb.total, pa.total_step, pb.total_step, d.total),
     ):
         lines.append(_row(label, f"{fmt_bytes(x)} @{sx}", f"{fmt_bytes(y)} @{sy}", fmt_signed_bytes(delta)))
-    lines.append(_row("effective peak", fmt_bytes(pa.effective_peak_bytes), fmt_bytes(pb.effective_peak_bytes), fmt_signed_bytes(d.effective_peak_bytes)))
+    lines.append(
+        _row(
+            "effective peak",
+            fmt_bytes(pa.effective_peak_bytes),
+            fmt_bytes(pb.effective_peak_bytes),
+            fmt_signed_bytes(d.effective_peak_bytes),
+        )
+    )
     yes = lambda f: "yes" if f else "NO"  # noqa: E731
     lines.append(_row("fits budget", yes(pa.fits_budget), yes(pb.fits_budget), ""))
     return lines
@@ -128,11 +137,15 @@ def _matching_lines(comparison) -> list[str]:
     if steps.mode == "same":
         step_line = f"steps: same sequence of (source, operation), matched by index ({steps.n_a:,} steps)"
     else:
-        step_line = (f"steps: aligned by longest common subsequence of (source, operation): {steps.matched.size:,} matched, "
-                     f"{steps.unmatched_a.size:,} only in A, {steps.unmatched_b.size:,} only in B")
+        step_line = (
+            f"steps: aligned by longest common subsequence of (source, operation): {steps.matched.size:,} matched, "
+            f"{steps.unmatched_a.size:,} only in A, {steps.unmatched_b.size:,} only in B"
+        )
     changed = sum(1 for v in comparison.changed_values if v.status == "changed")
-    value_line = (f"values: matched by name and order of appearance: {int(match.matched.sum()):,} matched "
-                  f"({changed:,} changed), {match.only_a.size:,} only in A, {match.only_b.size:,} only in B")
+    value_line = (
+        f"values: matched by name and order of appearance: {int(match.matched.sum()):,} matched "
+        f"({changed:,} changed), {match.only_a.size:,} only in A, {match.only_b.size:,} only in B"
+    )
     return [step_line, value_line]
 
 
@@ -171,15 +184,25 @@ def _attribution_lines(comparison, figure: str, top: int) -> list[str]:
     lines.append(f"  {fmt_signed_bytes(a.scratch_delta):<26}scratch")
     if figure != "interleaved":
         lines.append(f"  {fmt_signed_bytes(a.exchange_rows_delta):<26}exchange rows")
-    lines.append(f"  {'= ' + fmt_signed_bytes(a.parts_total + a.scratch_delta + a.exchange_rows_delta):<26}"
-                 f"({len(a.parts):,} values with a part, {a.live_unchanged:,} live at both unchanged)")
+    lines.append(
+        f"  {'= ' + fmt_signed_bytes(a.parts_total + a.scratch_delta + a.exchange_rows_delta):<26}"
+        f"({len(a.parts):,} values with a part, {a.live_unchanged:,} live at both unchanged)"
+    )
     return lines
 
 
 def comparison_text(comparison, file_a: str, file_b: str, top: int = 10) -> str:
-    lines = [_side_line("A", comparison.a, file_a), _side_line("B", comparison.b, file_b), *_matching_lines(comparison), ""]
+    lines = [
+        _side_line("A", comparison.a, file_a),
+        _side_line("B", comparison.b, file_b),
+        *_matching_lines(comparison),
+        "",
+    ]
     lines += _peak_table(comparison) + [""]
-    lines += _value_lines(comparison, top) + ["", "attribution (each peak's Δ = Σ values' live bytes at B's peak step − at A's + scratch + exchange rows):"]
+    lines += _value_lines(comparison, top) + [
+        "",
+        "attribution (each peak's Δ = Σ values' live bytes at B's peak step − at A's + scratch + exchange rows):",
+    ]
     for figure in ("total", "standard", "interleaved"):
         lines += _attribution_lines(comparison, figure, top)
     return "\n".join(lines)

@@ -2,6 +2,7 @@
 ``tilescope batch`` (``tilescope.fleet.query``). ``--json`` prints a list of row objects; the
 text form is an aligned table (numbers exact, right-aligned; long text cut at 80 characters).
 A query that does not run is one line on stderr, exit 2."""
+
 from __future__ import annotations
 
 import argparse
@@ -81,7 +82,9 @@ def run(args) -> int:
     if args.json:
         repeated = sorted({c for c in columns if columns.count(c) > 1})
         if repeated:
-            raise TilescopeError(f"the result has more than one column named {', '.join(repeated)}: name them apart (AS) for --json")
+            raise TilescopeError(
+                f"the result has more than one column named {', '.join(repeated)}: name them apart (AS) for --json"
+            )
         print(json.dumps([{c: json_value(v) for c, v in zip(columns, row)} for row in rows], indent=1))
     else:
         print(table_text(columns, rows))

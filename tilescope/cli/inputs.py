@@ -7,6 +7,7 @@ Only regular files are read (``loaders.json_input.open_input``): a FIFO, ``/dev/
 or a socket is refused with one line before anything is read. When a load fails, its unfinished
 progress line is ended first, so the error is a line of its own.
 """
+
 from __future__ import annotations
 
 import os

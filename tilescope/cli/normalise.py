@@ -6,6 +6,7 @@ Prints the paths written, one a line; ``--json``: ``{"kind": "memory_profile"|"s
 "source": FILE, "sha256", "tables": {TABLE: {"path", "rows"}}}``. A table file that is FILE itself
 (``normalise DIR/values.parquet --out DIR``), however spelled, is refused even with ``--overwrite``.
 """
+
 from __future__ import annotations
 
 import json
@@ -63,10 +64,18 @@ def run(args) -> int:
         source = Source.of_file(args.file, opened.content_sha256)
     paths = write_parquet_tables(tables, args.out, source, overwrite=args.overwrite, inputs=[args.file])
     if args.json:
-        print(json.dumps({
-            "kind": kind, "source": str(args.file), "sha256": source.sha256,
-            "tables": {name: {"path": str(path), "rows": tables[name].num_rows} for name, path in zip(tables, paths)},
-        }))
+        print(
+            json.dumps(
+                {
+                    "kind": kind,
+                    "source": str(args.file),
+                    "sha256": source.sha256,
+                    "tables": {
+                        name: {"path": str(path), "rows": tables[name].num_rows} for name, path in zip(tables, paths)
+                    },
+                }
+            )
+        )
     elif not args.quiet:
         for path in paths:
             print(path)

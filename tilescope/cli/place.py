@@ -17,6 +17,7 @@ figures.
 - ``--exact-seconds S`` (default 5): the exact solver may spend up to S seconds re-placing the groups
   at each region's top (``planner.placement_exact``); 0 keeps the packer's placement.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,14 +29,17 @@ from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 from tilescope.planner.edits import apply_edits
 from tilescope.planner.placement import KIND_NAMES, REGION_NAMES, Placement, place
 
-
 EXACT_SECONDS = 5.0
 
 
 def add_arguments(parser) -> None:
     add_edit_arguments(parser)
-    parser.add_argument("--exact-seconds", type=float, default=EXACT_SECONDS,
-                        help=f"seconds the exact solver may spend lowering each region's top (default {EXACT_SECONDS:g}; 0: the packer's placement only)")
+    parser.add_argument(
+        "--exact-seconds",
+        type=float,
+        default=EXACT_SECONDS,
+        help=f"seconds the exact solver may spend lowering each region's top (default {EXACT_SECONDS:g}; 0: the packer's placement only)",
+    )
 
 
 def placement_json(placement: Placement) -> dict:
@@ -52,8 +56,13 @@ def placement_json(placement: Placement) -> dict:
         "allocations": [
             {"kind": k, "id": i, "region": r, "offset": o, "bytes": b, "first_step": f, "last_step": l}
             for k, i, r, o, b, f, l in zip(
-                kinds, ids, regions, placement.offset.tolist(), placement.bytes.tolist(),
-                placement.first_step.tolist(), placement.last_step.tolist(),
+                kinds,
+                ids,
+                regions,
+                placement.offset.tolist(),
+                placement.bytes.tolist(),
+                placement.first_step.tolist(),
+                placement.last_step.tolist(),
             )
         ],
     }
@@ -64,10 +73,22 @@ def placement_text(placement: Placement) -> str:
     rows = [("region", "lower bound", "placed", "fragmentation", "capacity", "fits", "verdict")]
     for name, r in placement.regions.items():
         share = f" ({100 * r.fragmentation / r.lower_bound:.2f} %)" if r.lower_bound else ""
-        rows.append((name, fmt_bytes(r.lower_bound), fmt_bytes(r.placed), fmt_signed_bytes(r.fragmentation) + share,
-                     fmt_bytes(r.capacity), "yes" if r.fits else "NO", r.verdict))
+        rows.append(
+            (
+                name,
+                fmt_bytes(r.lower_bound),
+                fmt_bytes(r.placed),
+                fmt_signed_bytes(r.fragmentation) + share,
+                fmt_bytes(r.capacity),
+                "yes" if r.fits else "NO",
+                r.verdict,
+            )
+        )
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) if c == 0 else cell.rjust(w) for c, (cell, w) in enumerate(zip(row, widths))).rstrip() for row in rows]
+    lines = [
+        "  ".join(cell.ljust(w) if c == 0 else cell.rjust(w) for c, (cell, w) in enumerate(zip(row, widths))).rstrip()
+        for row in rows
+    ]
     counts = {name: int((placement.kind == code).sum()) for code, name in enumerate(KIND_NAMES)}
     lines += [f"{name}: {r.verdict}: {r.proof}" for name, r in placement.regions.items()]
     lines += [

@@ -37,6 +37,7 @@ recompute the memory plan of a profile, optionally with what-if tiling edits (pl
 - An invalid edit set exits 2 with one line naming the value, the axis and the rule (EditError);
   a malformed ``--edit`` argument exits 2 with one line.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,10 +67,14 @@ def parse_edit_argument(text: str) -> TilingEdit:
         raise argparse.ArgumentTypeError(f"expected V:K=N or V:replicas=N (e.g. 84:1=18), found {describe(text)}")
     for name in ("value", "axis", "count"):
         if match[name] is not None and len(match[name].lstrip("-")) > _MAX_DIGITS:
-            raise argparse.ArgumentTypeError(f"expected V:K=N with numbers of at most {_MAX_DIGITS} digits, found {describe(text)}")
+            raise argparse.ArgumentTypeError(
+                f"expected V:K=N with numbers of at most {_MAX_DIGITS} digits, found {describe(text)}"
+            )
     value, count = int(match["value"]), int(match["count"])
     if not -MAX_COUNT <= count <= MAX_COUNT:
-        raise argparse.ArgumentTypeError(f"expected a count of at most {MAX_COUNT:,}, found {count:,} in {describe(text)}")
+        raise argparse.ArgumentTypeError(
+            f"expected a count of at most {MAX_COUNT:,}, found {count:,} in {describe(text)}"
+        )
     if match["replicas"]:
         return TilingEdit(value, replicas=count)
     return TilingEdit(value, axis=int(match["axis"]), partitions=count)
@@ -80,20 +85,32 @@ def add_edit_arguments(parser) -> None:
     parser.add_argument("file", help="a memory profile (*.memory_profile.json)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
-        "--edit", action="append", default=[], type=parse_edit_argument, metavar="V:K=N|V:replicas=N",
+        "--edit",
+        action="append",
+        default=[],
+        type=parse_edit_argument,
+        metavar="V:K=N|V:replicas=N",
         help="set the partitions of axis position K of value V (or its replicas); repeatable",
     )
     parser.add_argument("--edits", metavar="EDITS.json", help="a saved edit set, applied before any --edit")
-    parser.add_argument("--storage-group", action="store_true", help="apply each edit to the value's whole storage group")
+    parser.add_argument(
+        "--storage-group", action="store_true", help="apply each edit to the value's whole storage group"
+    )
     parser.epilog = EDIT_SET_FORMAT  # the edit-set file's reference (models.edits)
 
 
 def add_arguments(parser) -> None:
     add_edit_arguments(parser)
     parser.add_argument("--each", action="store_true", help="apply the edits one at a time; one JSON line per edit")
-    parser.add_argument("--write-profile", metavar="OUT.json", help="also write the plan as a memory profile (edited layouts, figures recomputed)")
+    parser.add_argument(
+        "--write-profile",
+        metavar="OUT.json",
+        help="also write the plan as a memory profile (edited layouts, figures recomputed)",
+    )
     parser.add_argument("--overwrite", action="store_true", help="let --write-profile replace an existing file")
-    parser.add_argument("--tile", type=int, metavar="T", help="with --json: add device tile T's usage at every step (v2/v3 profiles)")
+    parser.add_argument(
+        "--tile", type=int, metavar="T", help="with --json: add device tile T's usage at every step (v2/v3 profiles)"
+    )
 
 
 def plan_json(arrays: ProfileArrays, plan: Plan, layout_errors: list) -> dict:
@@ -121,8 +138,9 @@ def plan_json(arrays: ProfileArrays, plan: Plan, layout_errors: list) -> dict:
     }
 
 
-PEAK_TILES_V1 = ("tilescope's own per-tile estimate (docs/formats.md §8): a version 1 profile records no "
-                 "per-tile figures")
+PEAK_TILES_V1 = (
+    "tilescope's own per-tile estimate (docs/formats.md §8): a version 1 profile records no per-tile figures"
+)
 
 
 def _peak_tiles(plan: Plan) -> dict:
@@ -141,7 +159,11 @@ def estimated_peak_tiles(data, plan: Plan) -> dict:
     p = plan.peaks
     tiles = {}
     try:
-        for region, step in (("standard", p.standard_step), ("interleaved", p.interleaved_step), ("total", p.total_step)):
+        for region, step in (
+            ("standard", p.standard_step),
+            ("interleaved", p.interleaved_step),
+            ("total", p.total_step),
+        ):
             standard, interleaved = at_step(data, step)
             held = {"standard": standard, "interleaved": interleaved, "total": standard + interleaved}[region]
             tiles[region] = int(held.size - 1 - np.argmax(held[::-1]))
@@ -165,10 +187,14 @@ def human_summary(arrays: ProfileArrays, plan: Plan) -> str:
     tiles = plan.peak_tiles or {}
     where = {k: f", tile {t}" for k, t in tiles.items()}  # v2/v3: the device tile of each peak
     # v3 leaves the exchange rows out of its peaks (docs/formats.md §7)
-    rows = (f"exchange rows {fmt_bytes(p.exchange_rows)} not included" if plan.tiles is not None and arrays.version >= 3
-            else f"incl. {fmt_bytes(p.exchange_rows)} exchange rows")
+    rows = (
+        f"exchange rows {fmt_bytes(p.exchange_rows)} not included"
+        if plan.tiles is not None and arrays.version >= 3
+        else f"incl. {fmt_bytes(p.exchange_rows)} exchange rows"
+    )
     lines = [
-        f"{count_of(arrays.n_values, 'value')}, {count_of(arrays.n_steps, 'step')}" + (f" (version {arrays.version}, per tile)" if plan.tiles is not None else ""),
+        f"{count_of(arrays.n_values, 'value')}, {count_of(arrays.n_steps, 'step')}"
+        + (f" (version {arrays.version}, per tile)" if plan.tiles is not None else ""),
         f"standard peak     {fmt_bytes(p.standard)} at step {p.standard_step}{where.get('standard', '')} ({rows})",
         f"interleaved peak  {fmt_bytes(p.interleaved)} at step {p.interleaved_step}{where.get('interleaved', '')}",
         f"total peak        {fmt_bytes(p.total)} at step {p.total_step}{where.get('total', '')}",
@@ -206,7 +232,11 @@ def _partner(edits: list[TilingEdit], index: int) -> int | None:
     """The next edit's index when it is the other half of edit ``index``'s value (partitions then
     replicas, or replicas then partitions): the two an advisor pairs, valid only together."""
     edit, following = edits[index], index + 1
-    if following < len(edits) and edits[following].value == edit.value and (edits[following].replicas is None) != (edit.replicas is None):
+    if (
+        following < len(edits)
+        and edits[following].value == edit.value
+        and (edits[following].replicas is None) != (edit.replicas is None)
+    ):
         return following
     return None
 
@@ -249,13 +279,17 @@ def each_step(arrays: ProfileArrays, whatif: WhatIf, edits: list[TilingEdit], so
 
 def edits_summary(whatif: WhatIf) -> str:
     before, after = whatif.diff.peaks_before, whatif.diff.peaks_after
-    lines = [f"edit: {a.edit.describe()} (applied to values {', '.join(map(str, a.applied_to))})" for a in whatif.applied]
+    lines = [
+        f"edit: {a.edit.describe()} (applied to values {', '.join(map(str, a.applied_to))})" for a in whatif.applied
+    ]
     for name, b, a, sb, sa in (
         ("standard", before.standard, after.standard, before.standard_step, after.standard_step),
         ("interleaved", before.interleaved, after.interleaved, before.interleaved_step, after.interleaved_step),
         ("total", before.total, after.total, before.total_step, after.total_step),
     ):
-        lines.append(f"{name} peak: {fmt_bytes(b)} at step {sb} → {fmt_bytes(a)} at step {sa} ({fmt_signed_bytes(a - b)})")
+        lines.append(
+            f"{name} peak: {fmt_bytes(b)} at step {sb} → {fmt_bytes(a)} at step {sa} ({fmt_signed_bytes(a - b)})"
+        )
     for value, b, a in whatif.diff.changed_values:
         lines.append(f"value {value}: {fmt_bytes(b)} → {fmt_bytes(a)} ({fmt_signed_bytes(a - b)})")
     return "\n".join(lines)
@@ -274,7 +308,12 @@ def _profile_target(args) -> Path | None:
     out = Path(args.write_profile)
     refuse_inputs(out, [args.file, args.edits])  # the input is never written, however spelled
     if out.exists() and not args.overwrite:
-        raise InputError("--write-profile", "a path that does not exist yet (pass --overwrite to replace it)", "an existing file", file=str(out))
+        raise InputError(
+            "--write-profile",
+            "a path that does not exist yet (pass --overwrite to replace it)",
+            "an existing file",
+            file=str(out),
+        )
     if not out.parent.is_dir():
         raise InputError("--write-profile", "a path in an existing folder", "no such folder", file=str(out))
     return out
@@ -318,7 +357,9 @@ def run(args) -> int:
         return 0
     whatif = apply_edits(arrays, plan, edits, whole_storage_group=args.storage_group) if edits else None
     shown = whatif.plan if whatif is not None else plan
-    written = write_profile(args, target, arrays, shown, whatif, _per_tile(opened, whatif)) if target is not None else None
+    written = (
+        write_profile(args, target, arrays, shown, whatif, _per_tile(opened, whatif)) if target is not None else None
+    )
     if args.json:
         out = plan_json(arrays, shown, profile.values.column("layout_error").to_pylist())
         if whatif is not None:
@@ -329,10 +370,15 @@ def run(args) -> int:
             data = PlanData(opened, whatif)
             if out["peak_tiles"] is None:
                 try:
-                    out.update(estimated_peak_tiles(data, shown) if arrays.n_values else
-                               {"peak_tiles": None, "peak_tiles_note": "no values: no tile holds any"})
+                    out.update(
+                        estimated_peak_tiles(data, shown)
+                        if arrays.n_values
+                        else {"peak_tiles": None, "peak_tiles_note": "no values: no tile holds any"}
+                    )
                 except TilescopeError as exc:  # a layout the estimate cannot resolve has no per-tile figure
-                    out.update({"peak_tiles": None, "peak_tiles_note": f"tilescope's per-tile estimate has none: {exc}"})
+                    out.update(
+                        {"peak_tiles": None, "peak_tiles_note": f"tilescope's per-tile estimate has none: {exc}"}
+                    )
             if args.tile is not None:
                 out["tile_usage"] = tile_usage_json(data, args.tile)
         if written is not None:

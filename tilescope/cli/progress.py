@@ -11,14 +11,16 @@ Shown when stderr is a terminal, or when the file is large enough for a load to 
 If the load fails, ``loading_progress`` clears an unfinished terminal line first, so the error
 line that follows starts a line of its own.
 """
+
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator, TextIO
+from typing import TextIO
 
 LARGE_FILE_BYTES = 20 * 1000 * 1000
 
@@ -93,7 +95,9 @@ def progress_for(path: str | Path, quiet: bool = False, stream: TextIO | None = 
 
 
 @contextlib.contextmanager
-def loading_progress(path: str | Path, quiet: bool = False, stream: TextIO | None = None) -> Iterator[StderrProgress | None]:
+def loading_progress(
+    path: str | Path, quiet: bool = False, stream: TextIO | None = None
+) -> Iterator[StderrProgress | None]:
     """``with loading_progress(path) as progress: load(path, progress)``: the display of
     ``progress_for``, its line cleared if the load raises."""
     progress = progress_for(path, quiet, stream)

@@ -14,6 +14,7 @@ b = HEAD as in ``compare --json``; ``other_values``; ``scratch_delta``; ``exchan
 ``ambiguous``, ``inconclusive`` (why the run cannot vouch for HEAD), ``profiles`` (every compared
 pair's figures) and ``exit_code``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,12 @@ import json
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes, shorten, terminal_text
 
 NAME_CHARS = 48
-FIGURE_LABELS = {"standard": "standard peak", "interleaved": "interleaved peak", "total": "total peak", "effective_peak_bytes": "effective peak"}
+FIGURE_LABELS = {
+    "standard": "standard peak",
+    "interleaved": "interleaved peak",
+    "total": "total peak",
+    "effective_peak_bytes": "effective peak",
+}
 
 HELP_EPILOG = """\
 BASE and HEAD: a dataset written by `tilescope batch`, or DATASET:FOLDER for the profiles under
@@ -67,11 +73,20 @@ def add_arguments(parser) -> None:
     parser.epilog = HELP_EPILOG
     parser.add_argument("base", metavar="BASE", help="DATASET or DATASET:FOLDER: the profiles before")
     parser.add_argument("head", metavar="HEAD", help="DATASET or DATASET:FOLDER: the profiles after")
-    parser.add_argument("--by", choices=("path", "scope"), default="path", help="match profiles by relative path (default) or scope")
-    parser.add_argument("--threshold", default="0", metavar="BYTES|PCT", help="growth allowed before a figure regresses (default 0)")
-    parser.add_argument("--top", type=_top, default=5, metavar="N", help="values listed per regressed figure (default 5)")
-    parser.add_argument("--allow-inconclusive", action="store_true",
-                        help="exit 0, not 3, when nothing was compared or scopes were ambiguous (and nothing regressed)")
+    parser.add_argument(
+        "--by", choices=("path", "scope"), default="path", help="match profiles by relative path (default) or scope"
+    )
+    parser.add_argument(
+        "--threshold", default="0", metavar="BYTES|PCT", help="growth allowed before a figure regresses (default 0)"
+    )
+    parser.add_argument(
+        "--top", type=_top, default=5, metavar="N", help="values listed per regressed figure (default 5)"
+    )
+    parser.add_argument(
+        "--allow-inconclusive",
+        action="store_true",
+        help="exit 0, not 3, when nothing was compared or scopes were ambiguous (and nothing regressed)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -80,7 +95,9 @@ def run(args) -> int:
 
     threshold = parse_threshold(args.threshold)
     base, head = parse_side(args.base, "BASE"), parse_side(args.head, "HEAD")
-    report = regress(base, head, by=args.by, threshold=threshold, top=args.top, allow_inconclusive=args.allow_inconclusive)
+    report = regress(
+        base, head, by=args.by, threshold=threshold, top=args.top, allow_inconclusive=args.allow_inconclusive
+    )
     print(json.dumps(report.as_json(), indent=1) if args.json else report_text(report))
     return report.exit_code
 
@@ -103,10 +120,14 @@ def _ids(part: dict) -> str:
 
 
 def _attribution_lines(figure: str, a: dict) -> list[str]:
-    lines = [f"    {FIGURE_LABELS[figure]}: BASE step {a['base_step']} → HEAD step {a['head_step']}; values that grew at the peak:"]
+    lines = [
+        f"    {FIGURE_LABELS[figure]}: BASE step {a['base_step']} → HEAD step {a['head_step']}; values that grew at the peak:"
+    ]
     for p in a["grew"]:
         name = shorten(_t(p["name"]), NAME_CHARS)
-        lines.append(f"      {fmt_signed_bytes(p['bytes']):<26}{name} {_ids(p)}: live {p['a_bytes']:,} B → {p['b_bytes']:,} B")
+        lines.append(
+            f"      {fmt_signed_bytes(p['bytes']):<26}{name} {_ids(p)}: live {p['a_bytes']:,} B → {p['b_bytes']:,} B"
+        )
     if not a["grew"]:
         lines.append(f"      {'':<26}(none: the growth is scratch or reserved rows)")
     other = a["other_values"]
@@ -117,7 +138,9 @@ def _attribution_lines(figure: str, a: dict) -> list[str]:
         lines.append(f"      {fmt_signed_bytes(a['exchange_rows_delta']):<26}exchange rows")
     if "support_reserve_delta" in a:
         lines.append(f"      {fmt_signed_bytes(a['support_reserve_delta']):<26}support reserve")
-    lines.append(f"      {'= ' + fmt_signed_bytes(a['delta'])}  ({a['live_unchanged']:,} values live at both peaks unchanged)")
+    lines.append(
+        f"      {'= ' + fmt_signed_bytes(a['delta'])}  ({a['live_unchanged']:,} values live at both peaks unchanged)"
+    )
     return lines
 
 
@@ -140,7 +163,11 @@ def report_text(report) -> str:
         + (f"; {len(r['ambiguous'])} ambiguous scopes" if r["ambiguous"] else ""),
     ]
     if r["inconclusive"]:
-        allowed = " (allowed by --allow-inconclusive)" if report.allow_inconclusive else " (exit 3; --allow-inconclusive accepts it)"
+        allowed = (
+            " (allowed by --allow-inconclusive)"
+            if report.allow_inconclusive
+            else " (exit 3; --allow-inconclusive accepts it)"
+        )
         lines.append(f"inconclusive: {'; '.join(r['inconclusive'])}{allowed}")
     if r["regressed"]:
         lines += ["", _row("profile", "figure", "BASE", "HEAD", "Δ")]
@@ -148,7 +175,15 @@ def report_text(report) -> str:
         label = shorten(_t(entry["key"]), 42)
         for figure, v in entry["figures"].items():
             if v["regressed"]:
-                lines.append(_row(label, FIGURE_LABELS[figure], fmt_bytes(v["base"]), fmt_bytes(v["head"]), fmt_signed_bytes(v["delta"])))
+                lines.append(
+                    _row(
+                        label,
+                        FIGURE_LABELS[figure],
+                        fmt_bytes(v["base"]),
+                        fmt_bytes(v["head"]),
+                        fmt_signed_bytes(v["delta"]),
+                    )
+                )
                 label = ""
         if entry["attribution"] is None:
             lines.append("    (no attribution: a side's partitions could not be read back; see failed)")
@@ -161,8 +196,13 @@ def report_text(report) -> str:
     if r["failed"]:
         lines += ["", "failed (not compared):"] + [f"  {f['side'].upper()} {_t(f['error'])}" for f in r["failed"]]
     if r["not_compared"]:
-        lines += ["", "not compared:"] + [f"  {_t(n.get('head_path') or n.get('path'))}: {_t(n['reason'])}" for n in r["not_compared"]]
+        lines += ["", "not compared:"] + [
+            f"  {_t(n.get('head_path') or n.get('path'))}: {_t(n['reason'])}" for n in r["not_compared"]
+        ]
     if r["ambiguous"]:
         lines += ["", "ambiguous scopes (several profiles on one side; not compared):"]
-        lines += [f"  {_t(a['key'])}: BASE {', '.join(map(_t, a['base'])) or '—'}; HEAD {', '.join(map(_t, a['head'])) or '—'}" for a in r["ambiguous"]]
+        lines += [
+            f"  {_t(a['key'])}: BASE {', '.join(map(_t, a['base'])) or '—'}; HEAD {', '.join(map(_t, a['head'])) or '—'}"
+            for a in r["ambiguous"]
+        ]
     return "\n".join(lines)

@@ -11,6 +11,7 @@ compare_attribution.csv, compare_steps.csv and compare.json; ``--edits`` applies
 Prints the paths written, one a line; ``--json``: ``{"source": FILE, "step": N (the breakdown's
 step), "files": [PATH, ...]}`` in writing order.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--out", required=True, metavar="DIR", help="directory to write into (created if missing)")
     parser.add_argument("--overwrite", action="store_true", help="replace files that exist already")
     parser.add_argument("--compare", metavar="B", help="write the compare form: FILE (A) against the memory profile B")
-    parser.add_argument("--compare-edits", metavar="EDITS.json", help="an edit set applied to B (to A itself without --compare)")
+    parser.add_argument(
+        "--compare-edits", metavar="EDITS.json", help="an edit set applied to B (to A itself without --compare)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.epilog = EDIT_SET_FORMAT  # the edit-set file's reference (models.edits)
 
@@ -49,11 +52,17 @@ def run_compare(args) -> int:
 
     if args.step is not None:
         raise TilescopeError("--step: not with --compare (the compare form attributes each peak at its own step)")
-    check_targets(args.out, list(COMPARE_NAMES), overwrite=args.overwrite, inputs=inputs_of(args))  # before the slow part
-    comparison = comparison_of(Namespace(a=args.file, b=args.compare, edits_a=args.edits, edits_b=args.compare_edits, top=0))
+    check_targets(
+        args.out, list(COMPARE_NAMES), overwrite=args.overwrite, inputs=inputs_of(args)
+    )  # before the slow part
+    comparison = comparison_of(
+        Namespace(a=args.file, b=args.compare, edits_a=args.edits, edits_b=args.compare_edits, top=0)
+    )
     file_b = args.compare if args.compare is not None else args.file
     files = {COMPARE_PNG: compare_png(comparison, args.file, file_b), **compare_tables(comparison, args.file, file_b)}
-    written = write_report(Report(files, comparison.a.plan.peaks.total_step), args.out, overwrite=args.overwrite, inputs=inputs_of(args))
+    written = write_report(
+        Report(files, comparison.a.plan.peaks.total_step), args.out, overwrite=args.overwrite, inputs=inputs_of(args)
+    )
     print_written(args, str(args.file), comparison.a.plan.peaks.total_step, written)
     return 0
 
@@ -70,13 +79,13 @@ def run(args) -> int:
     if args.edits:
         edits = load_edit_set(args.edits)
         if edits:
-            from tilescope.planner.edits import (
-                apply_edits,  # raises EditError (a TilescopeError) on a bad set
-            )
+            from tilescope.planner.edits import apply_edits  # raises EditError (a TilescopeError) on a bad set
 
             whatif = apply_edits(opened.arrays, opened.plan, edits)
     data = report_input(PlanData(opened, whatif), args.step)
-    check_targets(args.out, report_names(data.step), overwrite=args.overwrite, inputs=inputs_of(args))  # before the slow drawing
+    check_targets(
+        args.out, report_names(data.step), overwrite=args.overwrite, inputs=inputs_of(args)
+    )  # before the slow drawing
     written = write_report(report_of(data), args.out, overwrite=args.overwrite, inputs=inputs_of(args))
     print_written(args, str(args.file), data.step, written)
     return 0

@@ -17,25 +17,15 @@ import json
 from tilescope import samples
 from tilescope.models.edits import EDIT_SET_FORMAT
 
-SAMPLES = {
-    "profile": samples.MEMORY_PROFILE,
-    "search-state": samples.SEARCH_STATE,
-    "edits": samples.EDIT_SET,
-}
+SAMPLES = {"profile": samples.MEMORY_PROFILE, "search-state": samples.SEARCH_STATE, "edits": samples.EDIT_SET}
 
 
 def add_arguments(parser) -> None:
     parser.add_argument(
-        "which",
-        nargs="?",
-        choices=list(SAMPLES),
-        default="profile",
-        help="which bundled file (default: profile)",
+        "which", nargs="?", choices=list(SAMPLES), default="profile", help="which bundled file (default: profile)"
     )
     parser.add_argument(
-        "--json",
-        action="store_true",
-        help='print {"profile": PATH, "search-state": PATH, "edits": PATH}',
+        "--json", action="store_true", help='print {"profile": PATH, "search-state": PATH, "edits": PATH}'
     )
     parser.epilog = EDIT_SET_FORMAT
 

@@ -20,6 +20,7 @@ works the same from a checkout and from a plain ``pip install`` anywhere:
   between its own sessions (``app.shared``), so a profile open in sessions of N processes is loaded
   N times (memory × N, and each process's first open of it takes the full load time).
 """
+
 from __future__ import annotations
 
 import errno
@@ -61,17 +62,27 @@ def add_arguments(parser) -> None:
     opened = parser.add_mutually_exclusive_group()
     opened.add_argument("file", nargs="?", help="the file to open (default: the bundled sample)")
     opened.add_argument("--data-root", metavar="DIR", help="the folder whose files ?file=NAME URLs open")
-    parser.add_argument("--dataset", metavar="DIR", help="open every session on the fleet view of this dataset (tilescope batch)")
+    parser.add_argument(
+        "--dataset", metavar="DIR", help="open every session on the fleet view of this dataset (tilescope batch)"
+    )
     parser.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port to listen on (default {DEFAULT_PORT})")
-    parser.add_argument("--address", default=LOOPBACK, help=f"address to listen on (default {LOOPBACK}: this machine only)")
+    parser.add_argument(
+        "--address", default=LOOPBACK, help=f"address to listen on (default {LOOPBACK}: this machine only)"
+    )
     parser.add_argument("--show", action="store_true", help="open the app in a browser")
     parser.add_argument(
-        "--num-procs", type=_positive, default=1, metavar="N",
+        "--num-procs",
+        type=_positive,
+        default=1,
+        metavar="N",
         help="server processes (default 1; Panel's --num-procs). More serve more sessions at once (one core each), "
-             "but each process loads its own copy of a profile: memory × N",
+        "but each process loads its own copy of a profile: memory × N",
     )
     parser.add_argument(
-        "--allow-websocket-origin", action="append", default=[], metavar="HOST[:PORT]",
+        "--allow-websocket-origin",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
         help="also accept the app's websocket from pages of this host (repeatable)",
     )
 
@@ -136,7 +147,9 @@ def app_arguments(args) -> tuple[list[str], str]:
 def panel_command(args, app_args: list[str]) -> list[str]:
     """The ``panel serve`` command line this serves with (``sys.argv`` form)."""
     command = ["panel", "serve", str(app_directory()), "--address", args.address, "--port", str(args.port)]
-    command += [f"--allow-websocket-origin={o}" for o in websocket_origins(args.address, args.port, args.allow_websocket_origin)]
+    command += [
+        f"--allow-websocket-origin={o}" for o in websocket_origins(args.address, args.port, args.allow_websocket_origin)
+    ]
     if args.num_procs != 1:
         command += ["--num-procs", str(args.num_procs)]
     if args.show:
@@ -166,7 +179,9 @@ def refuse_port_in_use(address: str, port: int) -> None:
                 probe.bind(where)
             except OSError as exc:
                 if exc.errno == errno.EADDRINUSE:
-                    raise TilescopeError(f"port {port} is already in use on {where[0]} (choose another with --port N)") from None
+                    raise TilescopeError(
+                        f"port {port} is already in use on {where[0]} (choose another with --port N)"
+                    ) from None
 
 
 def run(args) -> int:
@@ -177,7 +192,9 @@ def run(args) -> int:
     if not is_loopback(args.address):
         print(
             f"tilescope: warning: listening on {args.address or 'every interface'}, port {args.port}: anyone who can reach "
-            f"it can open {exposed}", file=sys.stderr, flush=True,
+            f"it can open {exposed}",
+            file=sys.stderr,
+            flush=True,
         )
     if not args.quiet:
         print(f"tilescope: serving the explorer at http://{host}:{args.port}/app", file=sys.stderr, flush=True)

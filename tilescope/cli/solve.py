@@ -56,11 +56,7 @@ def add_arguments(parser) -> None:
         help=f"seconds before the search stops with 'unknown' (default {DEFAULT_TIME_LIMIT:g})",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument(
-        "--out",
-        default=None,
-        help="write the placement: a solution CSV, or the dump with its spans",
-    )
+    parser.add_argument("--out", default=None, help="write the placement: a solution CSV, or the dump with its spans")
     parser.add_argument("--overwrite", action="store_true", help="let --out replace an existing file")
 
 
@@ -78,21 +74,14 @@ def load_problem(path: str, capacity: int | None) -> tuple[PlacementProblem, byt
         return load_placement_dump(data, path), data
     if capacity is None:
         raise InputError(
-            "--capacity",
-            "a capacity in bytes for a MiniMalloc CSV (the file holds none)",
-            "none",
-            file=path,
+            "--capacity", "a capacity in bytes for a MiniMalloc CSV (the file holds none)", "none", file=path
         )
     return load_minimalloc_csv(data, path, capacity), data
 
 
 def placement_of(problem: PlacementProblem, result: SolveResult) -> list | dict:
     if problem.kind == "minimalloc":
-        return [
-            {"id": ident, "offset": int(s)}
-            for ident, s in zip(problem.csv_ids, result.starts.tolist())
-            if s >= 0
-        ]
+        return [{"id": ident, "offset": int(s)} for ident, s in zip(problem.csv_ids, result.starts.tolist()) if s >= 0]
     return root_spans(problem, result)
 
 

@@ -14,6 +14,7 @@ format, or, when another operation produces it, in that operation's chosen outpu
 the file does not give is null, and so are ``required``/``output`` of an operation without a plan.
 A memory profile is summarised by ``tilescope.derived.profile_summary.memory_profile_summary``.
 """
+
 from __future__ import annotations
 
 import json

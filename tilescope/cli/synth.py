@@ -6,6 +6,7 @@ every recorded figure is recomputed, so ``tilescope check`` passes on it (see ``
 An existing FILE is never replaced unless ``--overwrite``. ``--json`` prints ``{"path",
 "size_bytes", "blocks", "layers", "gaps"}``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,26 +29,36 @@ def _positive(text: str) -> int:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--blocks", type=_positive, default=200, help="copies of the program, one after another (default 200)")
+    parser.add_argument(
+        "--blocks", type=_positive, default=200, help="copies of the program, one after another (default 200)"
+    )
     parser.add_argument("--layers", type=_positive, default=24, help="layers of stacked weights per loop (default 24)")
     parser.add_argument("--out", required=True, help="the JSON file to write")
     parser.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
     parser.add_argument("--sample", default=None, help="the profile to build from (default: the bundled ViT sample)")
-    parser.add_argument("--gaps", action="store_true", help="make long live ranges non-contiguous (one step missing in the middle)")
+    parser.add_argument(
+        "--gaps", action="store_true", help="make long live ranges non-contiguous (one step missing in the middle)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run(args) -> int:
     check_regular(args.sample)  # a FIFO or a device is refused before it is read
     try:
-        path = write_synthetic_profile(args.out, args.blocks, args.layers, args.sample, gaps=args.gaps, overwrite=args.overwrite)
+        path = write_synthetic_profile(
+            args.out, args.blocks, args.layers, args.sample, gaps=args.gaps, overwrite=args.overwrite
+        )
     except InputError as exc:  # the --sample file is bad (or --out exists / cannot be written: that error names it)
         raise exc.in_file(str(args.sample)) from None
     except (ValueError, KeyError) as exc:  # a --sample without the structure the generator copies
         raise TilescopeError(f"{args.sample}: cannot build a synthetic profile from it ({exc})") from None
     size = path.stat().st_size
     if args.json:
-        print(json.dumps({"path": str(path), "size_bytes": size, "blocks": args.blocks, "layers": args.layers, "gaps": args.gaps}))
+        print(
+            json.dumps(
+                {"path": str(path), "size_bytes": size, "blocks": args.blocks, "layers": args.layers, "gaps": args.gaps}
+            )
+        )
     elif not args.quiet:
         print(f"{path}: {fmt_bytes(size)}, {count_of(args.blocks, 'block')} of {count_of(args.layers, 'layer')}")
     return 0
