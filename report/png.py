@@ -62,6 +62,14 @@ def report_verdict(data: PlanData) -> FitVerdict:
         return fit_verdict(data.plan.peaks, data.arrays, None, refused=str(exc))
 
 
+def _continued(text: str) -> list[str]:
+    """``text`` under the summary's labels, a line per "; "-separated part (later parts indented)."""
+    first, *rest = text.split("; ")
+    return [f"{'':<17}{first}" + (";" if rest else "")] + [
+        f"{'':<19}{part}" + (";" if k < len(rest) - 1 else "") for k, part in enumerate(rest)
+    ]
+
+
 def summary_text(data: ReportInput) -> str:
     """The summary figures; ``before → after`` per line when edited."""
     arrays = data.arrays
@@ -77,8 +85,9 @@ def summary_text(data: ReportInput) -> str:
     lines += [
         f"{'fits budget':<17}{verdict.word}" + ("" if was in (None, verdict.word) else f"  (was {was})"),
         f"{'':<17}{verdict.reason}",
-        f"{'':<17}estimate (the compiler's fits_budget): {verdict.estimate_text}",
-        f"{'':<17}placed: {verdict.placed_text}",
+        # one region per line ("; "): whole, these lines ran under the edits column at 0.64
+        *_continued(f"estimate (the compiler's fits_budget): {verdict.estimate_text}"),
+        *_continued(f"placed: {verdict.placed_text}"),
         f"{'budget':<17}{fmt_bytes(arrays.budget_bytes)}; interleaved {fmt_bytes(arrays.interleaved_budget_bytes)}",
         f"{'reserved':<17}exchange rows {fmt_bytes(arrays.exchange_rows)} (standard peaks include them); "
         f"support {fmt_bytes(arrays.support_reserve_bytes)} (the effective peak includes it)",
@@ -379,7 +388,8 @@ def report_figure(data: ReportInput, made: Provenance | None = None) -> Figure:
     """Header text on top, the timeline across, breakdown and lifetimes side by side below
     (explicit axes rectangles: the value-name labels need a wide left margin the timeline does not;
     the timeline's seven-digit tick labels and its y label need 0.08 of the width)."""
-    figure = Figure(figsize=(16, 13), dpi=100)
+    # 14 in tall: the header's summary holds the fit verdict's four lines above the timeline
+    figure = Figure(figsize=(16, 14), dpi=100)
     FigureCanvasAgg(figure)
     source = label_text(Path(data.profile.source).name, 60)
     scope = label_text(data.profile.header.get("scope") or "", 40)
@@ -390,13 +400,13 @@ def report_figure(data: ReportInput, made: Provenance | None = None) -> Figure:
     figure.text(0.01, 0.962, summary_text(data), fontsize=8.5, family="monospace", va="top", **PLAIN)
     figure.text(0.64, 0.962, edits_text(data), fontsize=8.5, family="monospace", va="top", **PLAIN)
     if data.arrays.n_steps > DENSE_STEPS:  # a long profile: the overview, and its total peak up close beside it
-        _draw_timeline(figure.add_axes((0.08, 0.53, 0.60, 0.31)), data)
-        _draw_peak_zoom(figure.add_axes((0.74, 0.53, 0.24, 0.31)), data)
+        _draw_timeline(figure.add_axes((0.08, 0.492, 0.60, 0.288)), data)
+        _draw_peak_zoom(figure.add_axes((0.74, 0.492, 0.24, 0.288)), data)
     else:
-        _draw_timeline(figure.add_axes((0.08, 0.53, 0.90, 0.31)), data)
+        _draw_timeline(figure.add_axes((0.08, 0.492, 0.90, 0.288)), data)
     # the lower panels' titles stay below the timeline's two-row legend
-    _draw_breakdown(figure.add_axes((0.21, 0.05, 0.26, 0.37)), data)
-    _draw_lifetimes(figure.add_axes((0.71, 0.05, 0.27, 0.37)), data)
+    _draw_breakdown(figure.add_axes((0.21, 0.046, 0.26, 0.344)), data)
+    _draw_lifetimes(figure.add_axes((0.71, 0.046, 0.27, 0.344)), data)
     add_placement_panels(figure, data)
     return figure
 
