@@ -36,6 +36,43 @@ MARK_FIELDS = ("x", "y", "color")  # the outlined tiles: the worst (red) and the
 HOLDINGS_SHOWN = 12
 
 
+def tile_grid_figure(name: str, source, marked, mapper, share_label: str, on_tap):
+    """The tile grid both maps draw: one cell per tile coloured by its bytes, the marked tiles
+    outlined, a hover with the tile's share of ``share_label``, a tap that selects a tile."""
+    fig = figure(
+        name=name,
+        width=520,
+        height=300,
+        tools="save",
+        toolbar_location=None,
+        output_backend="webgl",
+        x_range=Range1d(-0.5, 0.5),
+        y_range=Range1d(0.5, -0.5),
+    )
+    fig.axis.visible = False
+    fig.grid.visible = False
+    cells = fig.rect(
+        x="x",
+        y="y",
+        width=0.92,
+        height=0.92,
+        source=source,
+        fill_color={"field": "bytes", "transform": mapper},
+        line_color=None,
+    )
+    fig.rect(x="x", y="y", width=1.0, height=1.0, source=marked, fill_alpha=0, line_color="color", line_width=2.5)
+    fig.add_tools(
+        HoverTool(
+            renderers=[cells], tooltips=[("tile", "@tile"), ("bytes", "@bytes{0,0} B"), (share_label, "@share{0.0 %}")]
+        )
+    )
+    fig.add_layout(
+        ColorBar(color_mapper=mapper, width=10, formatter=NumeralTickFormatter(format="0,0"), title="bytes"), "right"
+    )
+    fig.on_event(Tap, one_message(on_tap))
+    return fig
+
+
 class TileMapView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SessionState)
     region = param.Selector(default="total", objects=list(TILE_REGIONS), doc="bytes of which region colour the tiles")
@@ -60,42 +97,7 @@ class TileMapView(pn.viewable.Viewer):
         self._redraw()
 
     def _build_figure(self):
-        fig = figure(
-            name="ts-tile-map",
-            width=520,
-            height=300,
-            tools="save",
-            toolbar_location=None,
-            output_backend="webgl",
-            x_range=Range1d(-0.5, 0.5),
-            y_range=Range1d(0.5, -0.5),
-        )
-        fig.axis.visible = False
-        fig.grid.visible = False
-        cells = fig.rect(
-            x="x",
-            y="y",
-            width=0.92,
-            height=0.92,
-            source=self.source,
-            fill_color={"field": "bytes", "transform": self.mapper},
-            line_color=None,
-        )
-        fig.rect(
-            x="x", y="y", width=1.0, height=1.0, source=self.marked, fill_alpha=0, line_color="color", line_width=2.5
-        )
-        fig.add_tools(
-            HoverTool(
-                renderers=[cells],
-                tooltips=[("tile", "@tile"), ("bytes", "@bytes{0,0} B"), ("of the estimate", "@share{0.0 %}")],
-            )
-        )
-        fig.add_layout(
-            ColorBar(color_mapper=self.mapper, width=10, formatter=NumeralTickFormatter(format="0,0"), title="bytes"),
-            "right",
-        )
-        fig.on_event(Tap, one_message(self._on_tap))
-        return fig
+        return tile_grid_figure("ts-tile-map", self.source, self.marked, self.mapper, "of the estimate", self._on_tap)
 
     # ------------------------------------------------------------------ data
 
@@ -241,42 +243,9 @@ class TileUsageMap(pn.viewable.Viewer):
         self._head = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
 
     def _build_figure(self):
-        fig = figure(
-            name="ts-tile-usage-map",
-            width=520,
-            height=300,
-            tools="save",
-            toolbar_location=None,
-            output_backend="webgl",
-            x_range=Range1d(-0.5, 0.5),
-            y_range=Range1d(0.5, -0.5),
+        return tile_grid_figure(
+            "ts-tile-usage-map", self.source, self.marked, self.mapper, "of the old bound", self._on_tap
         )
-        fig.axis.visible = False
-        fig.grid.visible = False
-        cells = fig.rect(
-            x="x",
-            y="y",
-            width=0.92,
-            height=0.92,
-            source=self.source,
-            fill_color={"field": "bytes", "transform": self.mapper},
-            line_color=None,
-        )
-        fig.rect(
-            x="x", y="y", width=1.0, height=1.0, source=self.marked, fill_alpha=0, line_color="color", line_width=2.5
-        )
-        fig.add_tools(
-            HoverTool(
-                renderers=[cells],
-                tooltips=[("tile", "@tile"), ("bytes", "@bytes{0,0} B"), ("of the old bound", "@share{0.0 %}")],
-            )
-        )
-        fig.add_layout(
-            ColorBar(color_mapper=self.mapper, width=10, formatter=NumeralTickFormatter(format="0,0"), title="bytes"),
-            "right",
-        )
-        fig.on_event(Tap, one_message(self._on_tap))
-        return fig
 
     def show(self, step: int, tile: int) -> None:
         """Draw the tiles at ``step``, ``tile`` outlined."""
