@@ -77,8 +77,8 @@ def test_png_gains_the_address_views():
     opened = opened_profile("sample", profile)
     image = Image.open(io.BytesIO(build_report(opened.base).png))
     width, height = image.size
-    assert (width, height) == (1600, 1760)  # 16 × 13 inches at 100 dpi, plus the 4.6-inch strip
-    strip = np.asarray(image.convert("RGB"))[1300:1700, 60:1540].astype(int)
+    assert (width, height) == (1600, 1860)  # 16 × 14 inches at 100 dpi (72fbb60), plus the 4.6-inch strip
+    strip = np.asarray(image.convert("RGB"))[1400:1800, 60:1540].astype(int)
     # The standard region's value colour (#1f77b4) and the interleaved one (#ff7f0e) are drawn there.
     blue = np.all(np.abs(strip - [31, 119, 180]) < 40, axis=2).sum()
     orange = np.all(np.abs(strip - [255, 127, 14]) < 40, axis=2).sum()
