@@ -113,8 +113,32 @@ def session(root: Path, first: str = "vit.json") -> tuple[SessionState, CompareO
 
 
 def texts_by_testid(html: str) -> dict[str, str]:
-    """testid → the text of the element carrying it (elements holding text only)."""
-    return {m[1]: m[2] for m in re.finditer(r'data-testid=["\']([^"\']+)["\'][^>]*>([^<]*)</', html)}
+    """testid → the text of the element carrying it, the text of the elements inside it included
+    (a figure's parts sit in spans: app/format.py esc_figure)."""
+    from html.parser import HTMLParser
+
+    found: dict[str, str] = {}
+    open_ids: list[str | None] = []
+
+    class Texts(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag not in ("br", "wbr", "img", "input", "hr"):
+                testid = dict(attrs).get("data-testid")
+                open_ids.append(testid)
+                if testid is not None:
+                    found[testid] = ""
+
+        def handle_endtag(self, tag):
+            if tag not in ("br", "wbr", "img", "input", "hr") and open_ids:
+                open_ids.pop()
+
+        def handle_data(self, data):
+            for testid in open_ids:
+                if testid is not None:
+                    found[testid] += data
+
+    Texts(convert_charrefs=True).feed(html)
+    return found
 
 
 def test_compare_side_of_plan_data_is_the_sides_of_its_plan(root, raw):
@@ -376,3 +400,19 @@ def test_export_is_what_report_compare_writes(root, raw, tmp_path, capsys, monke
     expected = expected_comparison(raw, with_edits(raw, EDITS))
     rows = list(csv.DictReader(io.StringIO(sent["compare_values.csv"].decode())))
     assert {(r["name"], int(r["a_id"]), int(r["b_id"])): int(r["delta_bytes"]) for r in rows} == expected["changed"]
+
+
+def test_the_waterfall_opens_on_the_peak_that_moved():
+    """Total unchanged while the standard peak moved (an edit of a standard value not live at the
+    total peak's step): the waterfall opens on standard, not on a total of ±0."""
+    from tilescope.app.views.compare_waterfall import opening_figure
+
+    def comparison(a: dict, b: dict):
+        side = lambda peaks: SimpleNamespace(plan=SimpleNamespace(peaks=SimpleNamespace(**peaks)))  # noqa: E731
+        return SimpleNamespace(a=side(a), b=side(b))
+
+    a = {"total": 429_904, "standard": 206_032, "interleaved": 286_848}
+    assert opening_figure(comparison(a, {**a, "standard": 185_680})) == "standard"
+    assert opening_figure(comparison(a, {**a, "interleaved": 290_000, "standard": 206_000})) == "interleaved"
+    assert opening_figure(comparison(a, {**a, "total": 430_000, "standard": 100_000})) == "total"
+    assert opening_figure(comparison(a, dict(a))) == "total"

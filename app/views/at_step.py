@@ -55,11 +55,12 @@ class AtStepView(pn.viewable.Viewer):
             label="step", value=0, start=0, end=0, width=100, css_classes=["ts-step-input"]
         )
         self._buttons = {
-            "previous": pn.widgets.Button(label="◀", width=40, description="previous step (← key)"),
-            "next": pn.widgets.Button(label="▶", width=40, description="next step (→ key)"),
-            "total": pn.widgets.Button(label="total peak", width=95, description="the total peak's step (p key)"),
-            "standard": pn.widgets.Button(label="standard peak", width=110),
-            "interleaved": pn.widgets.Button(label="interleaved peak", width=120),
+            # no fixed widths: each button is as wide as its label (a fixed one cut "standard peak")
+            "previous": pn.widgets.Button(label="◀", description="previous step (← key)"),
+            "next": pn.widgets.Button(label="▶", description="next step (→ key)"),
+            "total": pn.widgets.Button(label="total peak", description="the total peak's step (p key)"),
+            "standard": pn.widgets.Button(label="standard peak"),
+            "interleaved": pn.widgets.Button(label="interleaved peak"),
         }
         self._header = pn.pane.HTML("", sizing_mode="stretch_width")
         self.segments = ColumnDataSource({k: [] for k in SEGMENT_FIELDS}, name="ts-step-split")

@@ -47,11 +47,11 @@ class ComparePicker(pn.viewable.Viewer):
         self.file = pn.widgets.Select(
             label="compare with a file under the data root",
             options=[NO_FILE, *self.opener.files()],
-            width=380,
+            width=300,
             css_classes=["ts-compare-file"],
         )
         self.open_button = pn.widgets.Button(
-            label="Compare", color="primary", width=100, margin=(23, 5, 5, 5), css_classes=["ts-compare-open"]
+            label="Compare", color="primary", margin=(23, 5, 5, 5), css_classes=["ts-compare-open"]
         )
         self.upload = CappedFileDropper(
             accepted_filetypes=[".json", "application/json"],
@@ -67,13 +67,12 @@ class ComparePicker(pn.viewable.Viewer):
             lambda event: self.state.fail(f"compare: {event.new}") if event.new else None, "refused"
         )
         self.whatif_button = pn.widgets.Button(
-            label="Compare the what-if with the file",
-            width=250,
+            label="Compare the what-if with the file",  # buttons as wide as their labels
             margin=(23, 5, 5, 5),
             css_classes=["ts-compare-whatif"],
         )
         self.stop_button = pn.widgets.Button(
-            label="Stop comparing", width=130, margin=(23, 5, 5, 5), css_classes=["ts-compare-stop"]
+            label="Stop comparing", margin=(23, 5, 5, 5), css_classes=["ts-compare-stop"]
         )
         self.open_button.on_click(self._on_open)
         self.whatif_button.on_click(self._on_whatif)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import panel as pn
 
 from tilescope.app.assets import static_text
-from tilescope.app.format import esc
+from tilescope.app.format import esc, esc_figure
 from tilescope.app.views.compare_part import ComparePart
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 
@@ -29,7 +29,7 @@ ROWS = (  # (label, testid key, Peaks attribute, peak-step attribute or None)
 
 
 def _cell(testid: str, text: str, cls: str = "ts-fig") -> str:
-    return f'<span class="{cls}" data-testid="{testid}">{esc(text)}</span>'
+    return f'<span class="{cls}" data-testid="{testid}">{esc_figure(text)}</span>'
 
 
 def _side_cell(side: str, peaks, attribute: str, step_attribute: str | None, key: str) -> str:

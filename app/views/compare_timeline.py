@@ -357,11 +357,12 @@ class CompareTimelineView(ComparePart):
 
     def __panel__(self):
         return pn.Column(
-            pn.Row(
+            pn.FlexBox(  # wraps in a narrow panel (a Row cut the note at the right)
                 pn.pane.HTML(
                     "<b>Timelines, A and B overlaid</b> — wheel zooms; click selects A's step", margin=(8, 10)
                 ),
                 self._info,
+                sizing_mode="stretch_width",
             ),
             *[pn.pane.Bokeh(self.figures[r], sizing_mode="stretch_width") for r in REGIONS],
             sizing_mode="stretch_width",

@@ -17,9 +17,12 @@ import panel as pn
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
+from tilescope.app.assets import static_text
 from tilescope.app.views.compare_part import ComparePart
 from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.derived.compare_data import CHANGED_COLUMNS
+
+CHECKBOX_CSS = static_text("compare_values.css")  # the selection column holds its checkbox uncut
 
 TITLES = MappingProxyType(
     {
@@ -75,6 +78,7 @@ class CompareValuesView(ComparePart):
             formatters=table_formatters(),
             sizing_mode="stretch_width",
             css_classes=["ts-compare-values-table"],
+            stylesheets=[CHECKBOX_CSS],
             layout="fit_data_table",
         )
         self._note = pn.pane.HTML("", css_classes=["ts-compare-note"], styles={"font-size": "12px", "color": "#555"})

@@ -78,6 +78,17 @@ def waterfall_html(attribution, bars: list[tuple[str, int]], figure_name: str) -
     )
 
 
+def opening_figure(comparison) -> str:
+    """The peak the waterfall opens on: the total, unless the total did not move while a region's
+    peak did (an edit of the standard region under an interleaved-led total shows ±0 there); then
+    the region whose peak moved most."""
+    a, b = comparison.a.plan.peaks, comparison.b.plan.peaks
+    change = {name: abs(int(getattr(b, name)) - int(getattr(a, name))) for name in FIGURES}
+    if change["total"] or not any(change.values()):
+        return "total"
+    return max(FIGURES, key=lambda name: change[name])
+
+
 class CompareWaterfallView(ComparePart):
     selection = param.ClassSelector(class_=CompareSelection)
     figure_name = param.Selector(default="total", objects=list(FIGURES), doc="the peak whose change is shown")
@@ -88,6 +99,7 @@ class CompareWaterfallView(ComparePart):
         self.figure = self._build_figure()
         self._choice = pn.widgets.RadioButtonGroup.from_param(self.param.figure_name, label="")
         self._figures = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
+        self._opened = None  # the comparison the choice was made for (a new one opens on its changed peak)
         self.gate.watch(self._redraw, ["compare"])
         self._redraw()
 
@@ -134,6 +146,12 @@ class CompareWaterfallView(ComparePart):
             self.bars.data = {k: [] for k in BAR_FIELDS}
             self._figures.object = ""
             return
+        if compare is not self._opened:
+            self._opened = compare
+            opening = opening_figure(compare.comparison)
+            if opening != self.figure_name:
+                self.figure_name = opening  # redraws (the watcher above)
+                return
         attribution = compare.comparison.attribution(self.figure_name)
         bars = waterfall_steps(compare.comparison, self.figure_name)
         rows = waterfall_rows(attribution, bars, list(attribution.parts[:WATERFALL_PARTS]))
@@ -158,18 +176,16 @@ class CompareWaterfallView(ComparePart):
 
     def __panel__(self):
         return pn.Column(
-            pn.Row(
-                pn.pane.HTML(
-                    "<b>Attribution at the peak</b>: A's peak → B's peak, the largest parts first; click a bar to select its value",
-                    margin=(8, 10),
-                ),
-                self._choice,
-            ),
-            pn.Row(
-                pn.Column(pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"), sizing_mode="stretch_width"),
-                pn.Column(self._figures, width=520),
+            # one column: the title, the region choice, the chart, its figures (side by side, the
+            # figures' fixed 520 px pushed the choice and the Δ column out of the side panel)
+            pn.pane.HTML(
+                "<b>Attribution at the peak</b>: A's peak → B's peak, the largest parts first; click a bar to select its value",
+                margin=(8, 10),
                 sizing_mode="stretch_width",
             ),
+            self._choice,
+            pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
+            self._figures,
             sizing_mode="stretch_width",
             css_classes=["ts-compare-waterfall"],
         )

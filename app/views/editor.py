@@ -24,7 +24,7 @@ import panel as pn
 import param
 
 from tilescope.app.assets import static_text
-from tilescope.app.format import esc
+from tilescope.app.format import esc, esc_figure
 from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
@@ -216,9 +216,10 @@ class EditorView(pn.viewable.Viewer):
         self.widget.param.update(**self.count_inputs.clear(), axes=[], show_replicas=False, disabled=True)
 
     def _figures_html(self, row: int) -> str:
+        """The value's figures before → after, broken between figures in a narrow panel (``esc_figure``)."""
         data = self.state.data
         cells = "".join(
-            f"<tr data-figure='{esc(name)}'><th title='{esc(GLOSSARY.get(name, ''))}'>{esc(name)}</th><td>{esc(fmt_change(b, a))}</td></tr>"
+            f"<tr data-figure='{esc(name)}'><th title='{esc(GLOSSARY.get(name, ''))}'>{esc(name)}</th><td>{esc_figure(fmt_change(b, a))}</td></tr>"
             for name, b, a in figure_changes(data, row)
         )
         placed, _, refused = placements(self.state)

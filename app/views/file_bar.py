@@ -29,7 +29,9 @@ class FileBar(pn.viewable.Viewer):
         super().__init__(**params)
         self.source = pn.pane.HTML("", css_classes=["ts-source"], stylesheets=[CSS], margin=(4, 10), min_width=160)
         self.progress = pn.indicators.Progress(value=100, max=100, width=120, visible=False, margin=(14, 10))
-        self.error = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", visible=False, margin=(4, 10))
+        # over the page's bottom left, taking no room: shown or cleared, it moves nothing under the
+        # pointer (a banner above the views pushed the page 38 px down mid-drag)
+        self.error = pn.pane.HTML("", stylesheets=[CSS], css_classes=["ts-error-bar"], visible=False, margin=0)
         self.upload = CappedFileDropper(
             accepted_filetypes=[".json", "application/json"],
             max_bytes=MAX_UPLOAD_BYTES,

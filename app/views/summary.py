@@ -112,7 +112,8 @@ def summary_html(state: SessionState) -> str:
             _row("fits budget", _verdict(verdict, was), term="fits"),
         ]
     )
-    edits = ""
+    # The line is there with or without edits, so the first edit does not push the timeline down.
+    edits = '<div class="note" data-testid="ts-summary-plan">the file\'s plan: no what-if edits</div>'
     if data.edited:
         edits = f'<div class="note" data-testid="ts-summary-edits">with {len(data.whatif.edits)} what-if edit(s): figures read before → after (difference)</div>'
     return (

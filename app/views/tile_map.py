@@ -20,7 +20,7 @@ from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
-from tilescope.app.format import esc
+from tilescope.app.format import esc, esc_name
 from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
@@ -30,10 +30,16 @@ from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten
 
 CSS = static_text("tile_map.css")
-MAP_PX = 400  # the grid's width in pixels, about: cells of 2 to 9 pixels
+MAP_PX = 380  # the figure's width at most (grid and colour bar): it fits the side panel at 1024 px
+BAR_PX = 90  # the colour bar and its labels beside the grid
 TILE_FIELDS = ("x", "y", "tile", "bytes", "share")
 MARK_FIELDS = ("x", "y", "color")  # the outlined tiles: the worst (red) and the clicked one (black)
 HOLDINGS_SHOWN = 12
+
+
+def grid_cell(columns: int) -> int:
+    """A cell's side in pixels: the grid and its colour bar within ``MAP_PX``, 2 to 9 pixels."""
+    return min(max((MAP_PX - BAR_PX) // columns, 2), 9)
 
 
 def tile_grid_figure(name: str, source, marked, mapper, share_label: str, on_tap):
@@ -41,7 +47,7 @@ def tile_grid_figure(name: str, source, marked, mapper, share_label: str, on_tap
     outlined, a hover with the tile's share of ``share_label``, a tap that selects a tile."""
     fig = figure(
         name=name,
-        width=520,
+        width=MAP_PX,
         height=300,
         tools="save",
         toolbar_location=None,
@@ -87,7 +93,7 @@ class TileMapView(pn.viewable.Viewer):
         self.figure = self._build_figure()
         self._map: TileMap | None = None
         self._region = pn.widgets.RadioButtonGroup.from_param(self.param.region, label="")
-        self._worst_button = pn.widgets.Button(label="worst tile", width=90)
+        self._worst_button = pn.widgets.Button(label="worst tile")  # as wide as its label
         self._worst_button.on_click(one_message(lambda event: setattr(self, "tile", None)))
         self._head = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
         self._holdings = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", margin=(0, 10))
@@ -141,8 +147,8 @@ class TileMapView(pn.viewable.Viewer):
         }
         self.figure.x_range.update(start=-0.5, end=found.columns - 0.5)
         self.figure.y_range.update(start=found.rows - 0.5, end=-0.5)  # tile 0 top left
-        cell = min(max(MAP_PX // found.columns, 2), 9)
-        self.figure.update(width=found.columns * cell + 90, height=max(80, found.rows * cell + 20))
+        cell = grid_cell(found.columns)
+        self.figure.update(width=found.columns * cell + BAR_PX, height=max(80, found.rows * cell + 20))
         self._head.object = self._head_html(found, data.edited)
         self._holdings.object = self._holdings_html(found, shown, data)
 
@@ -174,7 +180,7 @@ class TileMapView(pn.viewable.Viewer):
         rows = []
         for line in lines:
             if line.kind == "value":
-                what = f"#{int(data.arrays.value_ids[line.row])} {esc(shorten(str(names[line.row].as_py()), 120))}"
+                what = f"#{int(data.arrays.value_ids[line.row])} {esc_name(shorten(str(names[line.row].as_py()), 120))}"
             elif line.kind == "scratch":
                 what = f"scratch of step {m.step}"
             else:
@@ -207,16 +213,19 @@ class TileMapView(pn.viewable.Viewer):
 
     def __panel__(self):
         return pn.Column(
-            pn.Row(
+            # wraps: the title, the region choice and the button side by side overlapped in a Row
+            pn.FlexBox(
                 pn.pane.HTML("<b>Tile map</b> — click a tile to list what it holds", margin=(8, 10)),
                 self._region,
                 self._worst_button,
+                align_items="center",
+                sizing_mode="stretch_width",
             ),
             self._head,
             self._pane,
             self._holdings,
             css_classes=["ts-tile-map"],
-            width=520,
+            sizing_mode="stretch_width",
         )
 
 
@@ -287,8 +296,8 @@ class TileUsageMap(pn.viewable.Viewer):
         rows = -(-tiles // columns)
         self.figure.x_range.update(start=-0.5, end=columns - 0.5)
         self.figure.y_range.update(start=rows - 0.5, end=-0.5)
-        cell = min(max(MAP_PX // columns, 2), 9)
-        self.figure.update(width=columns * cell + 90, height=max(80, rows * cell + 20))
+        cell = grid_cell(columns)
+        self.figure.update(width=columns * cell + BAR_PX, height=max(80, rows * cell + 20))
         self._head.object = (
             f'<div class="ts-tile-head" data-testid="ts-tile-usage-head">{tiles:,} tiles at step {step}: tile {int(tile)} outlined '
             f"black, the step's peak tile {peak} red ({esc(fmt_bytes(int(held[peak]) if tiles else 0))}). "
@@ -307,6 +316,6 @@ class TileUsageMap(pn.viewable.Viewer):
             pn.pane.HTML("<b>Tile map</b> — what each tile holds at this step; click a tile", margin=(8, 10)),
             self._head,
             pn.pane.Bokeh(self.figure),
-            width=520,
+            sizing_mode="stretch_width",
             css_classes=["ts-tile-usage-map"],
         )

@@ -73,14 +73,6 @@ TABLE_TITLES = {
     "padding": "padding B",
     "total": "total B",
 }
-TABLE_WIDTHS = {
-    "id": 64,
-    "region": 92,
-    "copies": 66,
-    "payload": 96,
-    "padding": 96,
-    "total": 90,
-}  # the name takes the rest
 ESTIMATE_NOTE = (
     "A version 1 file records no per-tile figures: every per-tile figure here is tilescope's estimate "
     "(docs/compiler-formats.md §2, tile offsets 0), not the compiler's."
@@ -120,11 +112,11 @@ class TilesView(pn.viewable.Viewer):
         self.tile_input = pn.widgets.IntInput(
             label="tile", value=0, start=0, end=0, width=110, css_classes=["ts-tile-input"]
         )
-        self.peak_button = pn.widgets.Button(
-            label="peak tile", width=90, description="the step and tile where a tile holds the most"
+        self.peak_button = pn.widgets.Button(  # as wide as its label
+            label="peak tile", description="the step and tile where a tile holds the most"
         )
         self.step_peak_button = pn.widgets.Button(
-            label="the step's peak tile", width=150, description="the tile holding the most at the selected step"
+            label="the step's peak tile", description="the tile holding the most at the selected step"
         )
         self._source = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CSS])
         self._header = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CSS])
@@ -144,9 +136,10 @@ class TilesView(pn.viewable.Viewer):
                 **{c: NumberFormatter(format="0,0") for c in ("copies", "payload", "padding", "total")},
             },
             sizing_mode="stretch_width",
-            layout="fit_columns",
+            # each column as wide as its data; the table scrolls sideways inside the panel when the
+            # names need it (fixed widths squeezed the name column to 40 px at 1024 px and cut it)
+            layout="fit_data_table",
             hidden_columns=["root"],
-            widths=TABLE_WIDTHS,
             pagination="local",
             page_size=15,
             height=560,
@@ -210,7 +203,7 @@ class TilesView(pn.viewable.Viewer):
                 LegendItem(label="tile total", renderers=[total]),
                 LegendItem(label="tile standard", renderers=[std]),
                 LegendItem(label="tile interleaved", renderers=[intl]),
-                LegendItem(label="old bound: device-wide sum of largest shards", renderers=[coarse]),
+                LegendItem(label="old bound (device-wide)", renderers=[coarse]),
             ],
             orientation="horizontal",
             ncols=2,

@@ -68,22 +68,24 @@ def table_formatters(columns) -> dict:
 class ValuesTableView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SessionState)
 
+    # The name, then what a reader looks for first (region, bytes, the edit's change) in sight of the
+    # panel; the rest after them (the table scrolls sideways for those).
     COLUMNS = (
         "id",
         "name",
+        "region",
+        "bytes",
+        "change",
+        "shard",
+        "aligned",
+        "tiles",
+        "tiling",
+        "precision",
+        "shape",
         "group",
         "storage_group",
         "root",
         "alias_of",
-        "region",
-        "shape",
-        "precision",
-        "tiling",
-        "tiles",
-        "shard",
-        "aligned",
-        "bytes",
-        "change",
         "padding_waste",
         "shard_padding",
         "first_step",
