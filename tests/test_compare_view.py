@@ -13,7 +13,6 @@ import csv
 import io
 import json
 import os
-import re
 import shutil
 import zipfile
 from pathlib import Path
