@@ -121,7 +121,7 @@ def test_the_page_lists_the_same_resources_when_they_are_remembered():
         panel_resources.Resources.extra_resources = remembered
 
     class Extra(pn.custom.JSComponent):  # a component class made after the lists were remembered
-        __css__ = ["https://example.invalid/extra-component.css"]
+        __css__ = ["https://example.invalid/extra-component.css"]  # noqa: RUF012 (Panel reads the class attribute)
         _esm = "export function render() {}"
 
     assert "https://example.invalid/extra-component.css" in [str(url) for url in lists()[0]]
