@@ -28,6 +28,7 @@ from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.app.view_guard import watch_state
 from tilescope.app.views.timeline_figure import USAGE_FIELDS, TimelineFigure, empty_columns
+from tilescope.app.widgets.figure_pane import FigurePane
 from tilescope.app.widgets.source_update import update_columns
 from tilescope.derived.overview import (  # (one definition: the cached overview draws the same points)
     MOST_MARKS,
@@ -69,7 +70,8 @@ class TimelineView(TimelineFigure, pn.viewable.Viewer):
         self._info = pn.pane.HTML("", styles={"font-size": "12px", "opacity": "0.75"}, margin=(8, 10))
         # the selected step, always in view (the side panel's step tab has the full header)
         self._step_line = pn.pane.HTML("", styles={"font-size": "12.5px"}, margin=(8, 10), sizing_mode="stretch_width")
-        self._pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
+        # (FigurePane keeps the figure's Tap handler when the overview layout goes)
+        self._pane = FigurePane(self.figure, sizing_mode="stretch_width")
         watch_state(self.state, self._redraw, ["data"])
         watch_state(self.state, self._on_step, ["selected_step"])
         self._show_mode(self.layout_mode == "stacked")
