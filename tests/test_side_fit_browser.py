@@ -21,6 +21,7 @@ from __future__ import annotations
 import pytest
 from browser_support import wait_for_app, watch_console
 from test_compare_browser import served  # noqa: F401 - the data root with the sample and an edited copy
+from test_page_browser import JS_FIGURE_BOX
 
 from tilescope.app.side_tabs import SIDE_TABS
 
@@ -71,7 +72,7 @@ JS_CUT_ELEMENTS = r"""() => {
 # does not run on a view still empty.
 DRAWN = {
     "step": [".ts-step-values .tabulator-row"],
-    "lifetimes": [".ts-lifetimes .bk-Canvas"],
+    "lifetimes": [],  # its figure drawn with a width (JS_FIGURE_BOX below)
     "editor": [".ts-handle", "[data-testid=ts-editor-figures]"],
     "values": [".ts-values-table .tabulator-row"],
     "groups": [".ts-groups-table .tabulator-row", "[data-testid=ts-group-detail]"],
@@ -103,7 +104,11 @@ def test_no_side_view_cuts_its_content(browser, served, width, height):  # noqa:
             page.goto(server.url + f"?file=vit.json&compare=vit_edited.json&value=84&tab={tab.key}")
             wait_for_app(page)
             for selector in DRAWN[tab.key]:
-                page.locator(selector).first.wait_for(state="visible")
+                page.locator(f"{selector} >> visible=true").first.wait_for(state="visible")
+            if tab.key == "lifetimes":
+                page.wait_for_function(
+                    f"() => {{ const b = ({JS_FIGURE_BOX})('ts-lifetimes'); return b && b.width > 100; }}"
+                )
             # two animation frames: the tables and figures just drawn have laid out
             page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
             found = page.evaluate(JS_CUT_ELEMENTS)
