@@ -41,6 +41,7 @@ from tilescope.app.ranges_update import settle_quickly
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
 from tilescope.app.views.placement_summary import verdict_html
+from tilescope.app.y_follow import follow_y
 from tilescope.derived.addresses import address_rects
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten, step_range
@@ -83,6 +84,18 @@ class AddressesView(pn.viewable.Viewer):
         self.cells = {r: ColumnDataSource(_empty(CELL_FIELDS), name=f"ts-address-{r}-cells") for r in REGION_NAMES}
         self.marks: dict[str, dict] = {}
         self.figures = {r: self._build_figure(r) for r in REGION_NAMES}
+        # zoomed or panned to a window of steps, each region's offsets follow what is placed there
+        # (its top 1.06 × the highest allocation in view, as the whole view's); a y zoom is the user's
+        follow_y(
+            self.x_range,
+            [self.figures[r].y_range for r in REGION_NAMES],
+            [[self.sources[r], self.cells[r]] for r in REGION_NAMES],
+            x0="left",
+            x1="right",
+            top="top",
+            pad=0.06,
+            on_data=False,
+        )
         self._steps: tuple[float, float] | None = None  # zoomed step window (None: every step)
         self._addresses: dict[str, tuple[float, float] | None] = dict.fromkeys(REGION_NAMES)
         self._fitted: dict[str, tuple[float, float]] = dict.fromkeys(REGION_NAMES, (0.0, 1.0))

@@ -17,24 +17,14 @@ import numpy as np
 import panel as pn
 import param
 from bokeh.events import RangesUpdate, Tap
-from bokeh.models import (
-    ColumnDataSource,
-    CustomJS,
-    HoverTool,
-    LabelSet,
-    Legend,
-    LegendItem,
-    NumeralTickFormatter,
-    Range1d,
-    Span,
-)
+from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Legend, LegendItem, NumeralTickFormatter, Range1d, Span
 from bokeh.plotting import figure
 
-from tilescope.app.assets import static_text
 from tilescope.app.one_message import one_message
 from tilescope.app.ranges_update import settle_quickly
 from tilescope.app.views.compare_part import ComparePart
 from tilescope.app.views.compare_selection import CompareSelection
+from tilescope.app.y_follow import follow_y
 from tilescope.derived.compare_data import REGIONS
 from tilescope.derived.series import minmax_indices, window_of
 from tilescope.models.format import shorten
@@ -94,9 +84,6 @@ def overlay_points(compare, region: str, keep: np.ndarray, with_operation: bool 
     }
 
 
-Y_FOLLOW_JS = static_text("compare_y_follow.js")
-
-
 class CompareTimelineView(ComparePart):
     selection = param.ClassSelector(class_=CompareSelection)
 
@@ -115,19 +102,17 @@ class CompareTimelineView(ComparePart):
         self.lives = ColumnDataSource({"left": [], "right": [], "color": []}, name="ts-compare-selected-lives")
         self.step_spans: dict[str, Span] = {}
         self.figures = {r: self._build_figure(r) for r in REGIONS}
-        # zoomed in, each y axis follows the steps in view (in the browser: no round trip)
-        follow = CustomJS(
-            args={
-                "range": self.x_range,
-                "sources": [self.points[r] for r in REGIONS],
-                "y_ranges": [self.figures[r].y_range for r in REGIONS],
-            },
-            code=Y_FOLLOW_JS,
+        # zoomed in, each y axis follows the steps in view (in the browser: no round trip): its top
+        # 1.12 × the highest of A and B ("hi") in view, room for the peak labels
+        follow_y(
+            self.x_range,
+            [self.figures[r].y_range for r in REGIONS],
+            [[self.points[r]] for r in REGIONS],
+            x0="x",
+            x1="x",
+            top="hi",
+            pad=0.12,
         )
-        self.x_range.js_on_change("start", follow)
-        self.x_range.js_on_change("end", follow)
-        for r in REGIONS:
-            self.points[r].js_on_change("data", follow)
         self._info = pn.pane.HTML("", css_classes=["ts-compare-note"], styles={"font-size": "12px", "color": "#555"})
         self.gate.watch(self._redraw, ["compare"])
         self.gate.watch(self._on_step, ["selected_step"])

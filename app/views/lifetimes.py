@@ -18,6 +18,7 @@ from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.selection import adds
+from tilescope.app.y_follow import follow_y
 from tilescope.derived.series import minmax_indices
 from tilescope.models.format import shorten
 
@@ -118,6 +119,19 @@ class LifetimesView(pn.viewable.Viewer):
         self.step_span = Span(location=0, dimension="height", line_color="#111", line_width=1.2, line_alpha=0.7)
         fig.add_layout(self.step_span)
         fig.on_event(Tap, one_message(self._on_tap))
+        # zoomed or panned to a window of steps, the lanes of the values live there fill the chart
+        follow_y(
+            fig.x_range,
+            [fig.y_range],
+            [[self.bars]],
+            x0="left",
+            x1="right",
+            top="lane",
+            bottom="lane",
+            pad=0.6,
+            flipped=True,
+            on_data=False,
+        )
         return fig
 
     @param.depends("largest", watch=True)
@@ -165,12 +179,15 @@ class LifetimesView(pn.viewable.Viewer):
             "bytes": g.rest_bytes[keep],
             "live": g.rest_live[keep],
         }
+        # the whole view (every lane and the band) first: the y range's reset view, where it returns
+        # when the x range is back at every step (app/y_follow.py)
+        whole = {"start": self._band_bottom + 0.3, "end": -1}
+        self.figure.y_range.update(**whole, reset_start=whole["start"], reset_end=whole["end"])
         if self.figure.x_range.end <= 0.5 or self._profile_shown is not data.opened:
             self._profile_shown = data.opened
             self.figure.x_range.update(
                 start=-0.5, end=max(arrays.n_steps - 0.5, 0.5), bounds=(-0.5, max(arrays.n_steps - 0.5, 0.5))
             )
-        self.figure.y_range.update(start=self._band_bottom + 0.3, end=-1)
         self._note.object = (
             f"{g.rows.size:,} largest values drawn one lane each (thickness ∝ √bytes, blue standard, orange interleaved); "
             f"the other {g.rest_count:,} live values form the grey band at the bottom (height ∝ their bytes per step). Click a bar to select its value (Ctrl/Shift-click adds it)."
