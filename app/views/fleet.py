@@ -32,6 +32,7 @@ from tilescope.app.fleet_open import DatasetRequest, Fleet, compare_link, load_f
 from tilescope.app.format import esc
 from tilescope.app.open_flow import SessionOpener
 from tilescope.app.state import SessionState, error_text
+from tilescope.app.widgets.tables import LabelledTabulator
 from tilescope.derived.fleet_rows import (
     BYTE_COLUMNS,
     COUNT_COLUMNS,
@@ -105,7 +106,7 @@ class FleetView(pn.viewable.Viewer):
         self.chart.yaxis.formatter = NumeralTickFormatter(format="0,0")
         self.chart.xaxis.major_label_orientation = 0.9
         self.chart.y_range.start = 0
-        self.table = pn.widgets.Tabulator(
+        self.table = LabelledTabulator(
             table_frame_empty(),
             show_index=False,
             disabled=True,
