@@ -194,3 +194,38 @@ def test_no_serious_or_critical_axe_violation(audit_server, themed_pages, view, 
         assert page.console_errors == []
     finally:
         page.close()
+
+
+def test_named_header_filters_still_filter(audit_server, themed_pages):
+    """The Values table's header filters carry names (``filter <title>``) and filter as before: a text
+    box matches a substring of the name, case-insensitively; a number box matches the id exactly.
+    Expected ids from the raw JSON."""
+    from playwright.sync_api import expect
+
+    raw = json.loads(SAMPLE.read_text())
+    page = themed_pages(False)
+    try:
+        page.goto(audit_server.url + "?file=vit.json&tab=values")
+        page.wait_for_selector(".ts-values-table .tabulator-row", timeout=90_000)
+        ids = page.locator(".ts-values-table .tabulator-row .tabulator-cell[tabulator-field=id]")
+
+        def shown() -> list[int]:
+            return sorted(int(text.replace(",", "")) for text in ids.all_inner_texts())
+
+        name_filter = page.get_by_label("filter name", exact=True)
+        expect(name_filter).to_have_count(1)
+        name_filter.press_sequentially("ATTENTION_NORM")  # key by key: Tabulator filters on keyup
+        wanted = sorted(v["id"] for v in raw["timeline"]["values"] if "attention_norm" in v["name"].lower())
+        assert 0 < len(wanted) < 25  # one page
+        expect(ids).to_have_count(len(wanted), timeout=30_000)
+        assert shown() == wanted
+        name_filter.press("Control+a")
+        name_filter.press("Backspace")
+        expect(ids).to_have_count(25, timeout=30_000)  # a full page again
+        id_filter = page.get_by_label("filter id", exact=True)
+        id_filter.press_sequentially("84")
+        expect(ids).to_have_count(1, timeout=30_000)
+        assert shown() == [84]
+        assert page.console_errors == []
+    finally:
+        page.close()

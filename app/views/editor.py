@@ -78,7 +78,7 @@ class EditorView(pn.viewable.Viewer):
         # Material checkboxes: their label names the box (Bokeh's left it unnamed: axe ``label``); no
         # description (Material draws it as an icon with an aria-label on a role-less span)
         self.group_toggle = pmui.Checkbox.from_param(
-            self.state.param.whole_storage_group, label="apply to whole storage group", description=None
+            self.state.param.whole_storage_group, label="apply to whole storage group", description=""
         )
         self.keep_tiles = pmui.Checkbox(
             label="keep the tile count (replicas drop to fit when an axis grows)",
@@ -101,7 +101,7 @@ class EditorView(pn.viewable.Viewer):
             multiple=False,
             width=230,
             css_classes=["ts-load-edits"],
-            name="load an edit set (JSON)",
+            label="load an edit set (JSON)",
         )
         self.load_input.param.watch(self._on_load, "value")
         self.edit_list = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CSS])

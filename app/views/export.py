@@ -14,7 +14,7 @@ import io
 import panel as pn
 import param
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import BUTTONS_CSS, static_text
 from tilescope.app.format import esc
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
@@ -75,6 +75,7 @@ class ExportView(pn.viewable.Viewer):
             auto=True,
             embed=False,
             css_classes=[f"ts-export-{key.replace('.', '-')}"],
+            stylesheets=[BUTTONS_CSS],
             width=170,
             margin=(5, 10),
         )

@@ -27,7 +27,7 @@ from bokeh.models.widgets.tables import NumberFormatter
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import BUTTONS_CSS, static_text
 from tilescope.app.fleet_open import DatasetRequest, Fleet, compare_link, load_fleet, open_row, row_source
 from tilescope.app.format import esc
 from tilescope.app.open_flow import SessionOpener
@@ -121,7 +121,7 @@ class FleetView(pn.viewable.Viewer):
             layout="fit_data_table",
         )
         self.compare_button = pn.widgets.Button(
-            label="compare the two ticked", color="primary", width=200, disabled=True
+            label="compare the two ticked", color="primary", width=200, disabled=True, stylesheets=[BUTTONS_CSS]
         )
         self.compare_note = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.failure_list = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")

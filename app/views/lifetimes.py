@@ -58,7 +58,7 @@ class LifetimesView(pn.viewable.Viewer):
             label="values drawn individually",
             width=240,
             step=5,
-            description=None,
+            description="",
         )
         self._note = pn.pane.HTML("", styles={"font-size": "12px", "opacity": "0.75"})
         self._lanes = 0

@@ -58,7 +58,7 @@ class StorageGroupsView(pn.viewable.Viewer):
         )
         self.detail = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", min_height=200)
         self._single = pmui.Checkbox.from_param(
-            self.param.show_single, label="show groups of one value", description=None
+            self.param.show_single, label="show groups of one value", description=""
         )
         self.table.param.watch(self._on_table_selection, "selection")
         self.gate.watch(self._redraw, ["data"])
