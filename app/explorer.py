@@ -39,6 +39,7 @@ from tilescope.app.views.profile_page import ProfilePage
 from tilescope.app.widgets.page_controls import PageControls
 from tilescope.app.widgets.value_picker import ValuePicker
 from tilescope.derived.opening import Opened, OpenedProfile, kind_named
+from tilescope.derived.value_focus import value_focus
 
 __all__ = ["ExplorerApp", "build_app"]
 
@@ -210,7 +211,23 @@ class ExplorerApp(pn.viewable.Viewer):
     def _on_search(self, event) -> None:
         found = LABEL_ID.match(event.new or "")
         if found is not None and self.state.data is not None:
-            self.state.click_value(int(found.group(1)))
+            self.show_value(int(found.group(1)))
+
+    def show_value(self, value_id: int) -> None:
+        """A value picked in the header's search, shown on every tab: selected (the editor opens it,
+        the tables mark it), the step at its peak while live (``derived.value_focus``: the timeline
+        marks its live range), and the Values table's filter and page not hiding it."""
+        s = self.state
+        if s.data is None or value_id not in s.data.arrays.row_of_id:
+            return
+        s.click_value(value_id)
+        where = value_focus(s.data, value_id)
+        if where is not None:
+            s.select_step(where.peak_step)
+        page = self.profile_page
+        values = page.tabs.views.get("values") if page is not None and page.tabs is not None else None
+        if values is not None and values.reveal(value_id):
+            self.controls.clear_filters("ts-values-table")  # (its header filters hid the value)
 
     def _set_search(self) -> None:
         if self.state.data is not None:

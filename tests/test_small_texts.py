@@ -43,3 +43,22 @@ def test_a_hand_over_at_a_peak_step_is_flagged(sample_path, raw):
     # group 86: values 86 and 87 both live at step 49 only, no peak step
     assert live[86] & live[87] == {49} and 49 not in peaks
     assert "ts-handover-peak" not in group_html(state, 86, np.asarray(groups[86]))
+
+
+def test_the_value_search_goes_to_the_values_peak_while_live(sample_path, raw):
+    """derived.value_focus against the raw JSON: value 120's live steps and the first step among
+    them with the highest total (standard + interleaved; the exchange rows are the same at every step)."""
+    from opening_support import open_into
+
+    from tilescope.app.state import SessionState
+    from tilescope.derived.value_focus import value_focus
+
+    state = SessionState()
+    assert open_into(state, sample_path)
+    steps = raw["timeline"]["steps"]
+    live = [s["index"] for s in steps if 120 in s["live"]]
+    usage = {i: steps[i]["usage"]["standard"] + steps[i]["usage"]["interleaved"] for i in live}
+    where = value_focus(state.data, 120)
+    assert (where.first, where.last) == (min(live), max(live)) == (98, 101)
+    assert where.peak_step == max(usage, key=lambda i: (usage[i], -i))
+    assert value_focus(state.data, 10**9) is None

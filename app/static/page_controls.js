@@ -4,6 +4,7 @@
 //   query back (the server restores that state).
 // - keys: ←/→, Home/End and p are sent to the server whenever the focus is not in a text field or
 //   on a control that takes those keys itself (a tab: ←/→ move between tabs; a slider, a list).
+// - clear_filters (a message from the server): empty a table's header filters.
 // - theme: on opening, the theme kept from the last visit (localStorage), else the system's
 //   prefers-color-scheme, is sent to the server; a change of the page's theme that the browser did
 //   not send (the user's toggle) is kept for the next visit.
@@ -74,7 +75,20 @@ export function render({ model, el }) {
     try { window.localStorage.setItem(THEME_KEY, theme ? "dark" : "light"); } catch (e) { /* not kept */ }
   }
 
+  function onServer(msg) {
+    // clear_filters: the header filters of the table with that class (the value search's pick was hidden)
+    if (!msg || typeof msg.clear_filters !== "string" || !window.Bokeh) return;
+    for (const doc of window.Bokeh.documents) {
+      for (const m of doc._all_models.values()) {
+        if (!m.css_classes || !m.css_classes.includes(msg.clear_filters)) continue;
+        const view = window.Bokeh.index.find_one(m);
+        if (view && view.tabulator) view.tabulator.clearHeaderFilter();
+      }
+    }
+  }
+
   model.on("query", push);
+  model.on("msg:custom", onServer);
   model.on("dark", onTheme);
   window.addEventListener("popstate", onPop);
   document.addEventListener("keydown", onKey, true);

@@ -43,6 +43,11 @@ class PageControls(JSComponent):
         super().__init__(**params)
         self._on_key, self._on_restore, self._on_theme = on_key, on_restore, on_theme
 
+    def clear_filters(self, css_class: str) -> None:
+        """Empty the header filters of the table with ``css_class`` in the browser (the browser then
+        sends the table its empty filters, as if the user had)."""
+        self._send_msg({"clear_filters": css_class})
+
     @one_message
     def _handle_msg(self, msg) -> None:
         if not isinstance(msg, dict):
