@@ -13,6 +13,7 @@ from bokeh.events import Tap
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d, Span
 from bokeh.plotting import figure
 
+from tilescope.app.glyphs import draw
 from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
@@ -81,8 +82,12 @@ class LifetimesView(pn.viewable.Viewer):
         fig.xaxis.formatter = NumeralTickFormatter(format="0")
         fig.yaxis.major_label_text_font_size = "0px"
         fig.yaxis.major_tick_line_color = None
-        self.rest_area = fig.varea(x="step", y1="y1", y2="y2", source=self.rest, fill_color=REST_COLOR, fill_alpha=0.6)
-        self.bar_glyphs = fig.quad(
+        self.rest_area = draw(
+            fig, "varea", x="step", y1="y1", y2="y2", source=self.rest, fill_color=REST_COLOR, fill_alpha=0.6
+        )
+        self.bar_glyphs = draw(
+            fig,
+            "quad",
             left="left",
             right="right",
             bottom="bottom",
