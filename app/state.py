@@ -15,7 +15,7 @@ from typing import Any
 
 import param
 
-from tilescope.derived.opening import Opened, OpenedProfile, OpenedSearchState, kind_label
+from tilescope.derived.opening import Opened, OpenedProfile, OpenedSearchState
 from tilescope.derived.plan_data import PlanData
 from tilescope.loaders.edit_sets import parse_edit_set
 from tilescope.models.edits import TilingEdit
@@ -134,9 +134,10 @@ class SessionState(param.Parameterized):
             "selected_tile": None,
         }
         if not isinstance(opened, OpenedProfile):  # a search state, or another kind: its view reads ``opened``
-            self.param.update(**common, data=None, selected_step=0, status=f"opened {name} ({kind_label(opened.kind)})")
+            # (the status says "opened": the header names the file and its kind)
+            self.param.update(**common, data=None, selected_step=0, status="opened")
             return
-        self.param.update(**common, data=opened.base, selected_step=opened.total_peak_step, status=f"opened {name}")
+        self.param.update(**common, data=opened.base, selected_step=opened.total_peak_step, status="opened")
 
     def begin_load(self) -> None:
         self.param.update(loading=True, progress=0.0, status="loading…")
@@ -239,7 +240,27 @@ class SessionState(param.Parameterized):
         kept, units = list(self.edits), list(self.edit_units)
         if units and _handles(kept[-units[-1] :]) == _handles(edits):
             kept, units = kept[: -units[-1]], units[:-1]
+        # A handle dragged back to the file's own count is no edit (unless an earlier edit changed it)
+        earlier = set(_handles(kept))
+        edits = [e for e in edits if _handles([e])[0] in earlier or not self._files_own(e)]
+        if not edits:
+            return self._set_edits(kept, units)
         return self._set_edits([*kept, *edits], [*units, len(edits)])
+
+    def _files_own(self, edit: TilingEdit) -> bool:
+        """``edit`` sets the count the file records for its value (it changes nothing by itself)."""
+        arrays = self.arrays
+        row = arrays.row_of_id.get(edit.value) if arrays is not None else None
+        if row is None:
+            return False
+        tiling = arrays.tiling(row)
+        if edit.replicas is not None:
+            return tiling.replicas == edit.replicas
+        return (
+            edit.axis is not None
+            and 0 <= edit.axis < len(tiling.axes)
+            and tiling.axes[edit.axis].partitions == edit.partitions
+        )
 
     def apply_edits(self, edits: Sequence[TilingEdit]) -> str | None:
         """Replace the whole edit set (validated together); each edit its own unit."""

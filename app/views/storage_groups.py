@@ -163,10 +163,12 @@ def group_html(state: SessionState, group: int, members: np.ndarray | None) -> s
             )
     overs = hand_overs(arrays, cost, group, members, data.opened.live_ranges)
     if overs:
+        peaks = data.plan.peaks
+        peak_steps = {"total": peaks.total_step, "standard": peaks.standard_step, "interleaved": peaks.interleaved_step}
         lines = "".join(
             f'<li class="handover" data-testid="ts-handover">values {h.first_value} ({esc(fmt_bytes(h.first_bytes))}) and '
             f"{h.second_value} ({esc(fmt_bytes(h.second_bytes))}) both live at {step_range(h.from_step, h.to_step)}: "
-            f"{esc(fmt_bytes(h.together_bytes))} together</li>"
+            f"{esc(fmt_bytes(h.together_bytes))} together{peak_flag(h.from_step, h.to_step, peak_steps)}</li>"
             for h in overs
         )
         handover_html = f"<b>Hand-overs</b> (members live at the same steps)<ol>{lines}</ol>"
@@ -176,4 +178,18 @@ def group_html(state: SessionState, group: int, members: np.ndarray | None) -> s
         f'<div class="ts-groups" data-testid="ts-group-detail" data-group="{group}">'
         f"<b>Storage group {group}</b>: {len(members)} member(s), in order of first live step"
         f"<ol>{''.join(items)}</ol>{handover_html}</div>"
+    )
+
+
+def peak_flag(from_step: int, to_step: int, peak_steps: dict[str, int]) -> str:
+    """The flag of a hand-over whose steps hold a peak step of the plan (issue #27 item 11: the two
+    values live together add to that peak); empty otherwise."""
+    at = [name for name, step in peak_steps.items() if from_step <= step <= to_step]
+    if not at:
+        return ""
+    steps = sorted({peak_steps[name] for name in at})
+    where = ", ".join(str(s) for s in steps)
+    return (
+        f' <b class="ts-handover-peak" data-testid="ts-handover-peak">⚑ at the {" and ".join(at)} '
+        f"peak (step{'s' if len(steps) > 1 else ''} {where}): both count in it</b>"
     )
