@@ -246,7 +246,11 @@ class ExplorerApp(pn.viewable.Viewer):
         if s.data is None:
             return problems
         if tuple(s.edits) != wanted.edits:
-            error = s.apply_edits(list(wanted.edits)) if wanted.edits else s.reset()
+
+            def refused(error: str) -> None:  # (later, on the loop, when the plan is made in the workers)
+                s.error = f"the URL's edits were not applied: {error}"
+
+            error = s.apply_edits(list(wanted.edits), refused) if wanted.edits else s.reset()
             if error:
                 problems.append(f"the URL's edits were not applied: {error}")
         if wanted.step is not None:
@@ -368,5 +372,6 @@ def build_app(argv: list[str]) -> ExplorerApp:
         options.load_workers, options.load_timeout
     )  # the process's load workers, made from the first session's --args
     app = ExplorerApp(options, state=SessionState(), shared=shared_profiles(options.data_root, options.max_file_bytes))
-    app.state.runner = app.opener.background  # a large plan's heavy results: in the load workers, never on the loop
+    app.state.runner = app.opener.background  # every plan's file-sized work: in the load workers, never on the loop
+    app.state.worker = app.opener.work
     return app

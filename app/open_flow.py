@@ -5,7 +5,10 @@ session's document lock.
 ``SessionOpener`` is the session's one way to open a file — the URL's ``?file=``, the served
 default, an upload, a row of the fleet view, the second side of a comparison — and to run other
 file-sized work (a comparison, a dataset's rows): ``run``; ``background`` is the served session's
-``SessionState.runner`` (a large plan's placement, the advisor's ranking). A load:
+``SessionState.runner`` (every new plan after an edit, undo or reset, a plan's placement, the
+comparison following an edit, the advisor's ranking) and ``work`` its ``SessionState.worker`` (a
+download's bytes: the report PNG, the tables). All of them go through the one load pool, with its
+time limit, whatever the file's size. A load:
 
 1. On the loop: ``state.begin_load()``; the job queued in the load pool.
 2. In a load worker: ``app.shared.SharedProfiles.open`` → ``derived.opening.open_file(source,
@@ -32,7 +35,7 @@ import panel as pn
 from tilescope.app.load_pool import LoadPool, load_pool
 from tilescope.app.loading import AppOptions, check_upload_size, resolve_in_root
 from tilescope.app.shared import SharedProfiles
-from tilescope.app.state import SessionState
+from tilescope.app.state import SessionState, prepare_plan
 from tilescope.derived.opening import Opened, OpenedProfile, Source
 
 __all__ = ["OpenJob", "SessionOpener", "StageHooks"]
@@ -81,6 +84,11 @@ class SessionOpener:
         """``job(*args, progress)`` in a load worker (its time limit, its progress shown by the
         session); its result or its exception."""
         return await self.pool.run(job, *args, progress=self.state.report_progress, label=label)
+
+    async def work(self, job: Callable[[], Any], label: str = "") -> Any:
+        """``SessionState.worker``: ``job()`` in a load worker under its time limit (a download's
+        bytes), without the load's progress in the session's status; its result or its exception."""
+        return await self.pool.run(lambda _progress: job(), label=label)
 
     async def in_session(self, change: Callable[[], None]) -> None:
         """Run ``change`` on the loop holding the session's document lock: the views update Bokeh
@@ -181,9 +189,15 @@ class SessionOpener:
             loop.call_soon_threadsafe(lambda: drawn.append(loop.create_task(draw())))
             shown.wait(OVERVIEW_WAIT_S)
 
+        def open_and_prepare(progress: Progress) -> Opened:
+            opened = job(partial(staged, progress=progress), progress)
+            if isinstance(opened, OpenedProfile):  # what the side tabs read of the file plan: here, not on the loop
+                prepare_plan(opened.base)
+            return opened
+
         try:
             opened = await self.pool.run(
-                lambda progress: job(partial(staged, progress=progress), progress),
+                open_and_prepare,
                 progress=state.report_progress,
                 label=name,
             )

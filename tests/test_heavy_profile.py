@@ -26,7 +26,7 @@ from browser_support import SAMPLE, AppServer, kib
 from heavy_profile import write_heavy_profile
 
 import tilescope.derived.plan_data as plan_data
-from tilescope.app.state import BACKGROUND_VALUES, SessionState
+from tilescope.app.state import REPLANNING, SessionState
 from tilescope.app.views.addresses import AddressesView
 from tilescope.app.views.summary import summary_html
 from tilescope.derived.opening import open_file
@@ -80,7 +80,7 @@ def test_a_large_plans_placement_is_computed_off_the_callers_thread(heavy, monke
 
     monkeypatch.setattr(plan_data, "place", recording_place)
     opened = open_file(heavy)
-    assert opened.arrays.n_values == VALUES >= BACKGROUND_VALUES
+    assert opened.arrays.n_values == VALUES
     state, runner = SessionState(), ThreadRunner()
     state.runner = runner
     state.adopt(opened)
@@ -94,13 +94,15 @@ def test_a_large_plans_placement_is_computed_off_the_callers_thread(heavy, monke
     html = summary_html(state)
     assert 'data-testid="ts-placed-standard"' in html and "ts-placement-pending" not in html
     assert "ts-address-pending" not in addresses._header.object
-    # An edit's what-if placement: the same way (the caller's thread never places)
+    # An edit: its re-plan, then its what-if placement, the same way (the caller's thread never places)
     placed_in.clear()
     row = int(opened.arrays.row_of_id[0])
     axis = opened.arrays.tiling(row).axes[0]
+    file_plan = state.data
     assert state.apply_edit(TilingEdit(0, axis=0, partitions=max(1, axis.partitions // 2))) is None, state.error
-    assert 'data-testid="ts-placement-pending"' in summary_html(state)
+    assert state.data is file_plan and state.status == REPLANNING and state.replanning  # (queued, not made here)
     runner.deliver()
+    assert state.data is not file_plan and state.edits
     assert placed_in and threading.current_thread() not in placed_in
     assert 'data-testid="ts-placed-standard"' in summary_html(state)
     # Without a runner (a notebook, a test): at once, here

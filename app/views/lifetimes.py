@@ -15,7 +15,7 @@ from bokeh.plotting import figure
 
 from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
-from tilescope.app.state import SessionState
+from tilescope.app.state import LIFETIMES_DRAWN, SessionState
 from tilescope.app.widgets.selection import adds
 from tilescope.derived.series import minmax_indices
 from tilescope.models.format import shorten
@@ -43,7 +43,9 @@ REST_POINTS = 800  # pixel columns of the band: ≤ 4 points each
 
 class LifetimesView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SessionState)
-    largest = param.Integer(default=150, bounds=(5, 2000), doc="values drawn individually (the rest form one band)")
+    largest = param.Integer(
+        default=LIFETIMES_DRAWN, bounds=(5, 2000), doc="values drawn individually (the rest form one band)"
+    )
 
     def __init__(self, **params):
         super().__init__(**params)
