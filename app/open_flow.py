@@ -196,11 +196,7 @@ class SessionOpener:
             return opened
 
         try:
-            opened = await self.pool.run(
-                open_and_prepare,
-                progress=state.report_progress,
-                label=name,
-            )
+            opened = await self.pool.run(open_and_prepare, progress=state.report_progress, label=name)
         except Exception as exc:  # bad input (InputError), a time limit, anything else: say it, keep what is open
             await asyncio.gather(*drawn, return_exceptions=True)
             await self.in_session(partial(self._failed, exc, bool(drawn)))

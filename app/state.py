@@ -408,10 +408,13 @@ class SessionState(param.Parameterized):
             self.param.update(edits=edits, edit_units=units, data=outcome, error="", status=status)
             return None
 
+        def finish(outcome: Any) -> None:  # (the runner's callback; the message is said by done)
+            done(outcome)
+
         if self.runner is not None:
             self._wanted = (edits, units)
             self.status = REPLANNING
-            if self.runner(make, done):
+            if self.runner(make, finish):
                 return None
         try:
             outcome: Any = make()
