@@ -292,7 +292,9 @@ class ExplorerApp(pn.viewable.Viewer):
                 return
         if wanted.file:
             name = wanted.file
-            if await self.opener.open_name(name, partial(self.adopt, name=name, requested=name, wanted=wanted)):
+            if await self.opener.open_name(
+                name, partial(self.adopt, name=name, requested=name, wanted=wanted), self._edits_ahead(wanted)
+            ):
                 await self._compare_with(wanted.compare)
                 return
             problem = self.state.error
@@ -302,11 +304,20 @@ class ExplorerApp(pn.viewable.Viewer):
             if problem
             else UrlState(None, wanted.step, wanted.value, wanted.tab, wanted.edits, wanted.problems, tile=wanted.tile)
         )
-        await self.opener.open_path(path, display_name(path), partial(self.adopt, name=display_name(path), wanted=rest))
+        await self.opener.open_path(
+            path, display_name(path), partial(self.adopt, name=display_name(path), wanted=rest), self._edits_ahead(rest)
+        )
         if problem:
             await self.opener.in_session(partial(self.state.fail, problem))
         else:
             await self._compare_with(wanted.compare)
+
+    def _edits_ahead(self, wanted: UrlState | None):
+        """What the open's worker does after the open: the plan of the URL's edits (module doc of
+        ``app.state``), so that no re-plan is left for the loop and the page arrives edited."""
+        if wanted is None or not wanted.edits:
+            return None
+        return lambda opened: self.state.make_plan(opened, wanted.edits)
 
     async def _compare_with(self, name: str | None) -> bool:
         """Compare the open profile with ``name`` (a file under the data root: ``?compare=NAME``, or

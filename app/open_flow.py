@@ -42,6 +42,7 @@ __all__ = ["OpenJob", "SessionOpener", "StageHooks"]
 
 Progress = Callable[[str, float], None]
 OpenJob = Callable[..., Opened]  # job(staged, progress) in a load worker
+Then = Callable[[Opened], None]  # then(opened) in the same worker, after the open
 OVERVIEW_WAIT_S = 5.0  # a staged open waits this long at most for the loop to draw the overview before building
 
 
@@ -136,7 +137,9 @@ class SessionOpener:
 
     # ------------------------------------------------------------------ opening
 
-    async def open_name(self, name: str, adopt: Callable[[Opened], None] | None = None) -> bool:
+    async def open_name(
+        self, name: str, adopt: Callable[[Opened], None] | None = None, then: Then | None = None
+    ) -> bool:
         """A file under the data root (``?file=NAME``). The name is resolved in the worker too:
         resolving touches the file system (symlinks), never on the loop."""
         root = self.data_root
@@ -146,11 +149,17 @@ class SessionOpener:
             ),
             name,
             adopt,
+            then,
         )
 
-    async def open_path(self, path: Path, name: str, adopt: Callable[[Opened], None] | None = None) -> bool:
+    async def open_path(
+        self, path: Path, name: str, adopt: Callable[[Opened], None] | None = None, then: Then | None = None
+    ) -> bool:
         return await self.open(
-            lambda staged, progress: self.shared.open(Source.of_path(path, name), progress, staged=staged), name, adopt
+            lambda staged, progress: self.shared.open(Source.of_path(path, name), progress, staged=staged),
+            name,
+            adopt,
+            then,
         )
 
     async def open_upload(self, data: bytes, name: str, adopt: Callable[[Opened], None] | None = None) -> bool:
@@ -164,8 +173,11 @@ class SessionOpener:
             lambda staged, progress: self.shared.open(Source.of_bytes(data, name), progress), name, adopt
         )
 
-    async def open(self, job: OpenJob, name: str, adopt: Callable[[Opened], None] | None = None) -> bool:
-        """Run ``job(staged, progress)`` in a load worker and adopt its result (module doc).
+    async def open(
+        self, job: OpenJob, name: str, adopt: Callable[[Opened], None] | None = None, then: Then | None = None
+    ) -> bool:
+        """Run ``job(staged, progress)`` in a load worker and adopt its result (module doc);
+        ``then(opened)`` in the same worker before (the URL's edits made ahead: ``SessionState.make_plan``).
         Whether it opened; on failure the session says why and keeps what was open."""
         state = self.state
         state.begin_load()
@@ -193,6 +205,8 @@ class SessionOpener:
             opened = job(partial(staged, progress=progress), progress)
             if isinstance(opened, OpenedProfile):  # what the side tabs read of the file plan: here, not on the loop
                 prepare_plan(opened.base)
+            if then is not None:
+                then(opened)
             return opened
 
         try:

@@ -120,6 +120,7 @@ class SessionState(param.Parameterized):
         self._plan_ticket = 0  # bumped by every plan change asked (and every open): older results are stale
         self._wanted: tuple[list[TilingEdit], list[int]] | None = None  # edits asked, while their plan is made
         self._compare_ticket = 0
+        self._made: dict[tuple, Any] = {}  # plans made ahead in a worker (make_plan): PlanData or the refusal
 
     # ------------------------------------------------------------------ what is open (read-only)
 
@@ -352,6 +353,21 @@ class SessionState(param.Parameterized):
             return self.error
         return self.apply_edits(edits, refused)
 
+    def make_plan(self, opened: Opened, edits: Sequence[TilingEdit]) -> None:
+        """Make ahead, in the calling thread (the open's load worker), the plan ``apply_edits(edits)``
+        will ask for once ``opened`` is adopted (the URL's edits): the page then arrives with them in
+        one go, not the file's plan first and the edited one a moment later."""
+        if not isinstance(opened, OpenedProfile) or not edits:
+            return
+        edits, group = list(edits), self.whole_storage_group
+        try:
+            made: Any = prepare_plan(
+                PlanData(opened, apply_edits(opened.arrays, opened.plan, edits, whole_storage_group=group))
+            )
+        except TilescopeError as exc:
+            made = exc
+        self._made = {(id(opened), tuple(edits), group): made}
+
     @property
     def replanning(self) -> bool:
         """A new plan is being made in the load workers (``data`` is still the one before)."""
@@ -375,6 +391,11 @@ class SessionState(param.Parameterized):
             return None
         units = units if units is not None and sum(units) == len(edits) else [1] * len(edits)
         group = self.whole_storage_group
+        made = self._made.pop((id(opened), tuple(edits), group), None)
+        if made is not None:  # made ahead in the open's worker (make_plan): nothing left to compute
+            return self._new_plan(
+                lambda: made, list(edits), units, f"{len(edits)} edit(s) applied", refused, ahead=True
+            )
 
         def replan() -> PlanData:
             whatif = apply_edits(opened.arrays, opened.plan, edits, whole_storage_group=group)
@@ -389,6 +410,7 @@ class SessionState(param.Parameterized):
         units: list[int],
         status: str,
         refused: Refused | None,
+        ahead: bool = False,
     ) -> str | None:
         """Make the plan ``make()`` for ``edits`` (in the load workers when the session has them,
         module doc) and make it current with them. Returns the refusal when made here."""
@@ -411,7 +433,7 @@ class SessionState(param.Parameterized):
         def finish(outcome: Any) -> None:  # (the runner's callback; the message is said by done)
             done(outcome)
 
-        if self.runner is not None:
+        if self.runner is not None and not ahead:
             self._wanted = (edits, units)
             self.status = REPLANNING
             if self.runner(make, finish):
@@ -420,7 +442,7 @@ class SessionState(param.Parameterized):
             outcome: Any = make()
         except TilescopeError as exc:
             outcome = exc
-        return done(outcome)
+        return done(outcome)  # (a plan made ahead is its PlanData or its refusal: done says which)
 
     @param.depends("whole_storage_group", watch=True)
     def _reapply_for_group_toggle(self) -> None:

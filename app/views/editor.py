@@ -272,8 +272,11 @@ class EditorView(pn.viewable.Viewer):
             self.widget.param.update(message=error, message_axis=key, revision=self.widget.revision + 1)
             self.count_inputs.snap_back()  # a typed count snaps back too
 
-        self.widget.param.update(message="", message_axis="", revision=self.widget.revision + 1)
-        return self.state.apply_gesture(edits, refused)
+        error = self.state.apply_gesture(edits, refused)
+        if error is None and not self.state.replanning:  # made here: the widget shows it now
+            self.widget.param.update(message="", message_axis="", revision=self.widget.revision + 1)
+        # (else the new plan, made in the load workers, redraws the editor when it comes: one update)
+        return error
 
     def _gesture(self, value_id: int, key: str, count: int) -> list[TilingEdit]:
         """The edits one commit makes: the count, and with "keep the tile count" the replicas
