@@ -34,8 +34,9 @@ import panel as pn
 
 from tilescope.app.load_pool import LoadPool, load_pool
 from tilescope.app.loading import AppOptions, check_upload_size, resolve_in_root
+from tilescope.app.plan_prep import prepare_plan
 from tilescope.app.shared import SharedProfiles
-from tilescope.app.state import SessionState, prepare_plan
+from tilescope.app.state import SessionState
 from tilescope.derived.opening import Opened, OpenedProfile, Source
 
 __all__ = ["OpenJob", "SessionOpener", "StageHooks"]
@@ -187,13 +188,14 @@ class SessionOpener:
         def staged(opened: OpenedProfile, progress: Progress) -> None:  # (in the worker)
             """Hand the overview to the loop, and let it draw before the build goes on: the build
             would take the CPU (and the GIL) from the drawing and delay the first chart."""
-            if self.stage is None:
+            stage = self.stage
+            if stage is None:
                 return
             shown = threading.Event()
 
             async def draw() -> None:
                 try:
-                    await self.in_session(lambda: self.stage.show_overview(opened, name))
+                    await self.in_session(lambda: stage.show_overview(opened, name))
                 finally:
                     shown.set()
 

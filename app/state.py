@@ -7,21 +7,12 @@ everything a view shows comes from ``data`` (a ``tilescope.derived.plan_data.Pla
 replaced, never changed, once per plan: the file's plan on open, a what-if plan after each edit.
 Views watch ``data`` (and the selection), as Lumen's views watch ``Pipeline.data``.
 
-Where work sized by the file runs (issue #24): in a served session, in the server's load workers
-(``app.load_pool``, under its time limit), never on the session's event loop, whatever the plan's
-size. ``runner`` (``SessionOpener.background``) and ``worker`` (``SessionOpener.work``) are the two
-doors to them; without them (a notebook, a test) the work runs here, at once. Through them:
-
-- every new plan (``_set_edits``: an edit, undo, reset, an edit-set file, the advisor's
-  suggestion, the URL's edits, the storage-group toggle): the re-plan (``planner.edits.apply_edits``)
-  and what the views read of the new plan first (``prepare_plan``) in a worker; ``data`` and
-  ``edits`` change together on the loop when it is done. A change asked after it makes it stale
-  (``_plan_ticket``): its result is dropped. While it runs, gestures build on the edits asked
-  (``_wanted``), so two quick drags both count. A refusal (or the time limit) keeps the plan and
-  says why (``error``; the gesture's ``refused`` callback);
-- the comparison following a new plan (``_compare_follows_plan``: computed and warmed in a worker);
-- lazy results of a plan (``result``: its placement), a view's job (``compute``: the advisor's
-  ranking), a download (``work``: the PNG and the tables).
+Where work sized by the file runs: in a served session, in the server's load workers (under their
+time limit), never on the event loop, whatever the plan's size (docs/architecture.md, "After the
+open"). ``runner`` and ``worker`` are the doors; without them (a notebook, a test) it runs here.
+Every new plan is made there (``_new_plan``): ``data`` and ``edits`` change together when it is done,
+a result made stale by a later change (``_plan_ticket``) is dropped, gestures meanwhile build on the
+edits asked (``_wanted``), and a refusal or the time limit keeps the plan and says why.
 """
 
 from __future__ import annotations
@@ -31,7 +22,8 @@ from typing import Any
 
 import param
 
-from tilescope.derived.opening import Opened, OpenedProfile, OpenedSearchState, kind_label
+from tilescope.app.plan_prep import prepare_plan
+from tilescope.derived.opening import Opened, OpenedProfile, OpenedSearchState
 from tilescope.derived.plan_data import PlanData
 from tilescope.loaders.edit_sets import parse_edit_set
 from tilescope.models.edits import TilingEdit
@@ -50,19 +42,6 @@ Runner = Callable[[Callable[[], Any], Callable[[Any], None]], bool]
 Worker = Callable[..., Awaitable[Any]]  # worker(job, label=...) -> job() run in a load worker
 Refused = Callable[[str], None]
 REPLANNING = "re-planning…"  # the status while a new plan is computed in the load workers
-
-
-def prepare_plan(data: PlanData) -> PlanData:
-    """What the page reads of a new plan as soon as it is shown (the timeline's series, the values
-    table, the storage groups' overlaps, the lifetimes at their default setting): computed where
-    this is called (a load worker), kept on ``data``. The placement is not: it is slower, and its
-    views say "placing…" while ``result`` computes it in the background."""
-    data.series, data.values, data.group_overlap  # noqa: B018 (computed and kept)
-    data.gantt(LIFETIMES_DRAWN)
-    return data
-
-
-LIFETIMES_DRAWN = 150  # the lifetimes view's default "values drawn" (app.views.lifetimes reads it here)
 
 
 class SessionState(param.Parameterized):
@@ -172,9 +151,10 @@ class SessionState(param.Parameterized):
             "selected_tile": None,
         }
         if not isinstance(opened, OpenedProfile):  # a search state, or another kind: its view reads ``opened``
-            self.param.update(**common, data=None, selected_step=0, status=f"opened {name} ({kind_label(opened.kind)})")
+            # (the status says "opened": the header names the file and its kind)
+            self.param.update(**common, data=None, selected_step=0, status="opened")
             return
-        self.param.update(**common, data=opened.base, selected_step=opened.total_peak_step, status=f"opened {name}")
+        self.param.update(**common, data=opened.base, selected_step=opened.total_peak_step, status="opened")
 
     def begin_load(self) -> None:
         self.param.update(loading=True, progress=0.0, status="loading…")
@@ -316,7 +296,27 @@ class SessionState(param.Parameterized):
         kept, units = self._latest()
         if units and _handles(kept[-units[-1] :]) == _handles(edits):
             kept, units = kept[: -units[-1]], units[:-1]
+        # A handle dragged back to the file's own count is no edit (unless an earlier edit changed it)
+        earlier = set(_handles(kept))
+        edits = [e for e in edits if _handles([e])[0] in earlier or not self._files_own(e)]
+        if not edits:
+            return self._set_edits(kept, units, refused)
         return self._set_edits([*kept, *edits], [*units, len(edits)], refused)
+
+    def _files_own(self, edit: TilingEdit) -> bool:
+        """``edit`` sets the count the file records for its value (it changes nothing by itself)."""
+        arrays = self.arrays
+        row = arrays.row_of_id.get(edit.value) if arrays is not None else None
+        if row is None:
+            return False
+        tiling = arrays.tiling(row)
+        if edit.replicas is not None:
+            return tiling.replicas == edit.replicas
+        return (
+            edit.axis is not None
+            and 0 <= edit.axis < len(tiling.axes)
+            and tiling.axes[edit.axis].partitions == edit.partitions
+        )
 
     def apply_edits(self, edits: Sequence[TilingEdit], refused: Refused | None = None) -> str | None:
         """Replace the whole edit set (validated together); each edit its own unit."""

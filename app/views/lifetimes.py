@@ -13,9 +13,11 @@ from bokeh.events import Tap
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d, Span
 from bokeh.plotting import figure
 
+from tilescope.app.glyphs import draw
 from tilescope.app.one_message import one_message
+from tilescope.app.plan_prep import LIFETIMES_DRAWN
 from tilescope.app.shown_gate import ShownGate
-from tilescope.app.state import LIFETIMES_DRAWN, SessionState
+from tilescope.app.state import SessionState
 from tilescope.app.widgets.selection import adds
 from tilescope.derived.series import minmax_indices
 from tilescope.models.format import shorten
@@ -83,8 +85,12 @@ class LifetimesView(pn.viewable.Viewer):
         fig.xaxis.formatter = NumeralTickFormatter(format="0")
         fig.yaxis.major_label_text_font_size = "0px"
         fig.yaxis.major_tick_line_color = None
-        self.rest_area = fig.varea(x="step", y1="y1", y2="y2", source=self.rest, fill_color=REST_COLOR, fill_alpha=0.6)
-        self.bar_glyphs = fig.quad(
+        self.rest_area = draw(
+            fig, "varea", x="step", y1="y1", y2="y2", source=self.rest, fill_color=REST_COLOR, fill_alpha=0.6
+        )
+        self.bar_glyphs = draw(
+            fig,
+            "quad",
             left="left",
             right="right",
             bottom="bottom",
@@ -168,10 +174,7 @@ class LifetimesView(pn.viewable.Viewer):
                 start=-0.5, end=max(arrays.n_steps - 0.5, 0.5), bounds=(-0.5, max(arrays.n_steps - 0.5, 0.5))
             )
         self.figure.y_range.update(start=self._band_bottom + 0.3, end=-1)
-        self._note.object = (
-            f"{g.rows.size:,} largest values drawn one lane each (thickness ∝ √bytes, blue standard, orange interleaved); "
-            f"the other {g.rest_count:,} live values form the grey band at the bottom (height ∝ their bytes per step). Click a bar to select its value (Ctrl/Shift-click adds it)."
-        )
+        self._note.object = lanes_note(g.rows.size, g.rest_count)
         self._on_step()
 
     def _outline(self, bar_rows: np.ndarray) -> dict:
@@ -224,3 +227,20 @@ class LifetimesView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             css_classes=["ts-lifetimes"],
         )
+
+
+def lanes_note(drawn: int, rest: int) -> str:
+    """The note under the chart: how many values have a lane, and what the grey band holds (none:
+    no band to speak of, issue #27 item 11 — it said "the other 0 live values")."""
+    lanes = "1 value drawn in a lane of its own" if drawn == 1 else f"{drawn:,} largest values drawn one lane each"
+    if rest == 0:
+        band = "no other value is live, so there is no grey band"
+    else:
+        band = (
+            f"the other {'live value forms' if rest == 1 else f'{rest:,} live values form'} the grey band at the bottom "
+            "(height ∝ their bytes per step)"
+        )
+    return (
+        f"{lanes} (thickness ∝ √bytes, blue standard, orange interleaved); {band}. "
+        "Click a bar to select its value (Ctrl/Shift-click adds it)."
+    )

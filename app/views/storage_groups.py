@@ -73,7 +73,7 @@ class StorageGroupsView(pn.viewable.Viewer):
         if self._groups is not groups:
             self._groups, self._members, self._shown_single = groups, groups.members, None
         if self._shown_single == self.show_single:
-            self._patch_largest_overlap(data.group_overlap)  # same rows: an edit only changes bytes
+            self._patch_largest_overlap(groups, data.group_overlap)  # same rows: an edit only changes bytes
         else:
             self.table.value = groups.frame(data.group_overlap, self.show_single)
             self._shown_single = self.show_single
@@ -83,10 +83,10 @@ class StorageGroupsView(pn.viewable.Viewer):
         self._show(self.group)
         self._on_values()  # a view built after a value was selected opens that value's group
 
-    def _patch_largest_overlap(self, overlap: np.ndarray) -> None:
+    def _patch_largest_overlap(self, groups: GroupTable, overlap: np.ndarray) -> None:
         """Send only the cells whose figure changed, not the whole table again."""
         frame = self.table.value
-        positions = np.searchsorted(self._groups.groups, frame["storage_group"].to_numpy())
+        positions = np.searchsorted(groups.groups, frame["storage_group"].to_numpy())
         now = overlap[positions]
         changed = np.flatnonzero(now != frame["largest_overlap"].to_numpy())
         if changed.size:
@@ -159,10 +159,12 @@ def group_html(state: SessionState, group: int, members: np.ndarray | None) -> s
             )
     overs = hand_overs(arrays, cost, group, members, data.opened.live_ranges)
     if overs:
+        peaks = data.plan.peaks
+        peak_steps = {"total": peaks.total_step, "standard": peaks.standard_step, "interleaved": peaks.interleaved_step}
         lines = "".join(
             f'<li class="handover" data-testid="ts-handover">values {h.first_value} ({esc(fmt_bytes(h.first_bytes))}) and '
             f"{h.second_value} ({esc(fmt_bytes(h.second_bytes))}) both live at {step_range(h.from_step, h.to_step)}: "
-            f"{esc(fmt_bytes(h.together_bytes))} together</li>"
+            f"{esc(fmt_bytes(h.together_bytes))} together{peak_flag(h.from_step, h.to_step, peak_steps)}</li>"
             for h in overs
         )
         handover_html = f"<b>Hand-overs</b> (members live at the same steps)<ol>{lines}</ol>"
@@ -172,4 +174,18 @@ def group_html(state: SessionState, group: int, members: np.ndarray | None) -> s
         f'<div class="ts-groups" data-testid="ts-group-detail" data-group="{group}">'
         f"<b>Storage group {group}</b>: {len(members)} member(s), in order of first live step"
         f"<ol>{''.join(items)}</ol>{handover_html}</div>"
+    )
+
+
+def peak_flag(from_step: int, to_step: int, peak_steps: dict[str, int]) -> str:
+    """The flag of a hand-over whose steps hold a peak step of the plan (issue #27 item 11: the two
+    values live together add to that peak); empty otherwise."""
+    at = [name for name, step in peak_steps.items() if from_step <= step <= to_step]
+    if not at:
+        return ""
+    steps = sorted({peak_steps[name] for name in at})
+    where = ", ".join(str(s) for s in steps)
+    return (
+        f' <b class="ts-handover-peak" data-testid="ts-handover-peak">⚑ at the {" and ".join(at)} '
+        f"peak (step{'s' if len(steps) > 1 else ''} {where}): both count in it</b>"
     )

@@ -53,7 +53,7 @@ def _arrow_without_pandas() -> None:
 def run(args) -> int:
     _arrow_without_pandas()
     kind, opened = load_output(args.file, quiet=args.quiet)
-    if kind == "search_state":
+    if isinstance(opened, bytes):  # a search state ("search_state": its bytes)
         from tilescope.loaders.search_state import parse_search_state
         from tilescope.loaders.search_tables import search_state_tables
 
