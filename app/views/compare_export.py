@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 import panel as pn
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import BUTTONS_CSS, static_text
 from tilescope.app.format import esc
 from tilescope.app.views.compare_part import ComparePart
 from tilescope.derived.compare_data import WHATIF
@@ -92,6 +92,7 @@ class CompareExportView(ComparePart):
             embed=False,
             color="primary" if name == ZIP_NAME else "default",
             css_classes=[f"ts-compare-export-{name.replace('.', '-')}"],
+            stylesheets=[BUTTONS_CSS],
             width=190,
             margin=(5, 10),
         )

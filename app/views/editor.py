@@ -21,6 +21,7 @@ import io
 import re
 
 import panel as pn
+import panel_material_ui as pmui
 import param
 
 from tilescope.app.assets import static_text
@@ -74,10 +75,12 @@ class EditorView(pn.viewable.Viewer):
             min_width=220,
         )
         self.value_picker.param.watch(one_message(self._on_picked), "value")
-        self.group_toggle = pn.widgets.Checkbox.from_param(
-            self.state.param.whole_storage_group, label="apply to whole storage group"
+        # Material checkboxes: their label names the box (Bokeh's left it unnamed: axe ``label``); no
+        # description (Material draws it as an icon with an aria-label on a role-less span)
+        self.group_toggle = pmui.Checkbox.from_param(
+            self.state.param.whole_storage_group, label="apply to whole storage group", description=""
         )
-        self.keep_tiles = pn.widgets.Checkbox(
+        self.keep_tiles = pmui.Checkbox(
             label="keep the tile count (replicas drop to fit when an axis grows)",
             value=False,
             css_classes=["ts-keep-tiles"],
@@ -94,7 +97,11 @@ class EditorView(pn.viewable.Viewer):
             callback=self._edit_set_file, filename="edits.json", label="Save edits", color="default", width=120
         )
         self.load_input = pn.widgets.FileInput(
-            accept=".json,application/json", multiple=False, width=230, css_classes=["ts-load-edits"]
+            accept=".json,application/json",
+            multiple=False,
+            width=230,
+            css_classes=["ts-load-edits"],
+            label="load an edit set (JSON)",
         )
         self.load_input.param.watch(self._on_load, "value")
         self.edit_list = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CSS])

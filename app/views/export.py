@@ -13,7 +13,7 @@ import io
 import panel as pn
 import param
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import BUTTONS_CSS, static_text
 from tilescope.app.format import esc
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
@@ -74,6 +74,7 @@ class ExportView(pn.viewable.Viewer):
             auto=True,
             embed=False,
             css_classes=[f"ts-export-{key.replace('.', '-')}"],
+            stylesheets=[BUTTONS_CSS],
             width=170,
             margin=(5, 10),
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import panel as pn
+import panel_material_ui as pmui
 import param
 from bokeh.events import Tap
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d, Span
@@ -55,8 +56,13 @@ class LifetimesView(pn.viewable.Viewer):
         self.bars = ColumnDataSource({k: [] for k in BAR_FIELDS}, name="ts-lifetime-bars")
         self.rest = ColumnDataSource({"step": [], "y1": [], "y2": [], "bytes": [], "live": []}, name="ts-lifetime-rest")
         self.figure = self._build_figure()
-        self._slider = pn.widgets.IntSlider.from_param(
-            self.param.largest, label="values drawn individually", width=240, step=5
+        self._slider = pmui.IntSlider.from_param(  # Material's slider names its handle by the label;
+            # no description: Material draws it as an icon with an aria-label on a role-less span
+            self.param.largest,
+            label="values drawn individually",
+            width=240,
+            step=5,
+            description="",
         )
         self._note = pn.pane.HTML("", styles={"font-size": "12px", "opacity": "0.75"})
         self._lanes = 0

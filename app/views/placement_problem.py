@@ -28,7 +28,7 @@ from bokeh.models import ColumnDataSource, CustomJS, HoverTool, NumeralTickForma
 from bokeh.models.annotations import Span
 from bokeh.plotting import figure
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import BUTTONS_CSS, static_text
 from tilescope.app.format import esc
 from tilescope.app.state import error_text
 from tilescope.derived.placement_opened import APP_TIME_LIMIT_S, OpenedPlacementDump, Solved, solved
@@ -121,6 +121,7 @@ class PlacementProblemView(pn.viewable.Viewer):
             value=TILESCOPE,
             color="primary",
             css_classes=["ts-dump-toggle"],
+            stylesheets=[BUTTONS_CSS],
             width=420,
             margin=(5, 10),
         )
