@@ -7,11 +7,16 @@ nothing, never shows either copy, yet each is one more Bokeh model that every se
 serialises and sends (issue #26: the timeline's 14 renderers made 28 of its 151 models).
 ``draw`` adds the glyph alone; the renderer's ``nonselection_glyph`` and ``muted_glyph`` stay
 "auto", so BokehJS would derive them itself were a selection ever made.
+
+Each renderer also gets a ``CDSView`` (which rows to draw) with its own ``AllIndices`` filter: two
+more models per renderer. The renderers of one figure that draw the same source share one view
+(BokehJS computes the same rows from the same source for each), and all views of a figure share one
+filter (``AllIndices`` holds nothing): the timeline's ten renderers had twenty such models, now eight.
 """
 
 from __future__ import annotations
 
-from bokeh.models import GlyphRenderer, Line, Quad, Scatter, Segment, VArea
+from bokeh.models import CDSView, GlyphRenderer, Line, Quad, Scatter, Segment, VArea
 from bokeh.plotting import figure
 
 GLYPHS = {"quad": Quad, "segment": Segment, "varea": VArea, "line": Line, "scatter": Scatter}
@@ -21,4 +26,14 @@ RENDERER_KEYS = ("name", "visible")  # what ``figure.<glyph>`` gives the rendere
 def draw(fig: figure, kind: str, **spec) -> GlyphRenderer:
     """``fig.<kind>(**spec)`` (``spec`` holds ``source``), the glyph without its two copies."""
     renderer = {key: spec.pop(key) for key in RENDERER_KEYS if key in spec}
-    return fig.add_glyph(spec.pop("source"), GLYPHS[kind](**spec), **renderer)
+    source = spec.pop("source")
+    return fig.add_glyph(source, GLYPHS[kind](**spec), view=_view_for(fig, source), **renderer)
+
+
+def _view_for(fig: figure, source) -> CDSView:
+    """The view of the figure's renderers of ``source``, or a new one sharing their filter."""
+    drawn = [r for r in fig.renderers if isinstance(r, GlyphRenderer)]
+    for r in drawn:
+        if r.data_source is source:
+            return r.view
+    return CDSView(filter=drawn[0].view.filter) if drawn else CDSView()

@@ -59,3 +59,69 @@ def test_the_separate_lines_are_drawn_when_that_mode_is_first_chosen():
     timeline.layout_mode = "stacked"
     timeline.layout_mode = "separate"
     assert timeline.separate == lines  # drawn once
+
+
+def test_renderers_of_one_source_share_their_view_and_every_view_one_filter():
+    doc, app = _first_page()
+    timeline = app.profile_page.timeline
+    drawn = [r for r in timeline.figure.renderers if isinstance(r, GlyphRenderer)]
+    usage = [r for r in drawn if r.data_source is timeline.usage_source]
+    assert len(usage) >= 5 and len({id(r.view) for r in usage}) == 1
+    sources = {id(r.data_source) for r in drawn}
+    assert len({id(r.view) for r in drawn}) == len(sources)  # one view per source
+    assert len({id(r.view.filter) for r in drawn}) == 1  # one AllIndices
+    assert type(drawn[0].view.filter).__name__ == "AllIndices"
+    timeline.layout_mode = "separate"  # lines drawn later join the same view
+    assert all(r.view is usage[0].view for r in timeline.separate)
+
+
+def test_the_first_page_registers_no_panel_link():
+    """A Panel link (``jscallback``, ``jslink``) makes every later layout change of the session walk
+    the whole page's models looking for links; the value picker refreshes its menu with a Bokeh
+    callback on its completions instead."""
+    from bokeh.models import AutocompleteInput, CustomJS
+    from panel.links import Callback
+
+    before = dict(Callback.registry)
+    doc, app = _first_page()
+    assert dict(Callback.registry) == before
+    pickers = [m for m in doc.models if isinstance(m, AutocompleteInput)]
+    assert pickers
+    for picker in pickers:
+        callbacks = picker.js_property_callbacks.get("change:completions", [])
+        assert len(callbacks) == 1 and isinstance(callbacks[0], CustomJS) and "_toggle_menu" in callbacks[0].code
+
+
+def test_the_page_lists_the_same_resources_when_they_are_remembered():
+    """``app.resources`` remembers Panel's per-page list of component stylesheets and scripts; the
+    page's lists equal Panel's own computation, and a component class made afterwards is listed."""
+    import panel as pn
+    from bokeh.resources import Resources as BokehResources
+    from panel.io import resources as panel_resources
+    from panel.io.resources import bundle_resources
+
+    from tilescope.app import resources
+
+    doc, _ = _first_page()
+    resources._remember_component_resources()
+    remembered = panel_resources.Resources.extra_resources
+    server = BokehResources(mode="server", root_url="/")
+
+    def lists():
+        bundle = bundle_resources(doc.roots, server)
+        return bundle.css_files, bundle.js_files, bundle.js_modules, bundle.css_raw
+
+    first = lists()
+    again = lists()
+    assert again == first
+    try:
+        panel_resources.Resources.extra_resources = remembered.__wrapped__  # Panel's own
+        assert lists() == first
+    finally:
+        panel_resources.Resources.extra_resources = remembered
+
+    class Extra(pn.custom.JSComponent):  # a component class made after the lists were remembered
+        __css__ = ["https://example.invalid/extra-component.css"]  # noqa: RUF012 (Panel reads the class attribute)
+        _esm = "export function render() {}"
+
+    assert "https://example.invalid/extra-component.css" in [str(url) for url in lists()[0]]

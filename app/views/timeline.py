@@ -11,7 +11,11 @@ Clicking the plot selects the nearest step.
 A cached big profile is first drawn from its overview alone (``show_overview``:
 ``derived.overview.UsageOverview``, the same whole-profile points), before its plan exists; a zoom
 then shows the overview's points, and the plan's data takes over once the session adopts it.
+
+The figure itself (its sources, marks, the two modes, the theme's ink, the budget and peak labels)
+is ``app.views.timeline_figure.TimelineFigure``; this module decides what it shows and when.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,58 +23,27 @@ import panel as pn
 import param
 import pyarrow as pa
 import pyarrow.compute as pc
-from bokeh.events import RangesUpdate, Tap
-from bokeh.models import (
-    BoxAnnotation,
-    ColumnDataSource,
-    CustomJS,
-    CustomJSHover,
-    HoverTool,
-    Label,
-    LabelSet,
-    Legend,
-    LegendItem,
-    NumeralTickFormatter,
-    Range1d,
-    Span,
-)
-from bokeh.plotting import figure
 
-from tilescope.app.assets import static_text
 from tilescope.app.format import esc
-from tilescope.app.glyphs import draw as _draw
-from tilescope.app.one_message import one_message
-from tilescope.app.ranges_update import settle_quickly
 from tilescope.app.state import SessionState
 from tilescope.app.view_guard import watch_state
+from tilescope.app.views.timeline_figure import USAGE_FIELDS, TimelineFigure, empty_columns
+from tilescope.app.widgets.figure_pane import FigurePane
 from tilescope.app.widgets.source_update import update_columns
 from tilescope.derived.overview import (  # (one definition: the cached overview draws the same points)
     MOST_MARKS,
     PIXEL_COLUMNS,
 )
-from tilescope.derived.peak_labels import PeakMark, place_labels, y_end_for
+from tilescope.derived.peak_labels import PeakMark, y_end_for
 from tilescope.derived.series import minmax_indices, near_peak_runs, thinned, window_of
 from tilescope.models.format import shorten
-from tilescope.models.glossary import GLOSSARY
 
-TOOLTIP = static_text("timeline_tooltip.html")
-SELECT_JS = static_text("timeline_select.js")
-OPERATION_JS = static_text("timeline_operation.js")
 # Up to this many distinct operation texts, the profile's table of them is sent once and each point
 # carries a code (a 23,200-step synthetic profile has 32: its zoom messages were mostly this text).
 MOST_OPERATION_NAMES = 4096
-COLORS = {"standard": "#4C78A8", "interleaved": "#F58518", "exchange": "#9D9D9D", "budget": "#C62828", "effective": "#8E24AA"}
-INK = {False: "#111111", True: "#E8E8E8"}  # marks and the selected-step line, per theme (dark?)
-BUDGET_INK = {False: COLORS["budget"], True: "#FF8A80"}  # the budget and reserve labels: 4.5:1 or more on either background
-USAGE_FIELDS = ("step", "std", "intl", "exch", "si", "total", "std_line", "eff", "mid", "op", "source", "count", "ghost")
-PEAK_FIELDS = ("x", "y", "label", "label_y", "align", "offset", "definition")
 
 
-def _empty(fields) -> dict:
-    return {k: [] for k in fields}
-
-
-class TimelineView(pn.viewable.Viewer):
+class TimelineView(TimelineFigure, pn.viewable.Viewer):
     """Stacked mode draws, bottom to top, standard, interleaved and the exchange rows: the top of the
     orange is standard + interleaved, what ``fits`` adds the support reserve to and compares with the
     budget, so the support reserve hangs under the budget line as a band and the orange must stay
@@ -78,7 +51,9 @@ class TimelineView(pn.viewable.Viewer):
     separate mode, against the interleaved line, not against the stack."""
 
     state = param.ClassSelector(class_=SessionState)
-    layout_mode = param.Selector(default="stacked", objects=["stacked", "separate"], doc="stacked areas, or one line per region")
+    layout_mode = param.Selector(
+        default="stacked", objects=["stacked", "separate"], doc="stacked areas, or one line per region"
+    )
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -86,111 +61,21 @@ class TimelineView(pn.viewable.Viewer):
         self._series_of = None  # the opened profile the loop/repeat marks were built for
         self._series = None  # full-resolution per-step arrays of the current plan (dict of numpy)
         self._overview_of = None  # the profile whose overview is drawn while its plan is built (show_overview)
-        self._dark = False
         self._y_end = 1.0  # the y range's end (lanes for the peak labels above the data)
-        self.usage_source = ColumnDataSource(_empty(USAGE_FIELDS), name="ts-timeline-usage")
-        self.operation_names = ColumnDataSource({"text": []}, name="ts-timeline-operations")  # what ``op`` codes name
         self._op_codes = None  # per step, the code of its operation in operation_names (None: many distinct texts)
-        self.loop_source = ColumnDataSource({"left": [], "right": []}, name="ts-timeline-loops")
-        self.repeat_source = ColumnDataSource({"x": []}, name="ts-timeline-repeats")
-        self.near_peak_source = ColumnDataSource({"left": [], "right": []}, name="ts-timeline-near-peak")
-        self.peak_source = ColumnDataSource(_empty(PEAK_FIELDS), name="ts-timeline-peaks")
-        self.figure = self._build_figure()
-        self._mode = pn.widgets.RadioButtonGroup.from_param(self.param.layout_mode, color="default", label="", margin=(4, 10),
-                                                           width=170, sizing_mode="fixed")
+        self._build_figure(self._on_tap, self._on_ranges)  # (timeline_figure: the figure, its sources and marks)
+        self._mode = pn.widgets.RadioButtonGroup.from_param(
+            self.param.layout_mode, color="default", label="", margin=(4, 10), width=170, sizing_mode="fixed"
+        )
         self._info = pn.pane.HTML("", styles={"font-size": "12px", "opacity": "0.75"}, margin=(8, 10))
         # the selected step, always in view (the side panel's step tab has the full header)
         self._step_line = pn.pane.HTML("", styles={"font-size": "12.5px"}, margin=(8, 10), sizing_mode="stretch_width")
-        self._pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
+        # (FigurePane keeps the figure's Tap handler when the overview layout goes)
+        self._pane = FigurePane(self.figure, sizing_mode="stretch_width")
         watch_state(self.state, self._redraw, ["data"])
         watch_state(self.state, self._on_step, ["selected_step"])
-        self._show_mode()
+        self._show_mode(self.layout_mode == "stacked")
         self._redraw()
-
-    # ------------------------------------------------------------------ figure
-
-    def _build_figure(self):
-        fig = figure(
-            name="ts-timeline", height=300, sizing_mode="stretch_width", tools="xpan,xwheel_zoom,box_zoom,reset,save",
-            active_scroll="xwheel_zoom", x_axis_label="step", y_axis_label="bytes per tile", toolbar_location="above",
-            x_range=Range1d(-0.5, 0.5), y_range=Range1d(0, 1), min_border_left=70,
-        )
-        fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
-        fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
-        src = self.usage_source
-        self.near_peak = _draw(fig, "quad", left="left", right="right", bottom=0, top=1e15, source=self.near_peak_source,
-                                  fill_color="#FFC107", fill_alpha=0.30, line_alpha=0)
-        _draw(fig, "quad", left="left", right="right", bottom=0, top=1e15, source=self.loop_source, fill_color="#7b61ff", fill_alpha=0.07, line_alpha=0, name="loops")
-        self.repeat_glyph = _draw(fig, "segment", x0="x", x1="x", y0=0, y1=1e15, source=self.repeat_source, line_color="#7b61ff", line_dash="dotted", line_width=1)
-        self.stacked = [
-            _draw(fig, "varea", x="step", y1=0, y2="std", source=src, fill_color=COLORS["standard"], fill_alpha=0.75),
-            _draw(fig, "varea", x="step", y1="std", y2="si", source=src, fill_color=COLORS["interleaved"], fill_alpha=0.75),
-            _draw(fig, "varea", x="step", y1="si", y2="total", source=src, fill_color=COLORS["exchange"], fill_alpha=0.35, hatch_pattern="/", hatch_alpha=0.3),
-        ]
-        # The separate mode's lines are drawn the first time that mode is chosen (``_separate_lines``):
-        # most sessions never switch, and each line is four Bokeh models to build and send.
-        self.separate: list = []
-        self.ghost = _draw(fig, "line", x="step", y="ghost", source=src, line_color=INK[False], line_dash="dashed", line_width=1.2, line_alpha=0.7, visible=False)
-        # Invisible carrier of the hover, at mid-height: the tooltip opens beside it, inside the plot.
-        self.hover_line = _draw(fig, "line", x="step", y="mid", source=src, line_alpha=0, line_width=6)
-        fig.add_tools(
-            HoverTool(
-                renderers=[self.hover_line], mode="vline", attachment="horizontal",
-                # app/static/timeline_tooltip.html: Bokeh escapes every @field it fills in (none uses
-                # {safe}), so operation text from the file stays text; the template caps the width.
-                tooltips=TOOLTIP, formatters={"@op": CustomJSHover(args={"names": self.operation_names}, code=OPERATION_JS)},
-            )
-        )
-        self.budget_span = Span(location=0, dimension="width", line_color=COLORS["budget"], line_dash="dashed", line_width=1.5)
-        self.interleaved_budget_span = Span(location=0, dimension="width", line_color=COLORS["interleaved"], line_dash="dashed", line_width=1.5)
-        self.support_band = BoxAnnotation(bottom=0, top=0, fill_color=COLORS["budget"], fill_alpha=0.10, hatch_pattern="x", hatch_alpha=0.18, hatch_color=COLORS["budget"])
-        # On the overlay layer: moving it repaints that layer alone, not every series of the chart.
-        self.selected_span = Span(location=0, dimension="height", line_color=INK[False], line_width=1.5, line_alpha=0.8,
-                                  name="ts-selected-step-line", level="overlay")
-        self.budget_label = Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["budget"], y_offset=3)
-        self.support_label = Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["budget"], y_offset=-14)
-        self.ibudget_label = Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["interleaved"], y_offset=3)
-        for annotation in (self.support_band, self.budget_span, self.interleaved_budget_span, self.selected_span, self.budget_label,
-                           self.support_label, self.ibudget_label):
-            fig.add_layout(annotation)
-        ps = self.peak_source
-        self.leaders = _draw(fig, "segment", x0="x", x1="x", y0="y", y1="label_y", source=ps, line_color=INK[False], line_alpha=0.45, line_dash="dotted")
-        self.peak_marks = _draw(fig, "scatter", x="x", y="y", source=ps, marker="inverted_triangle", size=11, fill_color=INK[False], line_color="white")
-        self.peak_labels = LabelSet(x="x", y="label_y", text="label", source=ps, text_font_size="11px", x_offset="offset",
-                                    text_align="align", text_baseline="bottom", text_color=INK[False])
-        fig.add_layout(self.peak_labels)
-        fig.add_tools(HoverTool(renderers=[self.peak_marks], tooltips=[("", "@label"), ("", "@definition")]))
-        legend = Legend(
-            items=[
-                LegendItem(label="standard", renderers=[self.stacked[0]]),
-                LegendItem(label="interleaved", renderers=[self.stacked[1]]),
-                LegendItem(label="exchange rows (not in fits)", renderers=[self.stacked[2]], name="stacked"),
-                LegendItem(label="≥ 95% of the total peak", renderers=[self.near_peak]),
-            ],
-            orientation="horizontal", ncols=3, label_text_font_size="11px", location="center", click_policy="none",
-            spacing=2, padding=4, margin=4,
-        )
-        self.ghost_legend = LegendItem(label="before edits (total)", renderers=[self.ghost], visible=False)
-        legend.items.append(self.ghost_legend)
-        self.legend = legend
-        fig.add_layout(legend, "below")
-        fig.js_on_event(Tap, CustomJS(args={"span": self.selected_span}, code=SELECT_JS))  # the line moves at once
-        fig.on_event(Tap, one_message(self._on_tap))
-        fig.on_event(RangesUpdate, one_message(self._on_ranges))
-        settle_quickly(fig)
-        return fig
-
-    def set_dark(self, dark: bool) -> None:
-        """The marks, leader lines and selected-step line in the theme's ink (the theme itself
-        recolours the background, axes and grid in the browser)."""
-        self._dark = bool(dark)
-        ink = INK[self._dark]
-        self.selected_span.line_color = ink
-        self.ghost.glyph.line_color = ink
-        self.leaders.glyph.line_color = ink
-        self.peak_marks.glyph.fill_color = ink
-        self.peak_labels.text_color = ink
-        self.budget_label.text_color = self.support_label.text_color = BUDGET_INK[self._dark]
 
     # ------------------------------------------------------------------ data
 
@@ -206,35 +91,61 @@ class TimelineView(pn.viewable.Viewer):
             self.figure.x_range.update(start=-0.5, end=max(n - 0.5, 0.5))
         self._series, self._overview_of = None, opened
         std, intl = o.standard, o.interleaved
-        top = max(peaks.total, o.budget_bytes, peaks.total - ex + support)  # (as _redraw: the kept steps hold every maximum)
+        top = max(
+            peaks.total, o.budget_bytes, peaks.total - ex + support
+        )  # (as _redraw: the kept steps hold every maximum)
         stacked = self.layout_mode == "stacked"
         at = {int(step): row for row, step in enumerate(o.step)}  # each peak's step is one of the kept steps
         marks = [
-            PeakMark("total peak", peaks.total_step, peaks.total, f"total peak {peaks.total:,} B at step {peaks.total_step}"),
-            PeakMark("standard peak", peaks.standard_step, peaks.standard - ex if stacked else peaks.standard,
-                     f"standard peak {peaks.standard:,} B at step {peaks.standard_step}"),
-            PeakMark("interleaved peak", peaks.interleaved_step,
-                     int(std[at[peaks.interleaved_step]]) + peaks.interleaved if stacked else peaks.interleaved,
-                     f"interleaved peak {peaks.interleaved:,} B at step {peaks.interleaved_step}"),
+            PeakMark(
+                "total peak", peaks.total_step, peaks.total, f"total peak {peaks.total:,} B at step {peaks.total_step}"
+            ),
+            PeakMark(
+                "standard peak",
+                peaks.standard_step,
+                peaks.standard - ex if stacked else peaks.standard,
+                f"standard peak {peaks.standard:,} B at step {peaks.standard_step}",
+            ),
+            PeakMark(
+                "interleaved peak",
+                peaks.interleaved_step,
+                int(std[at[peaks.interleaved_step]]) + peaks.interleaved if stacked else peaks.interleaved,
+                f"interleaved peak {peaks.interleaved:,} B at step {peaks.interleaved_step}",
+            ),
         ]
         self._y_end = y_end_for(top, len(marks))
         self.figure.y_range.update(start=0, end=self._y_end)
         self.budget_span.location, self.interleaved_budget_span.location = o.budget_bytes, o.interleaved_budget_bytes
         self.support_band.update(bottom=o.budget_bytes - support, top=o.budget_bytes)
-        self._label_budgets(o)  # (the overview has the arrays' budget fields)
+        self._label_budgets(o, stacked)  # (the overview has the arrays' budget fields)
         self.peak_source.data = self._peak_data(marks, n, self._y_end)
         column = max(n / PIXEL_COLUMNS, 1.0)
-        self.near_peak_source.data = {"left": o.near_first - 0.5, "right": np.maximum(o.near_last + 0.5, o.near_first - 0.5 + 2 * column)}
+        self.near_peak_source.data = {
+            "left": o.near_first - 0.5,
+            "right": np.maximum(o.near_last + 0.5, o.near_first - 0.5 + 2 * column),
+        }
         self.loop_source.data = {"left": o.loop_first - 0.5, "right": o.loop_last + 0.5}
         self.repeat_source.data = {"x": o.repeat_steps}
         total = std + intl + ex
-        names = pc.dictionary_encode(pa.array(o.operation, type=pa.string()))  # (the points' own texts: the steps' codes come with the plan)
+        names = pc.dictionary_encode(
+            pa.array(o.operation, type=pa.string())
+        )  # (the points' own texts: the steps' codes come with the plan)
         self._op_codes = None
         self.operation_names.data = {"text": [shorten(text, 90) for text in names.dictionary.to_pylist()]}
         self.usage_source.data = {
-            "step": o.step, "std": std, "intl": intl, "exch": np.full(o.step.size, ex), "si": std + intl,
-            "total": total, "std_line": std + ex, "eff": std + intl + support, "mid": np.full(o.step.size, self._y_end * 0.45),
-            "op": names.indices.to_numpy(zero_copy_only=False).astype(np.int32), "source": o.source, "count": o.execution_count, "ghost": total,
+            "step": o.step,
+            "std": std,
+            "intl": intl,
+            "exch": np.full(o.step.size, ex),
+            "si": std + intl,
+            "total": total,
+            "std_line": std + ex,
+            "eff": std + intl + support,
+            "mid": np.full(o.step.size, self._y_end * 0.45),
+            "op": names.indices.to_numpy(zero_copy_only=False).astype(np.int32),
+            "source": o.source,
+            "count": o.execution_count,
+            "ghost": total,
         }
         self.ghost.visible = self.ghost_legend.visible = False
         step = peaks.total_step
@@ -256,13 +167,19 @@ class TimelineView(pn.viewable.Viewer):
         data = self.state.data
         if data is None:
             self._series = None
-            self.usage_source.data = _empty(USAGE_FIELDS)
+            self.usage_source.data = empty_columns(USAGE_FIELDS)
             return
         arrays, series, steps = data.arrays, data.series, data.opened.steps
         support = arrays.support_reserve_bytes
         self._series = {
-            "std": series.standard, "intl": series.interleaved, "total": series.total, "std_line": series.standard_line,
-            "ghost": data.base.series.total, "count": steps.execution_count, "source": steps.source, "operation": steps.operation,
+            "std": series.standard,
+            "intl": series.interleaved,
+            "total": series.total,
+            "std_line": series.standard_line,
+            "ghost": data.base.series.total,
+            "count": steps.execution_count,
+            "source": steps.source,
+            "operation": steps.operation,
             "support": support,
         }
         n = arrays.n_steps
@@ -271,7 +188,9 @@ class TimelineView(pn.viewable.Viewer):
             self._window = (None, None)
             self._encode_operations(steps.operation)
             self.figure.x_range.update(start=-0.5, end=max(n - 0.5, 0.5))
-        elif drawn_overview is data.opened:  # its overview was drawn (show_overview): the zoom stays, the steps' codes are new
+        elif (
+            drawn_overview is data.opened
+        ):  # its overview was drawn (show_overview): the zoom stays, the steps' codes are new
             self._encode_operations(steps.operation)
         column = max(n / PIXEL_COLUMNS, 1.0)  # steps per pixel column of the whole profile
         first, last = near_peak_runs(series.total, 0.95, merge_gap=int(column))
@@ -279,8 +198,12 @@ class TimelineView(pn.viewable.Viewer):
         self.near_peak_source.data = {"left": first - 0.5, "right": np.maximum(last + 0.5, first - 0.5 + 2 * column)}
         peaks = data.plan.peaks
         budget, ibudget = arrays.budget_bytes, arrays.interleaved_budget_bytes
-        top = max(int(series.total.max(initial=0)), int(data.base.series.total.max(initial=0)), budget,
-                  int((series.standard + series.interleaved).max(initial=0)) + support)
+        top = max(
+            int(series.total.max(initial=0)),
+            int(data.base.series.total.max(initial=0)),
+            budget,
+            int((series.standard + series.interleaved).max(initial=0)) + support,
+        )
         marks = self._peak_marks(peaks)
         y_end = y_end_for(top, len(marks))
         self._y_end = y_end
@@ -288,7 +211,7 @@ class TimelineView(pn.viewable.Viewer):
         self.budget_span.location = budget
         self.interleaved_budget_span.location = ibudget
         self.support_band.update(bottom=budget - support, top=budget)
-        self._label_budgets(arrays)
+        self._label_budgets(arrays, self.layout_mode == "stacked")
         self.peak_source.data = self._peak_data(marks, n, y_end)
         self.ghost.visible = self.ghost_legend.visible = data.edited
         self._on_step()
@@ -296,45 +219,38 @@ class TimelineView(pn.viewable.Viewer):
 
     def _encode_operations(self, operations) -> None:
         """The profile's distinct operation texts, sent once, and each step's code among them."""
-        encoded = pc.dictionary_encode(operations.combine_chunks() if isinstance(operations, pa.ChunkedArray) else operations)
+        encoded = pc.dictionary_encode(
+            operations.combine_chunks() if isinstance(operations, pa.ChunkedArray) else operations
+        )
         if len(encoded.dictionary) > MOST_OPERATION_NAMES:
             self._op_codes = None
             return
         self._op_codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32)
         self.operation_names.data = {"text": [shorten(text, 90) for text in encoded.dictionary.to_pylist()]}
 
-    def _label_budgets(self, arrays) -> None:
-        budget, ibudget, support = arrays.budget_bytes, arrays.interleaved_budget_bytes, arrays.support_reserve_bytes
-        if self.layout_mode == "stacked":
-            self.budget_label.update(y=budget, text=f"budget {budget:,} B (interleaved budget {ibudget:,} B: separate view)")
-            self.support_label.update(
-                y=budget, visible=True,
-                text=f"support reserve {support:,} B: fits while the orange top stays below this band",
-            )
-        else:
-            self.budget_label.update(y=budget, text=f"budget {budget:,} B: fits while the purple line stays below")
-            self.support_label.visible = False
-        self.ibudget_label.update(y=ibudget, text=f"interleaved budget {ibudget:,} B: fits while the orange line stays below")
-
     def _peak_marks(self, peaks) -> list[PeakMark]:
         s, stacked = self._series, self.layout_mode == "stacked"
         std_y = int(s["std"][peaks.standard_step]) if stacked else peaks.standard
-        intl_y = int(s["std"][peaks.interleaved_step] + s["intl"][peaks.interleaved_step]) if stacked else peaks.interleaved
+        intl_y = (
+            int(s["std"][peaks.interleaved_step] + s["intl"][peaks.interleaved_step]) if stacked else peaks.interleaved
+        )
         return [
-            PeakMark("total peak", peaks.total_step, peaks.total, f"total peak {peaks.total:,} B at step {peaks.total_step}"),
-            PeakMark("standard peak", peaks.standard_step, std_y,
-                     f"standard peak {peaks.standard:,} B at step {peaks.standard_step}"),
-            PeakMark("interleaved peak", peaks.interleaved_step, intl_y, f"interleaved peak {peaks.interleaved:,} B at step {peaks.interleaved_step}"),
+            PeakMark(
+                "total peak", peaks.total_step, peaks.total, f"total peak {peaks.total:,} B at step {peaks.total_step}"
+            ),
+            PeakMark(
+                "standard peak",
+                peaks.standard_step,
+                std_y,
+                f"standard peak {peaks.standard:,} B at step {peaks.standard_step}",
+            ),
+            PeakMark(
+                "interleaved peak",
+                peaks.interleaved_step,
+                intl_y,
+                f"interleaved peak {peaks.interleaved:,} B at step {peaks.interleaved_step}",
+            ),
         ]
-
-    @staticmethod
-    def _peak_data(marks: list[PeakMark], n: int, y_end: float) -> dict:
-        placed = place_labels(marks, n, y_end)
-        return {
-            "x": [p.mark.step for p in placed], "y": [p.mark.y for p in placed], "label": [p.mark.text for p in placed],
-            "label_y": [p.y for p in placed], "align": [p.align for p in placed], "offset": [p.offset for p in placed],
-            "definition": [GLOSSARY[p.mark.name] for p in placed],
-        }
 
     def _refresh_points(self) -> None:
         """Send the visible window, downsampled per pixel column."""
@@ -344,7 +260,12 @@ class TimelineView(pn.viewable.Viewer):
         n = s["std"].size
         start, stop = window_of(*self._window, n)
         edited = self.state.data.edited
-        keep = minmax_indices([s["total"], s["std_line"], s["intl"], s["ghost"]] if edited else [s["total"], s["std_line"], s["intl"]], start, stop, PIXEL_COLUMNS)
+        keep = minmax_indices(
+            [s["total"], s["std_line"], s["intl"], s["ghost"]] if edited else [s["total"], s["std_line"], s["intl"]],
+            start,
+            stop,
+            PIXEL_COLUMNS,
+        )
         ex = self.state.data.arrays.exchange_rows
         std, intl = s["std"][keep], s["intl"][keep]
         if self._op_codes is not None:
@@ -353,11 +274,21 @@ class TimelineView(pn.viewable.Viewer):
             op = np.arange(keep.size, dtype=np.int32)
             current = self.usage_source.data.get("step")
             if not (isinstance(current, np.ndarray) and np.array_equal(current, keep)):
-                self.operation_names.data = {"text": [shorten(text, 90) for text in s["operation"].take(keep).to_pylist()]}
+                self.operation_names.data = {
+                    "text": [shorten(text, 90) for text in s["operation"].take(keep).to_pylist()]
+                }
         columns = {
-            "step": keep, "std": std, "intl": intl, "exch": np.full(keep.size, ex), "si": std + intl,
-            "total": std + intl + ex, "std_line": std + ex, "eff": std + intl + s["support"],
-            "source": s["source"][keep], "count": s["count"][keep], "ghost": s["ghost"][keep],
+            "step": keep,
+            "std": std,
+            "intl": intl,
+            "exch": np.full(keep.size, ex),
+            "si": std + intl,
+            "total": std + intl + ex,
+            "std_line": std + ex,
+            "eff": std + intl + s["support"],
+            "source": s["source"][keep],
+            "count": s["count"][keep],
+            "ghost": s["ghost"][keep],
         }
         update_columns(self.usage_source, {**columns, "mid": np.full(keep.size, self._y_end * 0.45), "op": op})
         self._refresh_marks(start, stop)
@@ -379,47 +310,11 @@ class TimelineView(pn.viewable.Viewer):
 
     @param.depends("layout_mode", watch=True)
     def _on_mode(self):
-        self._show_mode()
+        self._show_mode(self.layout_mode == "stacked")
         if self._overview_of is not None:
             self.show_overview(self._overview_of)
         elif self._series is not None and self.state.data is not None:
             self._redraw()
-
-    def _separate_lines(self) -> None:
-        """Draw the separate mode's four lines (once), under the marks drawn after them, and name
-        them in the legend: standard and interleaved beside their areas, total and fits after
-        the exchange rows' item."""
-        fig, src = self.figure, self.usage_source
-        before = list(fig.renderers)
-        self.separate = [
-            _draw(fig, "line", x="step", y="std_line", source=src, line_color=COLORS["standard"], line_width=1.6),
-            _draw(fig, "line", x="step", y="intl", source=src, line_color=COLORS["interleaved"], line_width=1.6),
-            _draw(fig, "line", x="step", y="total", source=src, line_color="#777777", line_width=1.0, line_alpha=0.8),
-            _draw(fig, "line", x="step", y="eff", source=src, line_color=COLORS["effective"], line_width=1.2, line_dash="dashdot"),
-        ]
-        at = before.index(self.stacked[-1]) + 1  # where they were drawn when built with the areas
-        fig.renderers = before[:at] + self.separate + before[at:]
-        items = self.legend.items
-        items[0].renderers = [*items[0].renderers, self.separate[0]]
-        items[1].renderers = [*items[1].renderers, self.separate[1]]
-        self.legend.items = items[:3] + [
-            LegendItem(label="total", renderers=[self.separate[2]], name="separate"),
-            LegendItem(label="std + intl + support reserve (fits)", renderers=[self.separate[3]], name="separate"),
-        ] + items[3:]
-
-    def _show_mode(self):
-        stacked = self.layout_mode == "stacked"
-        if not stacked and not self.separate:
-            self._separate_lines()
-        for r in self.stacked:
-            r.visible = stacked
-        for r in self.separate:
-            r.visible = not stacked
-        self.support_band.visible = stacked
-        for item in self.legend.items:  # only the current mode's items: the legend stays two rows
-            if item.name in ("stacked", "separate"):
-                item.visible = (item.name == "stacked") == stacked
-        self.interleaved_budget_span.visible = self.ibudget_label.visible = not stacked
 
     def _on_step(self, *_):
         step = self.state.selected_step
@@ -445,8 +340,12 @@ class TimelineView(pn.viewable.Viewer):
 
     def __panel__(self):
         return pn.Column(
-            pn.FlexBox(pn.pane.HTML("<b>Timeline</b> · click a step (keys: ←/→, Home/End, p)",
-                                    margin=(8, 10)), self._mode, self._info, sizing_mode="stretch_width"),
+            pn.FlexBox(
+                pn.pane.HTML("<b>Timeline</b> · click a step (keys: ←/→, Home/End, p)", margin=(8, 10)),
+                self._mode,
+                self._info,
+                sizing_mode="stretch_width",
+            ),
             self._step_line,
             self._pane,
             sizing_mode="stretch_width",

@@ -24,7 +24,7 @@ class CountInputs:
     ``counts`` is updated before the inputs are, so an update never reads as a typed count.
     """
 
-    def __init__(self, widget: TilingWidget, on_typed: Callable[[str, int], None]):
+    def __init__(self, widget: TilingWidget, on_typed: Callable[[str, int], object]):
         self.widget = widget
         self.counts: dict[str, int] = {}
         self._on_typed = on_typed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import panel as pn
+from bokeh.models import CustomJS
 
 from tilescope.app.assets import static_text
 from tilescope.derived.value_search import LabelSearch
@@ -11,6 +12,9 @@ PICKER_MATCHES = 100  # completions sent per keystroke
 
 # Bokeh's autocomplete re-filters its menu only on a key press; the matches arrive from the server
 # just after one, so the menu is re-drawn when they land (while the input still has the focus).
+# A Bokeh callback on the model's completions, not Panel's ``jscallback``: a Panel link puts the
+# whole page in Panel's link registry, and while the registry holds any, every layout change (a tab
+# first shown, the page built) walks every model of the page twice looking for links (issue #26).
 _REFRESH_MENU_JS = static_text("value_picker_refresh.js")
 
 
@@ -26,7 +30,11 @@ class ValuePicker(pn.widgets.AutocompleteInput):
         super().__init__(**params)
         self._search = LabelSearch([])
         self.param.watch(self._on_typed, "value_input")
-        self.jscallback(options=_REFRESH_MENU_JS)
+
+    def _get_model(self, doc, root=None, parent=None, comm=None):
+        model = super()._get_model(doc, root, parent, comm)
+        model.js_on_change("completions", CustomJS(code=_REFRESH_MENU_JS))
+        return model
 
     def set_search(self, search: LabelSearch) -> None:
         """Search these labels from now on (the open profile's: ``OpenedProfile.value_search``)."""
