@@ -173,7 +173,10 @@ class LocalWorkers:
     def _died(self, worker: _Worker) -> Iterator[tuple[Any, bool, Any]]:
         """Replace a dead worker; run its task again, or give the task up."""
         task = worker.running
-        worker.process.join()
+        worker.process.join(STOP_SECONDS)
+        if worker.process.is_alive():  # (its pipe closed, yet still running: not a worker any more)
+            worker.process.kill()
+            worker.process.join()
         worker.conn.close()
         self._pool[self._pool.index(worker)] = self._start()
         if task is None:
