@@ -1,8 +1,8 @@
 """``tilescope batch``: the files under DIR split into tasks (``fleet.task``) of up to
 ``MAX_FILES_PER_TASK`` files and ``MAX_BYTES_PER_TASK`` bytes of one folder (``plan_tasks``: large
-first, smaller towards the end), run by worker
-processes started from the batch's own process by default (``fleet.workers``: why not a Dask
-``LocalCluster`` is measured there), or on an existing Dask cluster by scheduler address.
+first, smaller towards the end), run by worker processes started from the batch's own process by
+default (``fleet.workers``: why not a Dask ``LocalCluster`` is measured there), or on an existing
+Dask cluster by scheduler address.
 Workers read the input files and write their fragments into the dataset's staging folder
 themselves, so DIR and DATASET must be at the same paths on every worker (a shared filesystem);
 the client lists DIR, holds the dataset's lock, and commits (``fleet.commit.Committer``): its work
@@ -53,6 +53,7 @@ class BatchReport:
     others: list[dict] = field(default_factory=list)  # {path, why}: entries that are not planner outputs, or not read
     gone: list[str] = field(default_factory=list)  # rows kept for files no longer under the directory
     repaired: dict = field(default_factory=dict)
+    worker_cpu_seconds: list[float] = field(default_factory=list)  # local workers: the CPU each used (fleet.workers)
 
     def _with(self, status: str) -> list[dict]:
         return [r for r in self.results if r["status"] == status]
@@ -93,6 +94,7 @@ class BatchReport:
             "gone": self.gone,
             "repaired": self.repaired,
             "found_nothing": self.found_nothing,
+            "worker_cpu_seconds": self.worker_cpu_seconds,
         }
 
 
@@ -167,7 +169,7 @@ def plan_tasks(inputs: list[Input], workers: int) -> list[list[Input]]:
 
 def _task_failure(root: str, item: dict, batch_id: str, exc: BaseException) -> dict:
     """A file whose task raised instead of returning: its worker died each time it ran it
-    (``KilledWorker``: e.g. out of memory on that file) — recorded as the file's failed row, so
+    (``KilledWorker`` on Dask, ``WorkerDied`` locally: e.g. out of memory on that file) — recorded as the file's failed row, so
     it is not retried forever — or the worker could not run the task at all (tilescope missing
     there, DATASET not writable), which fails this run and records nothing."""
     text = " ".join(str(exc).split()) or "no message"
@@ -356,6 +358,8 @@ def _run(
                 if on_result is not None:
                     on_result(done, len(inputs), summary)
             committer.maybe_commit()
+    if isinstance(tasks, _LocalTasks):
+        report.worker_cpu_seconds = [round(seconds, 3) for seconds in tasks.pool.cpu_seconds]
 
 
 def _take(summary: dict, committer: Committer, report: BatchReport) -> None:

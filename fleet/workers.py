@@ -58,8 +58,11 @@ def _name_process(name: bytes) -> None:
         pass
 
 
-def _serve(conn: Connection, inherited: list[Connection], parent: int, initializer: Callable | None) -> None:
-    """A worker: run each ``(token, function, args)`` received and send back ``(token, ok, value)``."""
+def _serve(conn: Connection, inherited: list[Connection], initializer: Callable | None) -> None:
+    """A worker: run each ``(token, function, args)`` received and send back ``(token, ok, value)``;
+    asked to leave (None), send back the CPU seconds it used. It leaves by itself when its parent
+    (the batch's process, or the forkserver, which leaves with the batch) is gone."""
+    parent = os.getppid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _name_process(PROCESS_NAME)
     for other in inherited:  # (fork) the batch's ends of the other workers' pipes: not ours to hold
@@ -75,16 +78,28 @@ def _serve(conn: Connection, inherited: list[Connection], parent: int, initializ
         except (EOFError, OSError):
             return
         if message is None:
+            times = os.times()
+            _send(conn, times.user + times.system)
             return
         token, function, args = message
         try:
             reply = (token, True, function(*args))
         except Exception as exc:
             reply = (token, False, exc)
-        try:
-            conn.send(reply)
-        except Exception as exc:  # a result or an exception that does not pickle
-            conn.send((token, False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+        if not _send(conn, reply):
+            return
+
+
+def _send(conn: Connection, message: Any) -> bool:
+    """Send ``message``, or in its place the error that pickling it raised; False when the batch's
+    end of the pipe is gone (the batch ended: the worker leaves)."""
+    try:
+        conn.send(message)
+    except OSError:
+        return False
+    except Exception as exc:  # a result or an exception that does not pickle
+        return _send(conn, (message[0], False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+    return True
 
 
 @dataclass
@@ -107,6 +122,7 @@ class LocalWorkers:
     _pool: list[_Worker] = field(default_factory=list)
     _deaths: dict[Any, int] = field(default_factory=dict)
     started: int = 0  # worker processes started, replacements included
+    cpu_seconds: list[float] = field(default_factory=list)  # of each worker that left when asked (``stop``)
 
     def __post_init__(self) -> None:
         self._context: Any = multiprocessing.get_context(self.method)  # (its Process, Pipe)
@@ -125,10 +141,7 @@ class LocalWorkers:
         ours, theirs = self._context.Pipe()
         inherited = [w.conn for w in self._pool] if self.method == "fork" else []
         process = self._context.Process(
-            target=_serve,
-            args=(theirs, inherited, os.getpid(), self.initializer),
-            name="tilescope-batch-worker",
-            daemon=True,
+            target=_serve, args=(theirs, inherited, self.initializer), name="tilescope-batch-worker", daemon=True
         )
         process.start()
         theirs.close()
@@ -201,6 +214,11 @@ class LocalWorkers:
             except OSError:
                 worker.process.terminate()
         for worker in self._pool:
+            try:
+                if worker.running is None and worker.conn.poll(STOP_SECONDS):
+                    self.cpu_seconds.append(worker.conn.recv())
+            except (EOFError, OSError):
+                pass
             worker.process.join(STOP_SECONDS)
             if worker.process.is_alive():
                 worker.process.kill()

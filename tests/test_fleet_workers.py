@@ -41,6 +41,28 @@ def test_results_errors_and_a_task_that_kills_its_workers(method):
         assert len(last) == 2 and all(psutil.pid_exists(p) for p in last)
     for pid in {*first, *last}:
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert len(pool.cpu_seconds) == 2 and all(seconds >= 0 for seconds in pool.cpu_seconds)
+
+
+def test_a_batch_reports_each_workers_cpu(tmp_path):
+    """Two files, two workers: each worker's CPU seconds in the report, and the work is the workers'
+    (together at least what loading the files takes in this process)."""
+    import time
+
+    from tilescope.fleet.driver import run_batch
+    from tilescope.loaders.memory_profile import load_memory_profile
+    from tilescope.synth import write_synthetic_profile
+
+    root = tmp_path / "tree"
+    for name in ("a", "b"):
+        (root / name).mkdir(parents=True)
+        write_synthetic_profile(root / name / "m-1-1.json", 3, 2)
+    report = run_batch(root, tmp_path / "ds", workers=2)
+    assert len(report.processed) == 2 and len(report.worker_cpu_seconds) == 2
+    assert report.as_json()["worker_cpu_seconds"] == report.worker_cpu_seconds
+    started = time.process_time()
+    load_memory_profile(root / "a" / "m-1-1.json")
+    assert sum(report.worker_cpu_seconds) >= time.process_time() - started
 
 
 def test_the_start_method_follows_the_threads():

@@ -5,7 +5,8 @@ a Dask cluster (``tilescope.fleet``).
 A line per file on stderr as it completes (none with ``--quiet``); at the end a summary on stdout
 (``--json``: the object of ``fleet.driver.BatchReport.as_json``: ``processed``, ``skipped``,
 ``failed`` counts, ``failures`` and ``skipped_failures`` as ``[{path, error}]``, ``not_loaded`` and
-``others`` as ``[{path, why}]``, ``gone`` paths, ``repaired``). Exit 0 when every planner output
+``others`` as ``[{path, why}]``, ``gone`` paths, ``repaired``, ``worker_cpu_seconds``: the CPU
+each local worker process used). Exit 0 when every planner output
 loaded or was unchanged; 1 when one failed in this run, or when DIR holds no planner output at
 all; 2 for a usage error or a dataset that cannot be written.
 """
@@ -61,9 +62,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, tcp://HOST:PORT (default: a local cluster)"
     )
-    parser.add_argument(
-        "--workers", type=_workers, metavar="N", help="local worker processes (default: one per core)"
-    )
+    parser.add_argument("--workers", type=_workers, metavar="N", help="local worker processes (default: one per core)")
     parser.add_argument("--retry-failed", action="store_true", help="load again unchanged files that failed before")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
