@@ -76,7 +76,8 @@ class _Load:
     """One load: the job, its deadline, its signs of life, and where its outcome goes."""
 
     def __init__(self, job: Callable[..., Any], args: tuple, progress: Progress | None, loop, time_limit: float):
-        self.job, self.args, self.user_progress, self.loop = job, args, progress, loop
+        self.job: Callable[..., Any] | None = job  # (None once expired before it started)
+        self.args, self.user_progress, self.loop = args, progress, loop
         self.future: asyncio.Future = loop.create_future()
         self.deadline = time.monotonic() + time_limit
         self.thread: threading.Thread | None = None  # the worker running it, while it runs
@@ -261,8 +262,10 @@ class LoadPool:
                 load.active_at = time.monotonic()
                 self._busy += 1
             result, error = None, None
+            job = load.job
+            assert job is not None  # (let go only while queued and expired: skipped above)
             try:
-                result = load.job(*load.args, load.progress)
+                result = job(*load.args, load.progress)
             except BaseException as exc:  # handed to the session, which says it in one line
                 error = exc
             with self._lock:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,7 +74,7 @@ class AppOptions:
     load_workers: int = DEFAULT_LOAD_WORKERS  # loads running at once in this server process
 
 
-def parse_app_args(argv: list[str], environ: dict[str, str] | None = None) -> AppOptions:
+def parse_app_args(argv: list[str], environ: Mapping[str, str] | None = None) -> AppOptions:
     """``panel serve app --args [PATH] [--data-root DIR] [--dataset DIR] [--max-file-bytes N]
     [--load-timeout S] [--load-workers N]`` (``sys.argv[1:]`` inside the app);
     a limit not given is read from its environment variable, else its default (module doc)."""

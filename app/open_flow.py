@@ -167,13 +167,14 @@ class SessionOpener:
         def staged(opened: OpenedProfile, progress: Progress) -> None:  # (in the worker)
             """Hand the overview to the loop, and let it draw before the build goes on: the build
             would take the CPU (and the GIL) from the drawing and delay the first chart."""
-            if self.stage is None:
+            stage = self.stage
+            if stage is None:
                 return
             shown = threading.Event()
 
             async def draw() -> None:
                 try:
-                    await self.in_session(lambda: self.stage.show_overview(opened, name))
+                    await self.in_session(lambda: stage.show_overview(opened, name))
                 finally:
                     shown.set()
 

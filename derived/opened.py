@@ -96,32 +96,40 @@ class OpenedProfile:
         if self._built is None:
             with self._lock:
                 if self._built is None and self._error is None:
+                    build = self._build
+                    assert build is not None  # (without a build, __init__ was given what it builds)
                     try:
-                        self._built = self._build()
+                        self._built = build()
                     except BaseException as exc:  # every reader gets it, not only the first
                         self._error = exc
         if self._error is not None:
             raise self._error
         return self
 
+    def _done(self) -> _Built:
+        """What the build made (waiting for it: ``wait``)."""
+        self.wait()
+        assert self._built is not None  # wait() built it or raised
+        return self._built
+
     @property
     def profile(self) -> MemoryProfile:
-        return self.wait()._built.profile
+        return self._done().profile
 
     @property
     def arrays(self) -> ProfileArrays:
-        return self.wait()._built.arrays
+        return self._done().arrays
 
     @property
     def plan(self) -> Plan:
-        return self.wait()._built.plan
+        return self._done().plan
 
     @property
     def overview(self) -> UsageOverview:
         """What the timeline first draws (``derived.overview``): from the cache when it was there,
         else from the plan."""
         if self._overview is None:
-            built = self.wait()._built
+            built = self._done()
             self._overview = built.overview or UsageOverview.of(built.arrays, built.plan, self.steps)
         return self._overview
 
@@ -150,11 +158,14 @@ class OpenedProfile:
 
     @lazy
     def group_table(self) -> GroupTable:
-        return GroupTable.of(self.arrays, self.arrays.storage_groups, self.live_ranges)
+        arrays = self.arrays
+        # (no storage groups: each value its own, as ProfileArrays.storage_group_rows)
+        groups = arrays.storage_groups if arrays.storage_groups is not None else arrays.value_ids
+        return GroupTable.of(arrays, groups, self.live_ranges)
 
     @lazy
     def steps(self) -> StepInfo:
-        built = self.wait()._built
+        built = self._done()
         return built.steps if built.steps is not None else StepInfo.of(built.profile.steps)
 
     @lazy

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tilescope.models.placement_problem import INTERLEAVED, STANDARD, PlacementProblem, PlacementRequest
+from tilescope.models.placement_problem import INTERLEAVED, STANDARD, PlacementProblem, PlacementRequest, RequestClass
 from tilescope.models.placement_profile import KINDS, PROGRAM_END, PlacementProfile
 
 SUPPORT, PADDING = KINDS.index("support"), KINDS.index("padding")
@@ -141,7 +141,7 @@ def address_bound(ranges: tuple[tuple[int, int], ...], live: int) -> int:
     return ranges[-1][1] if ranges else 0
 
 
-def request_class(label: str) -> str:
+def request_class(label: str) -> RequestClass:
     """The memory class a tensor label names on its last line (``… · Ipu21Interleaved``)."""
     return INTERLEAVED if label.rsplit("\n", 1)[-1].rstrip().endswith("Interleaved") else STANDARD
 

@@ -145,7 +145,11 @@ def costliest_conversion(pairs: list[FormatPair]) -> str | None:
     growth = [
         (pair.required.shard_bytes - pair.arrives.shard_bytes, -i, pair.key)
         for i, pair in enumerate(pairs)
-        if pair.converts and pair.shape is not None and pair.required.shard_bytes is not None
+        if pair.converts
+        and pair.arrives is not None  # (converts says so; spelled out for the type checker)
+        and pair.shape is not None
+        and pair.required.shard_bytes is not None
+        and pair.arrives.shard_bytes is not None
     ]
     return max(growth)[2] if growth else None
 
@@ -235,8 +239,11 @@ def alternatives_of(state: SearchState, plans: pa.Table, operation_id: int) -> A
         frame.insert(3, COST, costs)
         titles[RANK], titles[COST] = RANK, "B/tile (estimate)"
         numeric = [*numeric[:-1], COST, ALTERNATIVE]
-    at = np.flatnonzero(frame[ALTERNATIVE].to_numpy() == op_plans.chosen) if op_plans.chosen is not None else []
-    return Alternatives(frame, titles, numeric, int(at[0]) if len(at) else None, same, basis)
+    chosen_row = None
+    if op_plans.chosen is not None:
+        at = np.flatnonzero(frame[ALTERNATIVE].to_numpy() == op_plans.chosen)
+        chosen_row = int(at[0]) if at.size else None
+    return Alternatives(frame, titles, numeric, chosen_row, same, basis)
 
 
 def _ceil(a: int, b: int) -> int:
@@ -276,11 +283,15 @@ ATTENTION_DISPATCH = (
 )
 
 
+def _positive_int(x: object) -> bool:
+    return isinstance(x, int) and x > 0
+
+
 def _attention_block_bytes(plan) -> int | None:
     """Query [.., Lq, D] · key [.., Lk, D]ᵀ, then probabilities [.., Lq, Lk] · value [.., Lk, Dv]; the
     dispatch pads D and Dv (``padded_*_dimension``) and the key rows to ``key_block_rows``."""
     d = plan.dispatch or {}
-    if len(plan.inputs) < 3 or not all(isinstance(d.get(k), int) and d.get(k) > 0 for k in ATTENTION_DISPATCH):
+    if len(plan.inputs) < 3 or not all(_positive_int(d.get(k)) for k in ATTENTION_DISPATCH):
         return None
     shapes = [r.shape for r in plan.inputs[:3]]
     if any(shape is None or len(shape) < 2 for shape in shapes):
@@ -322,7 +333,7 @@ def scatter_data(alts: Alternatives, x: str, y: str) -> tuple[dict, dict]:
         # the best rank among the alternatives a point stands for (0 when nothing is ranked)
         "rank": [min(rank_of[a] for a in at[k]) if rank_of else 0 for k in keys],
     }
-    chosen = {"x": [], "y": [], "alternative": []}
+    chosen: dict[str, list] = {"x": [], "y": [], "alternative": []}
     if alts.chosen_row is not None:
         row = alts.frame.iloc[alts.chosen_row]
         if not (pd.isna(row[x]) or pd.isna(row[y])):

@@ -119,10 +119,10 @@ class Committer:
                 del self.members[(folder, fragment)]
                 continue
             for table in PROFILE_TABLES:
-                path = self.dataset.fragment_path(table, folder, fragment)
-                found = read_parquet(path, table)
+                file = self.dataset.fragment_path(table, folder, fragment)
+                found = read_parquet(file, table)
                 kept = found.filter(pc.is_in(found.column("profile_key"), pa.array(sorted(keep), pa.string())))
-                with atomic_output(path, overwrite=True) as handle:
+                with atomic_output(file, overwrite=True) as handle:
                     pq.write_table(kept, handle)
             self.members[(folder, fragment)] = keep
         return changed
@@ -183,12 +183,12 @@ def repair(dataset: Dataset) -> tuple[Committer, dict]:
                 drop(path, f"fragment {fragment[1]}: {exc.found or exc}")
 
     incomplete = 0
-    for path, row in list(committer.rows.items()):
+    for input_path, row in list(committer.rows.items()):
         if _is_loaded(row) and row["profile_key"] not in committer.members.get(
-            (folder_of(path), row["fragment"] or ""), set()
+            (folder_of(input_path), row["fragment"] or ""), set()
         ):
-            del committer.rows[path]  # its rows are gone: normalised again by this batch
-            committer.dirty.add(folder_of(path))
+            del committer.rows[input_path]  # its rows are gone: normalised again by this batch
+            committer.dirty.add(folder_of(input_path))
             incomplete += 1
     if committer.dirty:
         committer.commit()

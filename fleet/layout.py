@@ -277,7 +277,7 @@ class Dataset:
     def table_files(self, table: str) -> list[tuple[str, Path]]:
         """(folder, file) of every file of ``table`` (dotfiles, being written, left out)."""
         base = self.root / table
-        out = []
+        out: list[tuple[str, Path]] = []
         if not base.is_dir():
             return out
         for part in sorted(base.iterdir()):

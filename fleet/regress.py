@@ -108,6 +108,7 @@ class Threshold:
     def exceeded(self, base: int, delta: int) -> bool:
         if self.percent is not None:
             return delta > 0 and 100 * delta > self.percent * base
+        assert self.bytes is not None  # parse_threshold: a percent or bytes
         return delta > self.bytes
 
     def to_json(self) -> dict:
@@ -226,7 +227,7 @@ def _brief(row: dict) -> dict:
 
 def _match(base: list[dict], head: list[dict], by: str, report: RegressReport) -> list[tuple[str, dict, dict]]:
     """Pairs (key, base row, head row); everything else goes into the report's lists."""
-    keyed: list[dict[str, dict]] = []
+    keyed: list[dict[str, list[dict]]] = []
     for side, rows in (("base", base), ("head", head)):
         groups: dict[str, list[dict]] = {}
         for r in rows:

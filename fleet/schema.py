@@ -15,6 +15,7 @@ for the peaks, null where a file did not load, instead of float64.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import pyarrow as pa
 
@@ -140,7 +141,7 @@ def _plain_text(schema: pa.Schema) -> list[pa.Field]:
     return [f.with_type(pa.string()) if pa.types.is_dictionary(f.type) else f for f in schema]
 
 
-def _keyed(schema: pa.Schema, extra: list[pa.Field] = ()) -> pa.Schema:
+def _keyed(schema: pa.Schema, extra: Sequence[pa.Field] = ()) -> pa.Schema:
     return _pandas_types(pa.schema([PROFILE_KEY, *_plain_text(schema), *extra]))
 
 

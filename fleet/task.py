@@ -19,6 +19,7 @@ A summary's ``status``:
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import time
 from datetime import UTC, datetime
@@ -59,7 +60,7 @@ def located_error(exc: BaseException, path: str) -> str:
     return f"{path}: {type(exc).__name__} while normalising: {text}"
 
 
-def content_hash_of(data: bytes | memoryview) -> str:
+def content_hash_of(data: bytes | memoryview | mmap.mmap) -> str:
     """The content key of bytes already read: as ``loaders.cache.content_key`` of the file."""
     return f"{hashlib.sha256(data).hexdigest()}-v{SCHEMA_VERSION}"
 

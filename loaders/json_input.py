@@ -143,7 +143,7 @@ class InputBuffer:
     def release(self, first: msgspec.Raw, last: msgspec.Raw) -> None:
         """Hand back the whole pages from ``first``'s start to ``last``'s end (Raw views into
         ``data``, ``last`` not before ``first``): nothing on them may be read again."""
-        if not self._base:
+        if not self._base or not isinstance(self.data, mmap.mmap):  # (only a mapped file has pages to release)
             return
         start = np.frombuffer(first, dtype=np.uint8).ctypes.data - self._base
         end = np.frombuffer(last, dtype=np.uint8).ctypes.data - self._base + len(last)
@@ -174,7 +174,7 @@ def _found_at(data: bytes, path: str) -> str:
 
 def validation_error(exc: msgspec.ValidationError, data: bytes | None = None) -> InputError:
     match = _VALIDATION.match(str(exc))
-    message, path = match.group("msg"), match.group("path") or "$"
+    message, path = (match.group("msg"), match.group("path") or "$") if match else (str(exc), "$")
     expected = _EXPECTED.match(message)
     if expected:
         if expected.group("got"):

@@ -18,6 +18,7 @@ on other bytes they return nothing rather than fail.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import msgspec
@@ -392,11 +393,12 @@ def json_path_to(data, offset: int) -> str | None:
     if not text.size:
         return None
     base = buf.ctypes.data
-    node, path, at = msgspec.Raw(memoryview(buf[int(text[0]) :])), "$", int(text[0])
+    node, path, at = msgspec.Raw(memoryview(data)[int(text[0]) :]), "$", int(text[0])
     for _ in range(MAX_JSON_DEPTH):
         if at == offset:
             return path
         head = bytes(memoryview(node)[:1])
+        children: Iterable[tuple[str | int, msgspec.Raw]]
         try:
             if head == b"{":
                 children = msgspec.json.decode(node, type=dict[str, msgspec.Raw]).items()

@@ -61,7 +61,9 @@ class _LazyTimeline(msgspec.Struct, frozen=True):
 class LazyProfileRecord(MemoryProfileRecord, frozen=True):
     """The file decoded and type-checked except its values, kept as raw JSON (see ``value_batches``)."""
 
-    timeline: _LazyTimeline
+    # The same key decoded lazily: msgspec lets a subclass redefine a field's type, which mypy
+    # cannot tell from an incompatible override (no reader of the base type reads ``timeline``).
+    timeline: _LazyTimeline  # type: ignore[assignment]
 
 
 _DECODER = msgspec.json.Decoder(MemoryProfileRecord)
@@ -179,7 +181,7 @@ def _steps_table(steps: list[StepRecord], live_count: np.ndarray, tally: KeyTall
             kind = kinds[s.operation] = operation_kind(s.operation, f"$.timeline.steps[{i}].operation")
         operation_kinds.append(kind)
     tally.add((STEP_KEYS + (TILED_STEP_KEYS if tiled else 0)) * len(steps), sum(s.operation.count(":") for s in steps))
-    columns = {
+    columns: dict[str, list] = {
         "index": [s.index for s in steps],
         "source": [s.source for s in steps],
         "operation_kind": operation_kinds,

@@ -168,7 +168,7 @@ def check_figure_bounds(
 # ----------------------------------------------------------------------------- duplicate keys
 
 
-def _fields(struct: type) -> int:
+def _fields(struct: type[msgspec.Struct]) -> int:
     return len(struct.__struct_fields__)
 
 

@@ -144,11 +144,11 @@ class ValueColumns:
         if -1 in codes:
             for i, code in enumerate(codes):
                 if code < 0:
-                    code = kind_of.get(keys[i])
-                    if code is None:  # the first value of its kind: checked, in file order
+                    found = kind_of.get(keys[i])
+                    if found is None:  # the first value of its kind: checked, in file order
                         self._add_kind(first + i, values[i])
-                        code = kind_of[keys[i]] = len(kind_of)
-                    codes[i] = code
+                        found = kind_of[keys[i]] = len(kind_of)
+                    codes[i] = found
         self.codes.append(np.array(codes, dtype=np.int64))
         # (filter drops None and empty texts, which hold no ':')
         self.text_colons += sum(
@@ -236,7 +236,8 @@ def _axis_dimensions(where: str, shape: list[int], tiling: TensorTiling) -> list
     """The dimension each axis cuts (None for ``Linear``), following the shard rule of
     docs/formats.md §2: ``Linear`` flattens the tensor so far into one dimension. Every axis must name
     a dimension the shape has at that point, and no dimension may be cut twice."""
-    rank, flattened, cut, dims = len(shape), False, set(), []
+    rank, flattened, cut = len(shape), False, set()
+    dims: list[int | None] = []
     for k, axis in enumerate(tiling.axes):
         here = f"{where}.layout (tiling.axes[{k}].axis)"
         if axis.axis.kind == "Linear":

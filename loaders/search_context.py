@@ -158,7 +158,7 @@ def read_config(value: Any) -> tuple[dict[str, OptionValue], dict[str, str], lis
     if options["tile_count"] == 0:
         raise d.error("PipelineConfig.tile_count", "at least one tile", 0)
 
-    formats = []
+    formats: list[tuple[int, Any, str]] = []
     path = "PipelineConfig.inputs"
     for key, item in d.entries(
         d.field(fields, "inputs", "PipelineConfig"), path, "a map {ValueId(n): TensorFormat { … }}"

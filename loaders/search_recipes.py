@@ -168,8 +168,8 @@ def read_visited(
 ) -> tuple[Recipe, ...]:
     """``$.visited``: every recipe with its plans (each located among the alternatives, or read)."""
     listed = as_list(top.get("visited", []), "$.visited", "a list of recipes")
-    alternatives = top.get("alternatives") if isinstance(top.get("alternatives"), dict) else {}
-    locate = _Locator(alternatives)
+    alternatives = top.get("alternatives")
+    locate = _Locator(alternatives if isinstance(alternatives, dict) else {})
     out = []
     for i, item in enumerate(listed):
         path = f"$.visited[{i}]"

@@ -51,7 +51,9 @@ class TilingEdit:
 
     @property
     def count(self) -> int:
-        return self.partitions if self.partitions is not None else self.replicas
+        count = self.partitions if self.partitions is not None else self.replicas
+        assert count is not None  # __post_init__: one of the two is set
+        return count
 
     def to_json(self) -> dict:
         if self.replicas is not None:

@@ -11,10 +11,10 @@ compiler's region rules applies to it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Final, Literal
 
-STANDARD = "Ipu21Standard"
-INTERLEAVED = "Ipu21Interleaved"
+STANDARD: Final = "Ipu21Standard"  # (Final: a RequestClass to the type checker)
+INTERLEAVED: Final = "Ipu21Interleaved"
 RequestClass = Literal["Ipu21Standard", "Ipu21Interleaved"]
 
 PROGRAM_START = 0  # ``first == 0``: present when the program starts (an input)

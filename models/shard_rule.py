@@ -65,6 +65,7 @@ def shard_cuts(
     """
     dims = list(shape)
     cuts: list[AxisCut] = []
+    dim: int | None
     for position, axis in enumerate(tiling.axes):
         if axis.axis.kind == "Linear":
             dims = [math.prod(dims)]

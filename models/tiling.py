@@ -25,6 +25,8 @@ class Axis:
 
     def dimension(self, rank: int) -> int | None:
         """The dimension this axis names in a shape of ``rank`` (None for ``Linear``)."""
+        if self.index is None:  # ``Linear`` (the one kind without an index)
+            return None
         if self.kind == "FromStart":
             return self.index
         if self.kind == "FromEnd":

@@ -97,7 +97,7 @@ def candidate_edits(arrays: ProfileArrays, root: int, tiling: TensorTiling) -> I
 def _describe(arrays: ProfileArrays, tiling: TensorTiling, edits: tuple[TilingEdit, ...]) -> str:
     parts = []
     for edit in edits:
-        if edit.replicas is not None:
+        if edit.axis is None:  # a replicas edit (TilingEdit: axis and partitions, or replicas)
             parts.append(f"replicas {tiling.replicas} → {edit.replicas}")
         else:
             axis = tiling.axes[edit.axis]

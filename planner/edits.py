@@ -191,7 +191,7 @@ def _pending_layouts(
         row = _row_of(arrays, edit)
         axis = _edit_axis(edit)
         own_root = int(arrays.root_rows[row])
-        if axis != REPLICAS and not 0 <= axis < arrays.axes_count[own_root]:
+        if isinstance(axis, int) and not 0 <= axis < arrays.axes_count[own_root]:  # (the one str: REPLICAS)
             raise EditError(
                 edit.value, axis, RULE_UNKNOWN_AXIS, f"its tiling has {int(arrays.axes_count[own_root])} axes"
             )
@@ -203,10 +203,10 @@ def _pending_layouts(
             elif root not in touched:  # shared with the WhatIf extended: copy on write
                 pending = classes[root] = _ClassEdit(pending.tiling, dict(pending.named))
             touched[root] = None
-            if axis == REPLICAS:
-                pending.tiling = pending.tiling.with_replicas(int(edit.replicas))
+            if isinstance(axis, str):  # REPLICAS
+                pending.tiling = pending.tiling.with_replicas(int(edit.count))
             else:
-                pending.tiling = pending.tiling.with_partitions(axis, int(edit.partitions))
+                pending.tiling = pending.tiling.with_partitions(axis, int(edit.count))
             pending.named.pop(axis, None)  # re-insert: the latest edit is named for whole-layout rules
             pending.named[axis] = (named, via)
             roots.append(root)

@@ -188,6 +188,7 @@ def pack(
             best = (order, offsets, top)
         if top <= target:
             break
+    assert best is not None  # the start order is always tried
     order, offsets, top = best
     rng = np.random.default_rng(seed)
     position = np.empty(sizes.size, dtype=np.int64)

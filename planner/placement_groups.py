@@ -147,8 +147,8 @@ def place_region(
     floor = stack(offsets, alloc, bottom, 0)
     target = lower_bound - int(alloc.bytes[on_top].sum())  # groups ending at or below this leave placed at the bound
     before = previous.state if previous is not None else None
-    if previous is not None and reuse and before.floor == floor:
-        groups, group_of = list(before.groups), before.group_of
+    if previous is not None and reuse and previous.state.floor == floor:
+        groups, group_of = list(previous.state.groups), previous.state.group_of
         changed = np.unique(group_of[alloc.bytes != previous.bytes])
         fresh = set(changed[changed >= 0].tolist())
         for index in fresh:

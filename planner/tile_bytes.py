@@ -139,6 +139,7 @@ def partition_shard_bytes(
     n = math.prod(counts) if counts else 1
     index = np.stack(np.unravel_index(np.arange(n), counts), axis=1) if counts else np.zeros((1, 0), dtype=np.int64)
     dims = np.tile(np.asarray(list(shape) or [1], dtype=np.int64), (n, 1)) if shape else np.ones((n, 1), dtype=np.int64)
+    dim: int | None
     for k, axis in enumerate(tiling.axes):
         if axis.axis.kind == "Linear":
             dims = dims.prod(axis=1, keepdims=True)

@@ -66,12 +66,12 @@ def tiling_violation(
     """
     edited = list(dict.fromkeys(edited))
     recorded = recorded if recorded is not None else tiling
-    for axis in edited:
-        if axis == REPLICAS:
+    for handle in edited:
+        if handle == REPLICAS:
             if tiling.replicas < 1:
                 return Violation(REPLICAS, RULE_MIN_REPLICAS, f"{tiling.replicas} replicas")
-        elif tiling.axes[axis].partitions < 1:
-            return Violation(axis, RULE_MIN_PARTITIONS, f"{tiling.axes[axis].partitions} partitions")
+        elif isinstance(handle, int) and tiling.axes[handle].partitions < 1:
+            return Violation(handle, RULE_MIN_PARTITIONS, f"{tiling.axes[handle].partitions} partitions")
     cuts = shard_cuts(shape, tiling)[1]
     recorded_cuts = shard_cuts(shape, recorded)[1]
     edited_axes = [a for a in edited if a != REPLICAS]

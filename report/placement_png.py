@@ -55,7 +55,7 @@ def _title(name: str, placement: Placement) -> str:
 
 
 def draw_address_view(ax, data: ReportInput, placement: Placement, name: str, width_px: int, height_px: int) -> None:
-    edited_ids = sorted(int(data.arrays.value_ids[r]) for r in data.whatif.tilings) if data.edited else []
+    edited_ids = sorted(int(data.arrays.value_ids[r]) for r in data.edited_tilings)
     rects = address_rects(placement, name, width_px=width_px, height_px=height_px, keep_ids=edited_ids)
     left, right = rects.first - 0.5, rects.last + 0.5
     bottom, top = rects.offset, rects.offset + rects.bytes
@@ -81,7 +81,7 @@ def draw_address_view(ax, data: ReportInput, placement: Placement, name: str, wi
         for i, k in zip(rects.id.tolist(), kinds.tolist())
     ]
     widths = [1.0 if i in edited else 0.3 for i in rects.id.tolist()]
-    ax.add_collection(PolyCollection(boxes, facecolors=colours, edgecolors=edges, linewidths=widths))
+    ax.add_collection(PolyCollection(list(boxes), facecolors=colours, edgecolors=edges, linewidths=widths))
     r = placement.regions[name]
     ax.axhline(r.placed, color="black", linewidth=1.2, label=f"placed {r.placed:,} B")
     ax.axhline(r.lower_bound, color="green", linestyle="--", linewidth=1, label=f"lower bound {r.lower_bound:,} B")

@@ -99,12 +99,12 @@ def edits_text(data: ReportInput, limit: int = 10) -> str:
     if not data.edited:
         return "No edits: the plan of the file's own tilings."
     lines = [f"Applied edits ({len(data.edits)}):"]
-    for applied in data.whatif.applied[:limit]:
+    for applied in data.applied_edits[:limit]:
         others = [i for i in applied.applied_to if i != applied.edit.value]
         also = f" (also values {', '.join(map(str, others))})" if others else ""
         lines.append(f"  {applied.edit.describe()}{also}")
-    if len(data.whatif.applied) > limit:
-        lines.append(f"  … and {len(data.whatif.applied) - limit} more (edits.csv)")
+    if len(data.applied_edits) > limit:
+        lines.append(f"  … and {len(data.applied_edits) - limit} more (edits.csv)")
     return "\n".join(lines)
 
 
@@ -347,7 +347,7 @@ def _draw_lifetimes(ax, data: ReportInput) -> None:
     has_interval[arrays.interval_row] = True
     candidates = np.flatnonzero(has_interval)
     by_size = candidates[np.lexsort((candidates, -cost[candidates]))]
-    edited = data.whatif.tilings if data.edited else {}
+    edited = data.edited_tilings
     # The largest values, plus the edited ones (however small the edit made them), largest first.
     chosen = set(by_size[:GANTT_ROWS].tolist()) | {r for r in by_size[GANTT_ROWS:].tolist() if r in edited}
     largest = np.array([r for r in by_size.tolist() if r in chosen], dtype=np.int64)

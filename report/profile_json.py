@@ -54,7 +54,9 @@ def layout_with_tiling(text: str, tiling: TensorTiling) -> str:
         layout = parse_debug(text)
     except DebugSyntaxError as exc:  # the loader parsed it already; only a changed file gets here
         raise InputError("layout", "Debug text", str(exc)) from None
-    tiling_struct = layout.fields["tiling"]
+    tiling_struct = layout.fields["tiling"] if isinstance(layout, Struct) else None
+    if not isinstance(tiling_struct, Struct):  # the loader read a tiling from it: only a changed file gets here
+        raise InputError("layout", "a layout struct with a tiling struct", text[:120])
     axes = tiling_struct.fields["axes"]
     if len(axes) != len(tiling.axes):
         raise ValueError(f"the edited tiling has {len(tiling.axes)} axes, the layout {len(axes)}")
@@ -123,8 +125,9 @@ def profile_json_bytes(
     A v2/v3 file is written as its version, from ``tiles``, the plan's per-tile usage
     (``derived.tile_usage.tile_usage``; ``report.profile_tiles_json``)."""
     try:
-        top = _FIELDS.decode(data)
-        timeline = _FIELDS.decode(top["timeline"])
+        # (Raw fields as read; the rewritten ones below are lists and dicts, encoded with the rest)
+        top: dict[str, Any] = _FIELDS.decode(data)
+        timeline: dict[str, Any] = _FIELDS.decode(top["timeline"])
         values = _rewrite_values(timeline["values"], source, arrays, plan, tilings or {})
         steps = _rewrite_steps(timeline["steps"], source, plan)
         peak = _FIELDS.decode(top["peak"])

@@ -32,7 +32,7 @@ from tilescope.planner.placement import Placement
 from .csv_safe import to_csv_bytes
 
 if TYPE_CHECKING:  # planner.edits is only needed for its type here
-    from tilescope.planner.edits import WhatIf
+    from tilescope.planner.edits import AppliedEdit, WhatIf
 
 PNG_NAME = "report.png"
 VALUES_CSV = "values.csv"
@@ -85,6 +85,16 @@ class ReportInput:
     def edits(self) -> tuple:
         return tuple(self.whatif.edits) if self.whatif is not None else ()
 
+    @property
+    def edited_tilings(self) -> dict[int, TensorTiling]:
+        """Value row → edited tiling ({} without edits)."""
+        return self.whatif.tilings if self.whatif is not None else {}
+
+    @property
+    def applied_edits(self) -> list[AppliedEdit]:
+        """The edits as applied, in order ([] without edits)."""
+        return self.whatif.applied if self.whatif is not None else []
+
 
 def report_input(data: PlanData, selected_step: int | None = None) -> ReportInput:
     """Validate the step (default: the current plan's total peak step)."""
@@ -122,7 +132,7 @@ def tiling_columns(data: ReportInput) -> tuple[np.ndarray, np.ndarray, list[str]
     ]
     starts, counts = arrays.axes_start.tolist(), arrays.axes_count.tolist()
     partitions = [" ".join(axis_text[s : s + n]) for s, n in zip(starts, counts)]
-    for row, tiling in data.whatif.tilings.items() if data.edited else ():
+    for row, tiling in data.edited_tilings.items():
         tile_count[row], replicas[row] = tiling.tile_count, tiling.replicas
         partitions[row] = _partitions_text(tiling)
     return tile_count, replicas, partitions
@@ -150,7 +160,7 @@ def values_table(data: ReportInput) -> pa.Table:
     }
     if data.edited:
         columns["bytes_before_edits"] = pa.array(data.base_plan.figures.bytes, pa.int64())
-        columns["edited"] = pa.array([row in data.whatif.tilings for row in range(arrays.n_values)], pa.bool_())
+        columns["edited"] = pa.array([row in data.edited_tilings for row in range(arrays.n_values)], pa.bool_())
     columns.update(
         {
             "recorded_shard_bytes": v.column("shard_bytes"),
@@ -239,7 +249,7 @@ def edits_table(data: ReportInput) -> pa.Table:
 
 def _applied_to(data: ReportInput, edit) -> list[int]:
     """Value ids the edit touched (its value, its root and the root's aliases, or its storage group)."""
-    for applied in data.whatif.applied:
+    for applied in data.applied_edits:
         if applied.edit == edit:
             return list(applied.applied_to)
     return [edit.value]

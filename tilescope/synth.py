@@ -39,12 +39,11 @@ from tilescope.planner.model import Plan, ProfileArrays, arrays_of, compute_plan
 SAMPLE_PATH = samples.sample_path()
 _LAYER_NAME = re.compile(r"^(?P<head>.*)\.layer(?P<k>\d+)\.(?P<tail>.*)$")
 _REPEAT = re.compile(r"^Repeat (?P<n>\d+) boundary$")
-_COMPACT = {"separators": (",", ":"), "ensure_ascii": False}
 _WRITE_BUFFER = 1 << 20
 
 
 def _dumps(obj) -> str:
-    return json.dumps(obj, **_COMPACT)
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -78,6 +77,8 @@ def _layer_families(values: list[dict]) -> dict[int, list[dict]]:
 
 def _layer_value(template: dict, k: int, origin: int) -> dict:
     match = _LAYER_NAME.match(template["name"])
+    if match is None:
+        raise ValueError(f"not a layer's value name: {template['name']!r}")
     return {**template, "name": f"{match.group('head')}.layer{k}.{match.group('tail')}", "origin": origin}
 
 

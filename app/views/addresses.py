@@ -209,10 +209,10 @@ class AddressesView(pn.viewable.Viewer):
         if data is None:
             return self._clear("")
         try:
-            self._placement = self.state.result(data, "placement")  # (a large plan's: in the background)
+            placement = self._placement = self.state.result(data, "placement")  # (a large plan's: in the background)
         except TilescopeError as exc:  # a refusal (int64 limits, a broken invariant): say it, draw nothing
             return self._clear(f'<div class="bad" data-testid="ts-address-error">placement refused: {esc(exc)}</div>')
-        if self._placement is None:  # being placed in the load workers: drawn when ``ready`` says so
+        if placement is None:  # being placed in the load workers: drawn when ``ready`` says so
             return self._clear('<div class="note" data-testid="ts-address-pending">placing the allocations…</div>')
         n = data.arrays.n_steps
         if self._shown_profile is not data.opened:
@@ -227,8 +227,8 @@ class AddressesView(pn.viewable.Viewer):
                 bounds=(-0.5, max(n - 0.5, 0.5)),
             )
         for region in REGION_NAMES:
-            self._show_marks(region)
-        self._header.object = self._header_html()
+            self._show_marks(placement, region)
+        self._header.object = self._header_html(placement)
         self._picked.object = ""
         self._on_step()
         self._refresh(*REGION_NAMES)
@@ -241,8 +241,8 @@ class AddressesView(pn.viewable.Viewer):
         self._header.object = message
         self._picked.object = ""
 
-    def _show_marks(self, region: str) -> None:
-        figures = self._placement.regions[region]
+    def _show_marks(self, placement: Placement, region: str) -> None:
+        figures = placement.regions[region]
         marks = self.marks[region]
         top = max(figures.placed, figures.lower_bound, 1)
         # the capacity line is drawn when it is near enough to the placement to keep the allocations readable
@@ -269,10 +269,10 @@ class AddressesView(pn.viewable.Viewer):
         )
         marks["fragmentation"].update(bottom=figures.lower_bound, top=figures.placed)
 
-    def _header_html(self) -> str:
+    def _header_html(self, placement: Placement) -> str:
         parts = []
         for region in REGION_NAMES:
-            f = self._placement.regions[region]
+            f = placement.regions[region]
             capacity = (
                 ""
                 if f.capacity <= 2 * max(f.placed, 1)
@@ -284,19 +284,20 @@ class AddressesView(pn.viewable.Viewer):
                 f"fragmentation {esc(fmt_bytes(f.fragmentation))}{capacity}</span>"
             )
         verdicts = "".join(
-            f'<div class="note"><b>{esc(r)}</b>: {verdict_html(r, self._placement.regions[r], "ts-address-verdict")} — '
-            f'<span data-testid="ts-address-proof-{r}">{esc(self._placement.regions[r].proof)}</span></div>'
+            f'<div class="note"><b>{esc(r)}</b>: {verdict_html(r, placement.regions[r], "ts-address-verdict")} — '
+            f'<span data-testid="ts-address-proof-{r}">{esc(placement.regions[r].proof)}</span></div>'
             for r in REGION_NAMES
         )
         return f'<div class="ts-address-head" data-testid="ts-address-head">{" · ".join(parts)}{verdicts}</div>'
 
-    def _window(self, region: str) -> tuple[int, int, int, int] | None:
+    def _window(self, placement: Placement, region: str) -> tuple[int, int, int, int] | None:
         """(first step, last step, low, high) of the visible window, clipped to the profile and the
         region's addresses; None when nothing of the profile is visible."""
         n = self.state.data.arrays.n_steps
-        f = self._placement.regions[region]
+        f = placement.regions[region]
         x0, x1 = self._steps if self._steps is not None else (-0.5, n - 0.5)
-        y0, y1 = self._addresses[region] if self._addresses[region] is not None else self._fitted[region]
+        zoomed = self._addresses[region]
+        y0, y1 = zoomed if zoomed is not None else self._fitted[region]
         # step s is drawn over [s − 0.5, s + 0.5]: visible when that overlaps (x0, x1)
         first, last = max(math.floor(x0 - 0.5) + 1, 0), min(math.ceil(x1 + 0.5) - 1, n - 1)
         low, high = max(math.floor(y0), 0), min(math.ceil(y1), max(f.placed, f.lower_bound, 1))
@@ -306,12 +307,13 @@ class AddressesView(pn.viewable.Viewer):
 
     def _refresh(self, *regions: str) -> None:
         """Re-aggregate the visible window of ``regions``."""
-        if self._placement is None:
+        placement = self._placement
+        if placement is None:
             return
         arrays = self.state.data.arrays
         names = self.state.data.profile.values.column("name")
         for region in regions:
-            window = self._window(region)
+            window = self._window(placement, region)
             if window is None:
                 self.sources[region].data = _empty(ALLOCATION_FIELDS)
                 self.cells[region].data = _empty(CELL_FIELDS)
@@ -321,7 +323,7 @@ class AddressesView(pn.viewable.Viewer):
                 continue
             first, last, low, high = window
             r = address_rects(
-                self._placement,
+                placement,
                 region,
                 first_step=first,
                 last_step=last,
@@ -336,7 +338,7 @@ class AddressesView(pn.viewable.Viewer):
             kinds = r.kind_names()[alone]
             ids = r.id[alone]
             selected = np.isin(ids, np.asarray(self.state.selected_values, dtype=np.int64)) & (ids >= 0)
-            rows = self._placement.value_row[r.allocation[alone]]
+            rows = placement.value_row[r.allocation[alone]]
             # Bokeh sends float64, int32 and int8 arrays as binary (an int64 beyond 2³¹ would go as a
             # list): addresses, sizes and ids as float64, exact up to 2⁵³, the loader's limit
             self.sources[region].data = {
@@ -422,10 +424,10 @@ class AddressesView(pn.viewable.Viewer):
 
     def _on_tap(self, region: str, event) -> None:
         k = self.allocation_at(region, event.x, event.y)
-        if k is None:
+        p = self._placement
+        if k is None or p is None:
             self._picked.object = ""
             return
-        p = self._placement
         where = f"offset {int(p.offset[k]):,} B, {esc(fmt_bytes(int(p.bytes[k])))}, {esc(step_range(int(p.first_step[k]), int(p.last_step[k])))}"
         if p.value_id[k] >= 0:
             name = self.state.data.profile.values.column("name")[int(p.value_row[k])].as_py()

@@ -157,7 +157,7 @@ class AtStepView(pn.viewable.Viewer):
         self._header.object = self._header_html(data, step, len(live), usage, scratch)
 
     def _segments(self, live: pd.DataFrame, scratch: dict, exchange_rows: int) -> dict:
-        data = {k: [] for k in SEGMENT_FIELDS}
+        data: dict[str, list] = {k: [] for k in SEGMENT_FIELDS}
 
         def add(region, width, label, value_id, color):
             lane = LANES[region]

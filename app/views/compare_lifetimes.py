@@ -69,7 +69,7 @@ def entry_html(view, compare) -> str:
 
 
 def life_bars(view) -> dict:
-    out = {k: [] for k in BAR_FIELDS}
+    out: dict[str, list] = {k: [] for k in BAR_FIELDS}
     if view is None:
         return out
     for side in (view.a, view.b):

@@ -137,12 +137,13 @@ class FleetView(pn.viewable.Viewer):
     async def open(self, request: DatasetRequest) -> str | None:
         """Read the requested dataset in a worker thread and show it; the problem (one line) when
         it cannot be shown, and nothing changes."""
-        if request.path is None:
+        path = request.path
+        if path is None:
             return request.problem
         state = self.state
         await self._in_session(state.begin_load)
         try:
-            fleet = await self.opener.run(lambda _progress: load_fleet(request.path, request.name), label=request.name)
+            fleet = await self.opener.run(lambda _progress: load_fleet(path, request.name), label=request.name)
         except Exception as exc:  # bad dataset (InputError, TilescopeError) or anything else: say it
             await self._in_session(partial(state.param.update, loading=False, progress=1.0, status=""))
             return error_text(exc)

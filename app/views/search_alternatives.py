@@ -129,8 +129,7 @@ class SearchAlternatives:
         self._fig = fig
         return fig
 
-    def _show_table(self) -> None:
-        alts = self.alternatives
+    def _show_table(self, alts: Alternatives) -> None:
         frame = alts.frame
         chosen = alts.chosen_row
         text_columns = [c for c in frame.columns if frame[c].dtype == object and c != CHOSEN]
@@ -144,8 +143,7 @@ class SearchAlternatives:
         # Scrolled, not paged: the chosen row stays pinned on top (Tabulator pages tables over 200 rows by default).
         self.table.pagination = None
 
-    def _show_axes(self) -> None:
-        alts = self.alternatives
+    def _show_axes(self, alts: Alternatives) -> None:
         options = {alts.titles[c]: c for c in alts.numeric}
         x = alts.numeric[0]
         y = alts.numeric[1] if len(alts.numeric) > 1 else alts.numeric[0]
@@ -158,11 +156,11 @@ class SearchAlternatives:
         self._draw_chart()
 
     def _draw_chart(self) -> None:
-        x, y = self.x_select.value, self.y_select.value
-        if x is None or y is None:
+        x, y, alts = self.x_select.value, self.y_select.value, self.alternatives
+        if x is None or y is None or alts is None:
             return
-        points, chosen = scatter_data(self.alternatives, x, y)
-        titles = self.alternatives.titles
+        points, chosen = scatter_data(alts, x, y)
+        titles = alts.titles
         with pn.io.unlocked():  # Bokeh models changed from a callback: send the changes with the session's lock
             self._points.data = points
             ranks = points["rank"]
@@ -178,10 +176,10 @@ class SearchAlternatives:
 
     def _selected_point(self) -> dict:
         rows = self.table.selection
-        x, y = self.x_select.value, self.y_select.value
-        frame = self.alternatives.frame
-        if not rows or x is None or y is None or rows[0] >= len(frame):
+        x, y, alts = self.x_select.value, self.y_select.value, self.alternatives
+        if not rows or x is None or y is None or alts is None or rows[0] >= len(alts.frame):
             return {"x": [], "y": [], "alternative": []}
+        frame = alts.frame
         row = frame.iloc[rows[0]]
         if pd.isna(row[x]) or pd.isna(row[y]):
             return {"x": [], "y": [], "alternative": []}

@@ -65,11 +65,13 @@ class SearchTilingEditor:
 
     def edited_shard_bytes(self, key: str) -> int:
         pair = next(p for p in self.pairs if p.key == key)
+        if pair.shape is None:  # (the editor offers only formats whose shape is known)
+            raise ValueError(f"{pair.label}: no known shape")
         return shard_bytes(pair.shape, pair.required.format.precision.element_bytes, self.tiling_of(key))
 
     def _refresh_editor(self) -> None:
         pair = self._target()
-        if pair is None:
+        if pair is None or pair.shape is None:
             self.widget.param.update(
                 **self._count_inputs.clear(), axes=[], show_replicas=False, disabled=True, message="", message_axis=""
             )
@@ -101,11 +103,11 @@ class SearchTilingEditor:
             disabled=False,
         )
         self.reset_button.disabled = (self.operation_id, pair.key) not in self._edits
-        self.edit_figures.object = self._edit_figures_html(pair, tiling)
+        self.edit_figures.object = self._edit_figures_html(pair, pair.shape, tiling)
 
-    def _edit_figures_html(self, pair: FormatPair, tiling: TensorTiling) -> str:
+    def _edit_figures_html(self, pair: FormatPair, shape: tuple[int, ...], tiling: TensorTiling) -> str:
         element = pair.required.format.precision.element_bytes
-        edited = shard_bytes(pair.shape, element, tiling)
+        edited = shard_bytes(shape, element, tiling)
         required = pair.required.shard_bytes
         is_edited = (self.operation_id, pair.key) in self._edits
         rows = []
@@ -164,7 +166,7 @@ class SearchTilingEditor:
         """Set handle ``key`` ("0", "1", … or "replicas") of the shown target to ``count``.
         Returns why it was refused (also shown at the handle), or None."""
         pair = self._target()
-        if pair is None or key not in self._count_inputs.counts:
+        if pair is None or pair.shape is None or key not in self._count_inputs.counts:
             return None
         tiling = self.tiling_of(pair.key)
         handle = key if key == tiling_rules.REPLICAS else int(key)

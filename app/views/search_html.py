@@ -89,10 +89,12 @@ def config_html(state: SearchState) -> str:
         shown.add(name)
         if value is None:
             text = "none"
+        elif not isinstance(value, int):  # (the loader reads these four as integers: anything else as written)
+            text = str(value)
         elif name == "tile_count":
-            text = f"{int(value):,} tiles"
+            text = f"{value:,} tiles"
         else:
-            text = fmt_bytes(int(value))
+            text = fmt_bytes(value)
         rows.append(
             f"<tr><td class='k'>{esc(label)}</td><td class='ts-big' data-figure='{esc(name)}'>{esc(text)}</td></tr>"
         )

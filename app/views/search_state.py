@@ -102,6 +102,7 @@ class SearchStateView(SearchAlternatives, SearchTilingEditor, pn.viewable.Viewer
         self.graph_pane = pn.pane.HTML(graph_html(s), **html)
         self.config_pane = pn.pane.HTML(config_html(s), **html)
         self.recipe_pane = pn.pane.HTML(recipe_html(s), **html)
+        assert self.rows is not None  # (built with a search state: its rows exist)
         self.visited_pane = pn.pane.HTML(visited_html(self.rows.visited), **html)
 
         self.operation_select = pn.widgets.Select(
@@ -159,8 +160,10 @@ class SearchStateView(SearchAlternatives, SearchTilingEditor, pn.viewable.Viewer
             return
         op = s.graph.operation(self.operation_id)
         plans = s.plans[op.id]
-        self.pairs = self.rows.pairs(op.id)
-        self.alternatives = self.rows.alternatives(op.id)
+        rows = self.rows
+        assert rows is not None  # (built with a search state: its rows exist)
+        alternatives = rows.alternatives(op.id)
+        self.pairs, self.alternatives = rows.pairs(op.id), alternatives
         n = len(plans.alternatives)
         if plans.chosen is None:
             choice = f"operation {op.id} <b>{esc(op.kind_name)}</b>: no plan chosen among <span data-testid='ts-search-count'>{n}</span> alternatives"
@@ -173,17 +176,17 @@ class SearchStateView(SearchAlternatives, SearchTilingEditor, pn.viewable.Viewer
             )
         same = (
             f"All {n} alternatives require the same formats; they differ only in their dispatch parameters."
-            if self.alternatives.same_requirements
+            if alternatives.same_requirements
             else "Alternatives differ in the formats they require: see the B/tile columns."
         )
-        rank = self.alternatives.chosen_rank
-        if self.alternatives.basis is None:
+        rank = alternatives.chosen_rank
+        if alternatives.basis is None:
             ranked = "The file gives nothing to estimate the alternatives' cost by: they are not ranked."
         elif rank is None:
-            ranked = f"Alternatives ranked by {esc(self.alternatives.basis)}."
+            ranked = f"Alternatives ranked by {esc(alternatives.basis)}."
         else:
             ranked = (
-                f"By {esc(self.alternatives.basis)}, the chosen plan ranks <b data-testid='ts-search-rank'>{rank}</b> of {n} "
+                f"By {esc(alternatives.basis)}, the chosen plan ranks <b data-testid='ts-search-rank'>{rank}</b> of {n} "
                 "(1 = fewest bytes; the planner may weigh more than bytes)."
             )
         self.choice_pane.object = (
@@ -191,8 +194,8 @@ class SearchStateView(SearchAlternatives, SearchTilingEditor, pn.viewable.Viewer
             f"<div class='ts-note' data-testid='ts-search-ranking'>{ranked}</div></div>"
         )
         self.formats_pane.object = formats_html(self.pairs)
-        self._show_table()
-        self._show_axes()
+        self._show_table(alternatives)
+        self._show_axes(alternatives)
         targets = {
             f"{p.label} ({'output' if p.key == OUTPUT_KEY else 'input ' + p.key})": p.key
             for p in self.pairs

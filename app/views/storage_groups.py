@@ -73,7 +73,7 @@ class StorageGroupsView(pn.viewable.Viewer):
         if self._groups is not groups:
             self._groups, self._members, self._shown_single = groups, groups.members, None
         if self._shown_single == self.show_single:
-            self._patch_largest_overlap(data.group_overlap)  # same rows: an edit only changes bytes
+            self._patch_largest_overlap(groups, data.group_overlap)  # same rows: an edit only changes bytes
         else:
             self.table.value = groups.frame(data.group_overlap, self.show_single)
             self._shown_single = self.show_single
@@ -83,10 +83,10 @@ class StorageGroupsView(pn.viewable.Viewer):
         self._show(self.group)
         self._on_values()  # a view built after a value was selected opens that value's group
 
-    def _patch_largest_overlap(self, overlap: np.ndarray) -> None:
+    def _patch_largest_overlap(self, groups: GroupTable, overlap: np.ndarray) -> None:
         """Send only the cells whose figure changed, not the whole table again."""
         frame = self.table.value
-        positions = np.searchsorted(self._groups.groups, frame["storage_group"].to_numpy())
+        positions = np.searchsorted(groups.groups, frame["storage_group"].to_numpy())
         now = overlap[positions]
         changed = np.flatnonzero(now != frame["largest_overlap"].to_numpy())
         if changed.size:

@@ -54,6 +54,8 @@ class TilingWidget(JSComponent):
 
 def committed_count(committed: dict | None) -> tuple[str, int] | None:
     """``(handle, count)`` of a widget's ``committed`` value, or None when it does not hold one."""
+    if committed is None:
+        return None
     try:
         return str(committed["axis"]), int(committed["count"])
     except (KeyError, TypeError, ValueError):

@@ -56,7 +56,7 @@ def violation_json(v: Violation) -> dict:
 
 
 def mismatch_text(m: Mismatch) -> str:
-    if m.field in _NOT_BYTES:
+    if m.field in _NOT_BYTES or not isinstance(m.recorded, int | float) or not isinstance(m.recomputed, int | float):
         return str(m)
     return f"{m.where}: {m.field} recorded {fmt_bytes(m.recorded)}, recomputed {fmt_bytes(m.recomputed)}"
 

@@ -26,7 +26,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     arrow_without_pandas()  # (loaders.arrow_pandas: ~50 MB less at the peak)
     kind, opened = load_output(args.file, quiet=args.quiet)
-    if kind == "search_state":
+    if isinstance(opened, bytes):  # a search state ("search_state": its bytes)
         from tilescope.loaders.search_state import parse_search_state
         from tilescope.loaders.search_tables import search_state_tables
 

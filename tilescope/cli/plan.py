@@ -216,9 +216,11 @@ def applied_edit_json(applied: AppliedEdit) -> dict:
 def each_line(index: int, whatif: WhatIf) -> dict:
     """The ``--each`` line after edit ``index``, the last edit of ``whatif``."""
     p = whatif.plan.peaks
+    applied = whatif.last_applied
+    assert applied is not None  # each_step calls it after applying an edit
     return {
         "index": index,
-        "edit": applied_edit_json(whatif.last_applied),
+        "edit": applied_edit_json(applied),
         "standard": p.standard,
         "interleaved": p.interleaved,
         "total": p.total,
@@ -351,8 +353,8 @@ def run(args) -> int:
     opened = open_profile(args.file, quiet=args.quiet)
     profile, arrays, plan = opened.profile, opened.arrays, opened.plan
     if args.each:
-        whatif = apply_edits(arrays, plan, [], whole_storage_group=args.storage_group)
-        for line in each_step(arrays, whatif, edits, edit_source(args)):
+        unedited = apply_edits(arrays, plan, [], whole_storage_group=args.storage_group)
+        for line in each_step(arrays, unedited, edits, edit_source(args)):
             print(json.dumps(line), flush=True)
         return 0
     whatif = apply_edits(arrays, plan, edits, whole_storage_group=args.storage_group) if edits else None

@@ -36,7 +36,7 @@ class StderrProgress:
         self.terminal = _is_terminal(self.stream)
         self.started = time.monotonic()
         self.shown = ""
-        self.stage = None
+        self.stage: str | None = None
         self.width = 0
         self.finished = False
 
