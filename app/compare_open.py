@@ -64,6 +64,7 @@ class CompareOpener:
 
     def __init__(self, opener: SessionOpener):
         self.opener, self.state, self.shared, self.data_root = opener, opener.state, opener.shared, opener.data_root
+        self.named: str | None = None  # the data-root file of the last comparison opened (None: an upload, the what-if)
 
     def files(self) -> list[str]:
         return data_root_files(self.data_root)
@@ -80,7 +81,8 @@ class CompareOpener:
                 current,
                 _profile_only(self.shared.open(Source.of_path(path, name), progress, prepare=False), name).base,
                 other_name=name,
-            ).warm()
+            ).warm(),
+            named=name,
         )
 
     async def open_upload(self, data: bytes, name: str) -> bool:
@@ -110,8 +112,9 @@ class CompareOpener:
     async def _fail(self, message: str) -> None:
         await self.opener.in_session(partial(self.state.fail, message))
 
-    async def _run(self, job: Callable) -> bool:
-        """``job(current PlanData, progress) -> CompareData`` in a load worker, adopted on the loop."""
+    async def _run(self, job: Callable, named: str | None = None) -> bool:
+        """``job(current PlanData, progress) -> CompareData`` in a load worker, adopted on the loop
+        (``named``: the data-root file it compares with, for the URL's ``compare=``)."""
         state, in_session = self.state, self.opener.in_session
         current = state.data  # read on the loop: the worker gets an immutable snapshot
         if current is None:
@@ -123,7 +126,12 @@ class CompareOpener:
         except Exception as exc:  # bad input or anything else: say it, keep what is open
             await self._fail(_compare_error(exc))
             return False
-        await in_session(partial(state.adopt_compare, compare))
+
+        def adopt() -> None:
+            self.named = named  # (first: the page writes the URL when state.compare changes)
+            state.adopt_compare(compare)
+
+        await in_session(adopt)
         return True
 
 

@@ -16,10 +16,10 @@ filter (``AllIndices`` holds nothing): the timeline's ten renderers had twenty s
 
 from __future__ import annotations
 
-from bokeh.models import CDSView, GlyphRenderer, Line, Quad, Scatter, Segment, VArea
+from bokeh.models import CDSView, GlyphRenderer, Line, Quad, Rect, Scatter, Segment, VArea
 from bokeh.plotting import figure
 
-GLYPHS = {"quad": Quad, "segment": Segment, "varea": VArea, "line": Line, "scatter": Scatter}
+GLYPHS = {"quad": Quad, "segment": Segment, "varea": VArea, "line": Line, "scatter": Scatter, "rect": Rect}
 RENDERER_KEYS = ("name", "visible")  # what ``figure.<glyph>`` gives the renderer, not the glyph
 
 

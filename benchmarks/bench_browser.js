@@ -93,9 +93,15 @@ window.__tsBench = (() => {
     return since();
   }
 
+  // The data source `name` holds rows (a chart's data has arrived).
+  function sourceFilled(name) {
+    const src = source(name);
+    return src !== null && src.get_length() > 0 ? since() : false;
+  }
+
   function count(name) {
     return state.counts[name] || 0;
   }
 
-  return { setup, text, floorDone, stepDone, dragDone, zoomDone, count };
+  return { setup, text, floorDone, stepDone, dragDone, zoomDone, sourceFilled, count };
 })();

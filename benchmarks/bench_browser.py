@@ -17,7 +17,12 @@ inside the page, so Playwright's own round trips are not in it). Each is the med
 - **drag → summary**: release the what-if editor's partition handle on a new count → the summary's
   total peak shows a new figure and the timeline's series has been redrawn;
 - **wheel zoom**: one wheel notch over the timeline → the series re-sampled for the new window
-  has arrived and is drawn (alternately in and out).
+  has arrived and is drawn (alternately in and out);
+- **undo**: after a drag (as above), click the editor's Undo → the summary's total peak shows the
+  file's figure again and the timeline's series has been redrawn;
+- **Placement tab**: in a page just opened, click the Placement tab → its address chart's data
+  has arrived (the first time the tab is shown in the session: its views are built then); fewer
+  tries (a page load each).
 
 On the sample and on a 92.5 MB synthetic profile (``tilescope.synth.write_synthetic_profile(path,
 200, 24)``, written into a temporary folder, opened once before timing so its cache is warm).
@@ -56,6 +61,7 @@ JS_STEP_DONE = "(arg) => window.__tsBench.stepDone(arg)"
 JS_DRAG_DONE = "(arg) => window.__tsBench.dragDone(arg)"
 JS_ZOOM_DONE = "(arg) => window.__tsBench.zoomDone(arg)"
 JS_COUNT = "(name) => window.__tsBench.count(name)"
+JS_ADDRESSES_DONE = "(name) => window.__tsBench.sourceFilled(name)"
 
 
 def _new_page(browser):
@@ -167,7 +173,9 @@ def _drag(page, axis: str, count: int) -> None:
 
 
 def measure_profile(browser, server: AppServer, profile: Profile, tries: int) -> dict[str, Figure]:
-    figures = {k: Figure(k) for k in ("step click", "step key", "drag → summary", "wheel zoom")}
+    figures = {
+        k: Figure(k) for k in ("step click", "step key", "drag → summary", "wheel zoom", "undo", "Placement tab")
+    }
     query = f"?file={profile.path.name}"
     page = _new_page(browser)
     page.goto(server.url + query)
@@ -235,11 +243,48 @@ def measure_profile(browser, server: AppServer, profile: Profile, tries: int) ->
         if k > 0:
             figures["drag → summary"].times.append(elapsed)
         _settle(page, 0.6)
+
+    # undo: a drag to the new count, then Undo (the drag's own time is not counted here)
+    undo = page.get_by_role("button", name="Undo")
+    for k in range(tries + 1):
+        shown = page.evaluate(JS_TEXT, "[data-testid=ts-summary] table")
+        count = page.evaluate(JS_COUNT, "ts-timeline-usage")
+        _drag(page, axis, after)  # (the last try left no edit: undone)
+        _wait(page, JS_DRAG_DONE, [shown, count])
+        page.wait_for_function("(b) => !b.disabled", arg=undo.element_handle(), timeout=TIMEOUT_MS)
+        _settle(page, 0.6)
+        shown = page.evaluate(JS_TEXT, "[data-testid=ts-summary] table")
+        count = page.evaluate(JS_COUNT, "ts-timeline-usage")
+        undo.click()
+        elapsed = _wait(page, JS_DRAG_DONE, [shown, count])
+        if k > 0:
+            figures["undo"].times.append(elapsed)
+        _settle(page, 0.6)
     page.close()
+
+    # the Placement tab, first shown in a page just opened
+    for k in range(max(3, tries // 2) + 1):
+        page = _new_page(browser)
+        page.goto(server.url + query)
+        page.locator("[data-testid=ts-peak-total]").first.wait_for(timeout=240_000)
+        page.wait_for_function(JS_SETUP, arg=[], timeout=TIMEOUT_MS)
+        _settle(page, 1.0)
+        page.locator(".bk-tab", has_text="Placement").click()
+        elapsed = _wait(page, JS_ADDRESSES_DONE, "ts-address-interleaved")
+        if k > 0:
+            figures["Placement tab"].times.append(elapsed)
+        page.close()
     return figures
 
 
-TARGETS = {"step click": 2.0, "step key": 2.0, "drag → summary": 3.0, "wheel zoom": 4.0}
+TARGETS = {
+    "step click": 2.0,
+    "step key": 2.0,
+    "drag → summary": 3.0,
+    "wheel zoom": 4.0,
+    "undo": 3.0,
+    "Placement tab": 5.0,
+}
 
 
 def report(floor: Figure, results: list[tuple[Profile, dict[str, Figure], float]]) -> str:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tilescope.planner.tile_plan import requirement_at_tile, scratch_at
+from tilescope.planner.tile_whatif import file_figures, file_usage
 
 from .live import live_rows_at
 
@@ -134,7 +134,8 @@ def _live_bytes(
     rows = live_rows_at(side.arrays, step)
     rows = rows[np.isin(side.arrays.region[rows], regions)]
     if tile is not None and side.arrays.tiles is not None:
-        out[entry_of_row[rows]] = requirement_at_tile(side.arrays.tiles, side.arrays.root_rows, tile)[rows]
+        # M(root(v), tile): what each live value counts on the tile (the file's per-tile rows, §1.6)
+        out[entry_of_row[rows]] = file_usage(side.arrays).requirement.at_tile(tile)[0][rows]
     else:
         out[entry_of_row[rows]] = side.plan.figures.bytes[rows]
     return out
@@ -145,8 +146,8 @@ def _scratch(side: CompareSide, step: int, regions: tuple[int, ...], tile: int |
     if arrays.n_steps == 0:
         return 0
     if tile is not None and arrays.tiles is not None:
-        on_tile = scratch_at(arrays.tiles, step, tile)
-        return sum(int(on_tile[r]) for r in regions)
+        on_tile = file_figures(arrays).scratch.at_tile(tile)  # per class, every step's tile_scratch there
+        return sum(int(on_tile[r][step]) for r in regions)
     per_region = (arrays.scratch_standard, arrays.scratch_interleaved)
     return sum(int(per_region[r][step]) for r in regions)
 

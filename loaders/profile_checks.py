@@ -44,12 +44,13 @@ def check_ids(ids: np.ndarray, roots: np.ndarray) -> tuple[np.ndarray, np.ndarra
     order = np.argsort(ids, kind="stable")
     sorted_ids = ids[order]
     dup = np.flatnonzero(sorted_ids[1:] == sorted_ids[:-1])
-    if dup.size:
-        first = int(order[dup[0] + 1])
+    if dup.size:  # the first repeat in file order (the stable sort keeps each id's rows ascending)
+        k = int(np.argmin(order[dup + 1]))
+        first = int(order[dup[k] + 1])
         raise InputError(
             f"$.timeline.values[{first}].id",
             "a unique value id",
-            f"{int(ids[first])}, already used by values[{int(order[dup[0]])}]",
+            f"{int(ids[first])}, already used by values[{int(order[dup[k]])}]",
         )
     pos = np.searchsorted(sorted_ids, roots).clip(0, max(ids.size - 1, 0))
     unknown = np.flatnonzero(sorted_ids[pos] != roots) if ids.size else np.zeros(0, int)

@@ -18,7 +18,7 @@ from tilescope.models.profile import MemoryProfile
 from tilescope.models.tiling import Axis, AxisTiling, TensorTiling
 
 from .shards import infer_granules, shard_bytes
-from .tile_plan import TileArrays, TilePlan, tile_arrays_of, tile_plan
+from .tile_arrays import TileArrays, tile_arrays_of
 
 REGION_CODES = {"standard": 0, "interleaved": 1}  # ProfileArrays.region holds these codes
 
@@ -57,7 +57,7 @@ class ProfileArrays:
     storage_groups: np.ndarray | None = None  # storage group id per value (what-if edits of a whole group)
     standard_contiguous_overflow_bytes: int = 0  # from the header; open in docs/formats.md (planner.placement)
     version: int = 1  # the file's format version (docs/formats.md §7)
-    tiles: TileArrays | None = None  # versions 2 and 3: the file's per-tile rows (planner.tile_plan)
+    tiles: TileArrays | None = None  # versions 2 and 3: the file's per-tile rows (planner.tile_arrays)
 
     @property
     def n_steps(self) -> int:
@@ -304,6 +304,18 @@ def peaks_of(
 
 
 @dataclass(frozen=True)
+class TilePlan:
+    """Per-step figures of a plan per tile (``planner.tile_usage.tile_plan_of``)."""
+
+    # [steps, 2]: the peak tile's usage (largest total; ties: the last tile), and that tile
+    usage: np.ndarray
+    usage_tile: np.ndarray
+    # [steps, 2]: the largest standard and interleaved figure over tiles, and where (ties: the last)
+    largest: np.ndarray
+    largest_tile: np.ndarray
+
+
+@dataclass(frozen=True)
 class Plan:
     """A complete memory plan: per-value figures, per-step usage and the peaks."""
 
@@ -329,7 +341,7 @@ class Plan:
 
 def compute_plan(arrays: ProfileArrays, figures: ValueBytes | None = None) -> Plan:
     """The plan of ``figures`` (default: the recorded tilings'). A v2/v3 profile without edited
-    figures is planned per tile from the file's own rows (``planner.tile_plan``)."""
+    figures is planned per tile from the file's own rows (``per_tile_plan``)."""
     if figures is None and arrays.tiles is not None:
         return per_tile_plan(arrays)
     figures = figures if figures is not None else value_bytes(arrays)
@@ -341,18 +353,14 @@ def per_tile_plan(arrays: ProfileArrays) -> Plan:
     """The plan per tile of a v2/v3 profile (docs/formats.md §7): per-step usage is the peak
     tile's; the peaks follow the file's version (spec §1.3): maxima over steps and tiles, with the
     exchange rows in ``standard`` and ``total`` in v2 and out in v3; each peak step the earliest."""
-    t = arrays.tiles
-    assert t is not None
-    tp = tile_plan(
-        t,
-        arrays.interval_row,
-        arrays.interval_first,
-        arrays.interval_last,
-        arrays.root_rows,
-        arrays.region,
-        arrays.n_steps,
-    )
-    return plan_of_tile_plan(arrays, value_bytes(arrays), tp)
+    from .tile_usage import TileUsage, tile_plan_of  # (the per-tile modules build on this one)
+    from .tile_whatif import file_figures
+
+    assert arrays.tiles is not None
+    # The file's per-tile rows summed by the reconstruction rule (§1.6), not its recorded tile_usage:
+    # check compares the two.
+    usage = TileUsage(arrays, file_figures(arrays))
+    return plan_of_tile_plan(arrays, value_bytes(arrays), tile_plan_of(usage))
 
 
 def plan_of_tile_plan(arrays: ProfileArrays, figures: ValueBytes, tp: TilePlan) -> Plan:

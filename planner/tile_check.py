@@ -1,5 +1,5 @@
 """``check`` of what versions 2 and 3 record per tile (docs/formats.md §7), vectorised over runs and
-blocks of steps:
+chunks of steps (``TileUsage.tile_chunks``: the file's rows summed beside its recorded tile_usage):
 
 - each value: ``bytes == aligned_bytes × copies``, ``bytes == max tile_bytes``,
   ``shard_bytes == max tile_shards``;
@@ -22,7 +22,12 @@ import numpy as np
 
 from .check import Mismatch
 from .model import ProfileArrays
-from .tile_plan import blocks, last_argmax, value_maxima
+from .tile_arrays import last_argmax, value_maxima
+from .tile_figures import recorded_usage as recorded_usage_runs
+from .tile_usage import TileUsage
+from .tile_whatif import file_figures
+
+CHUNK_CELLS = 1 << 19  # step × tile cells compared at a time (a few such int64 arrays are held)
 
 LIMIT = 1000  # mismatches listed per field; beyond it, one line counts the rest
 CLASSES = ("standard", "interleaved")
@@ -131,20 +136,14 @@ def step_mismatches(arrays: ProfileArrays, recorded_usage: np.ndarray) -> list:
             bad.size,
         )
     bound = t.coarse.sum(axis=1)
-    for b in blocks(
-        t,
-        arrays.interval_row,
-        arrays.interval_first,
-        arrays.interval_last,
-        arrays.root_rows,
-        arrays.region,
-        arrays.n_steps,
-    ):
-        recorded = b.recorded
-        assert recorded is not None
+    figures = file_figures(arrays)
+    rebuilt = TileUsage(arrays, figures).tile_chunks(CHUNK_CELLS)  # the rows summed (§1.6)
+    as_recorded = TileUsage(arrays, figures, recorded_usage_runs(arrays)).tile_chunks(CHUNK_CELLS)
+    for (first, summed), (_, written) in zip(rebuilt, as_recorded):
+        usage = np.stack(summed, axis=1)  # [steps, 2, tiles]
+        recorded = np.stack(written, axis=1)
         rows = np.arange(recorded.shape[0])
-        steps = rows + b.first
-        usage = b.usage  # [steps, 2, tiles]
+        steps = rows + first
         recorded_total = recorded[:, 0] + recorded[:, 1]
         for c, name in enumerate(CLASSES):
             step, tile = np.nonzero(recorded[:, c] != usage[:, c])
@@ -153,7 +152,7 @@ def step_mismatches(arrays: ProfileArrays, recorded_usage: np.ndarray) -> list:
                 [
                     Mismatch(
                         "step",
-                        int(s + b.first),
+                        int(s + first),
                         f"tile_usage.{name}",
                         int(recorded[s, c, x]),
                         int(usage[s, c, x]),
@@ -187,10 +186,10 @@ def step_mismatches(arrays: ProfileArrays, recorded_usage: np.ndarray) -> list:
             [
                 Mismatch(
                     "step",
-                    int(s + b.first),
+                    int(s + first),
                     "tile_usage total (at most coarse_usage total)",
                     int(recorded_total[s, x]),
-                    int(bound[s + b.first]),
+                    int(bound[s + first]),
                     int(x),
                 )
                 for s, x in zip(over_step[:LIMIT].tolist(), over_tile[:LIMIT].tolist())

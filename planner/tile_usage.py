@@ -23,7 +23,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .model import ProfileArrays
+from .model import ProfileArrays, TilePlan
 from .tile_estimate import runs_of
 from .tile_figures import RunTable, TileFigures, gather_runs, ranks, replace_runs
 
@@ -241,6 +241,23 @@ class TileUsage:
                 edges[1:] - 1,  # a segment's last tile: the last maximal tile on a tie
             )
 
+    def tile_chunks(self, cells: int = CHUNK_CELLS) -> Iterator[tuple[int, list[np.ndarray]]]:
+        """(first step, [standard, interleaved] ``steps × tiles`` matrices) for every chunk of about
+        ``cells`` cells, in step order, of an unedited plan: its recorded tile_usage, or the sum of
+        its figures (``planner.tile_check`` compares the two)."""
+        assert self.base is None, "an edited plan's usage is read through step_peaks, series and at_step"
+        a = self.arrays
+        n, device = a.n_steps, a.device_tiles
+        chunk = max(1, cells // max(device, 1))
+        state = [np.zeros(device, dtype=np.int64), np.zeros(device, dtype=np.int64)]
+        for c0 in range(0, n, chunk):
+            c1 = min(n, c0 + chunk)
+            if self.recorded is not None:
+                yield c0, [_step_matrix(self.recorded, c0, c1, device, k) for k in (0, 1)]
+            else:
+                live = self._sweep(self._events, c0, c1, state)
+                yield c0, [live[k] + _step_matrix(self.figures.scratch, c0, c1, device, k) for k in (0, 1)]
+
     @cached_property
     def _segments(self) -> tuple[np.ndarray, tuple, RunTable]:
         """The tile edges where some value's or step's figure changes — between two edges every
@@ -387,6 +404,17 @@ class TileUsage:
             return 0, 0, 0
         step = int(np.argmax(sp.most[region]))
         return int(sp.most[region][step]), step, int(sp.tile[region][step])
+
+
+def tile_plan_of(usage: TileUsage) -> TilePlan:
+    """A plan's per-step figures per tile (``planner.model.plan_of_tile_plan``) from its usage."""
+    sp = usage.step_peaks
+    return TilePlan(
+        usage=np.stack((sp.usage_standard, sp.usage_interleaved), axis=1),
+        usage_tile=sp.usage_tile,
+        largest=np.stack((sp.most["standard"], sp.most["interleaved"]), axis=1),
+        largest_tile=np.stack((sp.tile["standard"], sp.tile["interleaved"]), axis=1),
+    )
 
 
 def _same_runs(runs: tuple, like: tuple) -> bool:

@@ -25,7 +25,7 @@ import numpy as np
 
 from tilescope.models.tiling import TensorTiling
 
-from .model import Plan, ProfileArrays, ValueBytes, plan_of_tile_plan
+from .model import Plan, ProfileArrays, TilePlan, ValueBytes, plan_of_tile_plan
 from .tile_estimate import (
     Allocation,
     LayoutUnresolvable,
@@ -45,8 +45,7 @@ from .tile_figures import (
     scratch_owners,
     scratch_runs,
 )
-from .tile_plan import TilePlan
-from .tile_usage import StepPeaks, TileUsage, on_device_runs
+from .tile_usage import StepPeaks, TileUsage, on_device_runs, tile_plan_of
 
 
 @dataclass(frozen=True)
@@ -294,16 +293,6 @@ def step_peaks_of(tp: TilePlan) -> StepPeaks:
         usage_standard=tp.usage[:, 0],
         usage_interleaved=tp.usage[:, 1],
         usage_tile=tp.usage_tile,
-    )
-
-
-def tile_plan_of(usage: TileUsage) -> TilePlan:
-    sp = usage.step_peaks
-    return TilePlan(
-        usage=np.stack((sp.usage_standard, sp.usage_interleaved), axis=1),
-        usage_tile=sp.usage_tile,
-        largest=np.stack((sp.most["standard"], sp.most["interleaved"]), axis=1),
-        largest_tile=np.stack((sp.tile["standard"], sp.tile["interleaved"]), axis=1),
     )
 
 

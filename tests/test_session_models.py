@@ -125,3 +125,20 @@ def test_the_page_lists_the_same_resources_when_they_are_remembered():
         _esm = "export function render() {}"
 
     assert "https://example.invalid/extra-component.css" in [str(url) for url in lists()[0]]
+
+
+def test_the_placement_and_tiles_tabs_draw_each_glyph_once():
+    """The Placement, Tiles and Lifetimes tabs' charts (built when their tab is first shown) draw
+    their glyphs through ``app.glyphs`` too: no faded or muted copies, one view per source."""
+    doc, app = _first_page()
+    tabs = app.profile_page.tabs
+    for key in ("placement", "tiles", "lifetimes"):
+        tabs.show(key)
+    renderers = [m for m in doc.models if isinstance(m, GlyphRenderer)]
+    glyphs = [m for m in doc.models if isinstance(m, Glyph)]
+    assert len(renderers) >= 11 + 8  # the first page's, and the tabs' (addresses 4, tile maps 4, tiles 4, lifetimes 2)
+    assert len(glyphs) == len(renderers)
+    assert all(r.nonselection_glyph == "auto" and r.muted_glyph == "auto" for r in renderers)
+    # the address chart still draws its data: the sample's interleaved allocations
+    placement = tabs.views["placement"]
+    assert any(len(source.data["left"]) for source in placement.addresses.sources.values())

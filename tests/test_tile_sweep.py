@@ -7,12 +7,16 @@ tile series and step row must equal the generator's, and the file plan built fro
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import profile_generator as gen
 import pytest
 
 from tilescope.loaders.memory_profile import load_memory_profile
+from tilescope.planner.check import Mismatch
 from tilescope.planner.model import arrays_of, compute_plan
+from tilescope.planner.tile_check import step_mismatches, value_mismatches
 from tilescope.planner.tile_figures import recorded_figures, recorded_usage
 from tilescope.planner.tile_usage import TileUsage
 
@@ -26,11 +30,11 @@ def case(request, tmp_path_factory):
     path = gen.write(program, version, tmp_path_factory.mktemp("tiles") / f"{name}.v{version}.json")
     expected = gen.estimate(program)
     arrays = arrays_of(load_memory_profile(path))
-    return arrays, expected
+    return name, arrays, expected
 
 
 def test_the_sweep_of_the_files_rows_is_the_generators_usage(case):
-    arrays, e = case
+    _, arrays, e = case
     figures = recorded_figures(arrays)
     assert figures is not None
     usage = TileUsage(arrays, figures)  # summed from the rows: the recorded tile_usage is not read
@@ -58,7 +62,7 @@ def test_the_sweep_of_the_files_rows_is_the_generators_usage(case):
 
 
 def test_the_recorded_usage_reads_back_the_same(case):
-    arrays, e = case
+    _, arrays, e = case
     figures, recorded = recorded_figures(arrays), recorded_usage(arrays)
     assert figures is not None and recorded is not None
     usage = TileUsage(arrays, figures, recorded)
@@ -69,8 +73,37 @@ def test_the_recorded_usage_reads_back_the_same(case):
 
 
 def test_the_file_plan_is_the_peak_tiles(case):
-    arrays, e = case
+    _, arrays, e = case
     plan = compute_plan(arrays)
     assert plan.tiles is not None
     assert np.array_equal(plan.usage_standard, e.usage[:, 0]) and np.array_equal(plan.usage_interleaved, e.usage[:, 1])
     assert np.array_equal(plan.tiles.usage_tile, e.usage_tile)
+
+
+def test_check_names_the_one_tile_changed(case, tmp_path):
+    """planner.tile_check straight: the generated file has no mismatch; one recorded tile_usage
+    cell one byte off (on a tile that stays below the step's peak) is exactly one mismatch, with
+    the generator's figure as the recomputed one."""
+    name, arrays, e = case
+    recorded = e.usage.copy()
+    assert value_mismatches(arrays) == [] and step_mismatches(arrays, recorded) == []
+    total = e.tile_usage.sum(axis=2)
+    step = int(np.argmax(total.max(axis=1)))
+    tile = int(np.argmin(total[step]))  # the least held tile: one byte more keeps it below the peak
+    assert total[step, tile] + 1 < total[step].max()
+    doc = gen.profile_json(PROGRAMS[name](), arrays.version)
+    doc["timeline"]["steps"][step]["tile_usage"][tile][0] += 1
+    path = tmp_path / "one_off.json"
+    path.write_text(json.dumps(doc))
+    changed = arrays_of(load_memory_profile(path))
+    found = step_mismatches(changed, recorded)
+    assert found == [
+        Mismatch(
+            "step",
+            step,
+            "tile_usage.standard",
+            int(e.tile_usage[step, tile, 0]) + 1,
+            int(e.tile_usage[step, tile, 0]),
+            tile,
+        )
+    ]

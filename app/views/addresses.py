@@ -35,6 +35,7 @@ from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
+from tilescope.app.glyphs import draw
 from tilescope.app.one_message import one_message
 from tilescope.app.ranges_update import settle_quickly
 from tilescope.app.shown_gate import ShownGate
@@ -127,7 +128,9 @@ class AddressesView(pn.viewable.Viewer):
             line_alpha=0,
         )
         fig.add_layout(frag)
-        cells = fig.quad(
+        cells = draw(
+            fig,
+            "quad",
             left="left",
             right="right",
             bottom="bottom",
@@ -138,7 +141,9 @@ class AddressesView(pn.viewable.Viewer):
             line_alpha=0,
         )
         mapper = LinearColorMapper(palette=_palette(region), low=-0.5, high=len(KIND_COLORS) - 0.5)
-        rects = fig.quad(
+        rects = draw(
+            fig,
+            "quad",
             left="left",
             right="right",
             bottom="bottom",

@@ -21,6 +21,7 @@ from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
+from tilescope.app.glyphs import draw
 from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
@@ -51,7 +52,9 @@ def tile_grid_figure(name: str, source, marked, mapper, share_label: str, on_tap
     )
     fig.axis.visible = False
     fig.grid.visible = False
-    cells = fig.rect(
+    cells = draw(
+        fig,
+        "rect",
         x="x",
         y="y",
         width=0.92,
@@ -60,7 +63,18 @@ def tile_grid_figure(name: str, source, marked, mapper, share_label: str, on_tap
         fill_color={"field": "bytes", "transform": mapper},
         line_color=None,
     )
-    fig.rect(x="x", y="y", width=1.0, height=1.0, source=marked, fill_alpha=0, line_color="color", line_width=2.5)
+    draw(
+        fig,
+        "rect",
+        x="x",
+        y="y",
+        width=1.0,
+        height=1.0,
+        source=marked,
+        fill_alpha=0,
+        line_color="color",
+        line_width=2.5,
+    )
     fig.add_tools(
         HoverTool(
             renderers=[cells], tooltips=[("tile", "@tile"), ("bytes", "@bytes{0,0} B"), (share_label, "@share{0.0 %}")]

@@ -42,6 +42,7 @@ from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
 from tilescope.app.format import esc
+from tilescope.app.glyphs import draw
 from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
@@ -178,12 +179,19 @@ class TilesView(pn.viewable.Viewer):
         fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
         fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
         src = self.lines
-        coarse = fig.line(
-            x="step", y="coarse", source=src, line_color=COLORS["coarse"], line_dash="dashed", line_width=1.3
+        coarse = draw(
+            fig,
+            "line",
+            x="step",
+            y="coarse",
+            source=src,
+            line_color=COLORS["coarse"],
+            line_dash="dashed",
+            line_width=1.3,
         )
-        std = fig.line(x="step", y="std", source=src, line_color=COLORS["std"], line_width=1.5)
-        intl = fig.line(x="step", y="intl", source=src, line_color=COLORS["intl"], line_width=1.5)
-        total = fig.line(x="step", y="total", source=src, line_color=COLORS["total"], line_width=2)
+        std = draw(fig, "line", x="step", y="std", source=src, line_color=COLORS["std"], line_width=1.5)
+        intl = draw(fig, "line", x="step", y="intl", source=src, line_color=COLORS["intl"], line_width=1.5)
+        total = draw(fig, "line", x="step", y="total", source=src, line_color=COLORS["total"], line_width=2)
         self.budget_span = Span(
             location=0, dimension="width", line_color=COLORS["budget"], line_dash="dotted", line_width=1.5
         )
