@@ -77,13 +77,16 @@ class EditorView(pn.viewable.Viewer):
         self.value_picker.param.watch(one_message(self._on_picked), "value")
         # Material checkboxes: their label names the box (Bokeh's left it unnamed: axe ``label``); no
         # description (Material draws it as an icon with an aria-label on a role-less span)
+        # Their height reserved (Material draws them after the page's layout: each pushed the editor
+        # 36 px down as it appeared), each label one line at 1024 px
         self.group_toggle = pmui.Checkbox.from_param(
-            self.state.param.whole_storage_group, label="apply to whole storage group", description=""
+            self.state.param.whole_storage_group, label="apply to whole storage group", description="", min_height=36
         )
         self.keep_tiles = pmui.Checkbox(
-            label="keep the tile count (replicas drop to fit when an axis grows)",
+            label="keep the tile count (replicas drop to fit)",
             value=False,
             css_classes=["ts-keep-tiles"],
+            min_height=36,
         )
         self.keep_tiles.param.watch(one_message(lambda _: self._refresh()), "value")
         self.heading = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CSS])
