@@ -128,7 +128,7 @@ def test_address_view_edit_and_tile_map(app_server, page, raw, expected):
     usage = step["usage"]["standard"] + step["usage"]["interleaved"]
     expect(page.locator("[data-testid=ts-tile-worst-bytes]")).to_have_text(kib(usage))
     expect(page.locator("[data-testid=ts-tile-estimate]")).to_have_text(kib(usage))
-    expect(page.locator("[data-testid=ts-tile-source]")).to_contain_text("tilescope's estimate")
+    expect(page.locator("[data-testid=ts-tile-map-source]")).to_contain_text("tilescope's estimate")
     tiles = source(page, "ts-tile-map-tiles")
     assert len(tiles["tile"]) == raw["tile_count"] and max(tiles["bytes"]) == usage
     worst = [t for t, b in zip(tiles["tile"], tiles["bytes"]) if b == usage][-1]

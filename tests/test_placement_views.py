@@ -361,7 +361,7 @@ def test_tile_map_shows_the_worst_tile_against_the_old_bound(state, raw):
     assert figure_text(head, "ts-tile-worst-bytes") == kib(bound) and figure_text(head, "ts-tile-estimate") == kib(
         bound
     )
-    assert "tilescope's estimate" in figure_text(head, "ts-tile-source")
+    assert "tilescope's estimate" in figure_text(head, "ts-tile-map-source")
     assert len(view.source.data["tile"]) == raw["tile_count"]
     got = np.asarray(view.source.data["bytes"])
     assert got.max() == bound
@@ -413,7 +413,7 @@ def test_tile_map_shows_a_v3_files_own_per_tile_figures(tmp_path):
             assert sorted(scratch) == sorted(x for x in step["tile_scratch"][tile] if x)
             assert sum(line.bytes for line in lines) == int(totals[tile])
     view = TileMapView(state=s)
-    assert figure_text(view._head.object, "ts-tile-source") == ""  # the file's own figures: no label
+    assert figure_text(view._head.object, "ts-tile-map-source") == ""  # the file's own figures: no label
 
 
 def test_clicking_a_tile_lists_what_it_holds(state):

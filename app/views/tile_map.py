@@ -11,6 +11,7 @@ A device above ``derived.tile_map.MAX_MAP_TILES`` tiles gets no grid, and the vi
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import panel as pn
@@ -27,6 +28,7 @@ from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
 from tilescope.derived.tile_map import TILE_REGIONS, TileMap, check_tile_count, grid_columns, tile_map
+from tilescope.derived.tile_rows import prepare_tiles, tiles_ready
 from tilescope.derived.tile_usage import at_step
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten
@@ -131,6 +133,14 @@ class TileMapView(pn.viewable.Viewer):
             return self._show_nothing("")
         step = self.state.selected_step
         try:
+            check_tile_count(int(data.arrays.device_tiles))
+            if not tiles_ready(data):  # the plan's per-tile figures: file-sized, in the load workers
+                self._show_nothing(
+                    '<div class="ts-tile-head" data-testid="ts-tile-map-computing">computing this plan\'s '
+                    "per-tile figures…</div>"
+                )
+                self.state.compute(data, partial(prepare_tiles, data), partial(self._prepared, data))
+                return
             found = tile_map(data, step, self.region)
         except TilescopeError as exc:  # too many tiles for a map, or a tiling the device cannot hold
             return self._show_nothing(
@@ -161,6 +171,14 @@ class TileMapView(pn.viewable.Viewer):
         self._head.object = self._head_html(found, data.edited)
         self._holdings.object = self._holdings_html(found, shown, data)
 
+    def _prepared(self, data, outcome) -> None:
+        if isinstance(outcome, BaseException):
+            self._show_nothing(
+                f'<div class="ts-tile-refused" data-testid="ts-tile-map-refused">tile map: {esc(outcome)}</div>'
+            )
+        elif self.state.data is data:
+            self._refresh()
+
     def _show_nothing(self, message: str) -> None:
         self.source.data = {k: [] for k in TILE_FIELDS}
         self.marked.data = {k: [] for k in MARK_FIELDS}
@@ -179,7 +197,7 @@ class TileMapView(pn.viewable.Viewer):
             f'<span class="ts-fig" data-testid="ts-tile-worst-bytes">{esc(fmt_bytes(m.worst_bytes))}</span> of the old bound '
             f'<span class="ts-fig" data-testid="ts-tile-estimate">{esc(fmt_bytes(m.estimate))}</span> ({share:.1%}); '
             f"the least-loaded tile holds {esc(fmt_bytes(int(m.bytes.min()) if m.bytes.size else 0))}"
-            f'<span data-testid="ts-tile-source">{figures}</span>. '
+            f'<span data-testid="ts-tile-map-source">{figures}</span>. '
             f'<span class="note">Tile t at column t mod {m.columns}, row t div {m.columns} (the file gives no physical layout); '
             f"colour scale 0 to the old bound.</span></div>"
         )
