@@ -26,11 +26,12 @@ from bokeh.models.widgets.tables import NumberFormatter
 from bokeh.plotting import figure
 from bokeh.transform import factor_cmap
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import BUTTONS_CSS, static_text
 from tilescope.app.fleet_open import DatasetRequest, Fleet, compare_link, load_fleet, open_row, row_source
 from tilescope.app.format import esc
 from tilescope.app.open_flow import SessionOpener
 from tilescope.app.state import SessionState, error_text
+from tilescope.app.widgets.tables import LabelledTabulator
 from tilescope.derived.fleet_rows import (
     BYTE_COLUMNS,
     COUNT_COLUMNS,
@@ -140,7 +141,7 @@ class FleetView(pn.viewable.Viewer):
         self.chart.yaxis.formatter = NumeralTickFormatter(format="0,0")
         self.chart.xaxis.major_label_orientation = 0.9
         self.chart.y_range.start = 0
-        self.table = pn.widgets.Tabulator(
+        self.table = LabelledTabulator(
             table_frame_empty(),
             show_index=False,
             disabled=True,
@@ -155,7 +156,7 @@ class FleetView(pn.viewable.Viewer):
             layout="fit_data_table",
         )
         self.compare_button = pn.widgets.Button(
-            label="compare the two ticked", color="primary", width=200, disabled=True
+            label="compare the two ticked", color="primary", width=200, disabled=True, stylesheets=[BUTTONS_CSS]
         )
         self.compare_note = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.failure_list = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import panel as pn
+import panel_material_ui as pmui
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
@@ -18,6 +19,7 @@ from tilescope.app.format import esc
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.table_patch import patch_cells
+from tilescope.app.widgets.tables import LabelledTabulator
 from tilescope.derived.groups import TABLE_COLUMNS, GroupTable, hand_overs
 from tilescope.models.format import fmt_bytes, shorten, step_range
 
@@ -35,7 +37,7 @@ class StorageGroupsView(pn.viewable.Viewer):
         self._groups: GroupTable | None = None  # the open profile's (derived.groups.GroupTable)
         self._shown_single: bool | None = None  # show_single of the table's current rows
         self.group = None  # storage group shown in the detail pane
-        self.table = pn.widgets.Tabulator(
+        self.table = LabelledTabulator(
             pd.DataFrame({c: [] for c in TABLE_COLUMNS}),
             show_index=False,
             disabled=True,
@@ -55,7 +57,9 @@ class StorageGroupsView(pn.viewable.Viewer):
             css_classes=["ts-groups-table"],
         )
         self.detail = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", min_height=200)
-        self._single = pn.widgets.Checkbox.from_param(self.param.show_single, label="show groups of one value")
+        self._single = pmui.Checkbox.from_param(
+            self.param.show_single, label="show groups of one value", description=""
+        )
         self.table.param.watch(self._on_table_selection, "selection")
         self.gate.watch(self._redraw, ["data"])
         self.gate.watch(self._on_values, ["selected_values"])

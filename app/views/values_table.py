@@ -18,6 +18,7 @@ from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.selection import TABLE_SELECTION, SelectionLink
 from tilescope.app.widgets.table_patch import patch_cells
+from tilescope.app.widgets.tables import LabelledTabulator
 from tilescope.derived.values import PLAN_COLUMNS
 
 TEXT_COLUMNS = ("name", "group", "shape", "precision", "region", "tiling", "alias_of")
@@ -94,7 +95,7 @@ class ValuesTableView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
-        self.table = pn.widgets.Tabulator(
+        self.table = LabelledTabulator(
             pd.DataFrame({c: [] for c in self.COLUMNS}),
             show_index=False,
             disabled=True,
