@@ -13,7 +13,7 @@ MINIMUM_VENV := .venv-minimum
 # browser tests' server (tests/browser_support.py) and app/resources.py use the same setting.
 export BOKEH_RESOURCES := server
 
-.PHONY: run test check install install-test chromium bench docs clean lock lock-upgrade test-minimum
+.PHONY: run test check install install-test chromium test-js-deps bench docs clean lock lock-upgrade test-minimum
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,12 +43,20 @@ chromium:
 		|| { echo "could not install chromium" >&2; exit 1; }; \
 	fi
 
+# The JavaScript the browser tests inject (axe-core for tests/test_a11y_browser.py), pinned in
+# tests/js/package-lock.json and installed from it (npm ci); node_modules itself is not committed.
+JS_DEPS := tests/js/node_modules/.package-lock.json
+$(JS_DEPS): tests/js/package.json tests/js/package-lock.json
+	npm ci --prefix tests/js --no-audit --no-fund --silent
+	touch $@
+test-js-deps: $(JS_DEPS)
+
 # tilescope serve listens on 127.0.0.1 only (the app serves files from the data root to whoever can reach it).
 run: install
 	$(BIN)/tilescope serve --port $(PORT)
 
 # `make test` runs the static checks too (tests/test_static_checks.py); `make check` runs only them.
-test: install-test chromium
+test: install-test chromium test-js-deps
 	$(BIN)/python -m pytest
 
 check: install-test

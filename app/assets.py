@@ -10,3 +10,6 @@ STATIC = Path(__file__).resolve().parent / "static"
 def static_text(name: str) -> str:
     """The text of ``app/static/<name>`` (read once per process, at import: it never changes)."""
     return (STATIC / name).read_text(encoding="utf-8")
+
+
+BUTTONS_CSS = static_text("buttons.css")  # primary/success buttons' text readable on both themes

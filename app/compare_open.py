@@ -19,25 +19,32 @@ from tilescope.app.open_flow import SessionOpener
 from tilescope.app.state import error_text
 from tilescope.derived.compare_data import CompareData
 from tilescope.derived.opening import OpenedProfile, Source
+from tilescope.fleet.discover import recognise_file
 from tilescope.models.errors import TilescopeError
 
 PICKER_LIMIT = 2000  # files listed in the picker (a data root may hold many)
 
 
 def data_root_files(root: str | Path, limit: int = PICKER_LIMIT) -> list[str]:
-    """Names (relative, ``/``-separated) of the ``.json`` files under ``root`` that
-    ``resolve_in_root`` accepts, sorted; hidden folders skipped; at most ``limit``."""
+    """Names (relative, ``/``-separated) of the planner outputs under ``root`` that
+    ``resolve_in_root`` accepts, sorted; hidden files and folders skipped; at most ``limit``.
+    A planner output is recognised by its content, whatever its name (the compiler's
+    ``{scope}-{pid}-{serial}.json``, ``placement-{pid}.json``, ``tile-{tile}-{hash}.json``), by
+    the test ``tilescope batch`` uses (``fleet.discover.recognise_file``: the first 64 KiB of each
+    regular file, never the whole file); anything else (other JSON, other files, FIFOs) is left out."""
     base = Path(root)
     found: list[str] = []
     for folder, dirs, files in os.walk(base):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
-            if not name.endswith(".json") or name.startswith("."):
+            if name.startswith("."):
                 continue
             relative = (Path(folder) / name).relative_to(base).as_posix()
             try:
-                resolve_in_root(base, relative)
+                path = resolve_in_root(base, relative)
             except PathRefused:
+                continue
+            if recognise_file(path) is None:
                 continue
             found.append(relative)
             if len(found) >= limit:
@@ -57,6 +64,7 @@ class CompareOpener:
 
     def __init__(self, opener: SessionOpener):
         self.opener, self.state, self.shared, self.data_root = opener, opener.state, opener.shared, opener.data_root
+        self.named: str | None = None  # the data-root file of the last comparison opened (None: an upload, the what-if)
 
     def files(self) -> list[str]:
         return data_root_files(self.data_root)
@@ -73,7 +81,8 @@ class CompareOpener:
                 current,
                 _profile_only(self.shared.open(Source.of_path(path, name), progress, prepare=False), name).base,
                 other_name=name,
-            ).warm()
+            ).warm(),
+            named=name,
         )
 
     async def open_upload(self, data: bytes, name: str) -> bool:
@@ -103,8 +112,9 @@ class CompareOpener:
     async def _fail(self, message: str) -> None:
         await self.opener.in_session(partial(self.state.fail, message))
 
-    async def _run(self, job: Callable) -> bool:
-        """``job(current PlanData, progress) -> CompareData`` in a load worker, adopted on the loop."""
+    async def _run(self, job: Callable, named: str | None = None) -> bool:
+        """``job(current PlanData, progress) -> CompareData`` in a load worker, adopted on the loop
+        (``named``: the data-root file it compares with, for the URL's ``compare=``)."""
         state, in_session = self.state, self.opener.in_session
         current = state.data  # read on the loop: the worker gets an immutable snapshot
         if current is None:
@@ -116,7 +126,12 @@ class CompareOpener:
         except Exception as exc:  # bad input or anything else: say it, keep what is open
             await self._fail(_compare_error(exc))
             return False
-        await in_session(partial(state.adopt_compare, compare))
+
+        def adopt() -> None:
+            self.named = named  # (first: the page writes the URL when state.compare changes)
+            state.adopt_compare(compare)
+
+        await in_session(adopt)
         return True
 
 

@@ -11,6 +11,7 @@ both build this.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from functools import partial
 from pathlib import Path
@@ -38,6 +39,7 @@ from tilescope.app.views.profile_page import ProfilePage
 from tilescope.app.widgets.page_controls import PageControls
 from tilescope.app.widgets.value_picker import ValuePicker
 from tilescope.derived.opening import Opened, OpenedProfile, kind_named
+from tilescope.derived.value_focus import value_focus
 
 __all__ = ["ExplorerApp", "build_app"]
 
@@ -59,7 +61,11 @@ class ExplorerApp(pn.viewable.Viewer):
         self.options = options
         self._doc = pn.state.curdoc  # this session's document (None outside a server)
         self._requested_file: str | None = None  # the ?file= name that is open (None: the default or an upload)
+        self._dataset_name: str | None = (
+            None  # the ?dataset= name whose fleet view is open (None: none, or the server's)
+        )
         self._restoring = False  # applying a URL: do not push it back
+        self._tasks: set[asyncio.Task] = set()  # opens started by Back/Forward
         self.opener = SessionOpener(
             self.state,
             self.shared,
@@ -79,7 +85,7 @@ class ExplorerApp(pn.viewable.Viewer):
             margin=(8, 10),
         )
         self.search.param.watch(one_message(self._on_search), "value")
-        self.controls = PageControls(on_key=self.on_key, on_restore=self.restore_query)
+        self.controls = PageControls(on_key=self.on_key, on_restore=self.restore_query, on_theme=self._theme_wanted)
         self.body = pn.Column(pn.pane.HTML("<i>loading…</i>", margin=20), sizing_mode="stretch_both")
         self.context = PageContext(self.state, self.opener, self.file_bar.upload_box)
         self.kind_views: dict[str, object] = {}  # file kind → its view, built the first time one is open
@@ -89,7 +95,7 @@ class ExplorerApp(pn.viewable.Viewer):
         watch_state(
             self.state,
             self._push_query,
-            ["selected_step", "selected_values", "selected_tile", "edits", "source"],
+            ["selected_step", "selected_values", "selected_tile", "edits", "source", "compare"],
             name="the address bar",
         )
         self.page = pmui.Page(
@@ -158,7 +164,13 @@ class ExplorerApp(pn.viewable.Viewer):
         if page is not None and page.tabs is not None:
             page.tabs.show(tab or DEFAULT_TAB)
 
+    def _theme_wanted(self, dark: bool) -> None:
+        """The browser's choice on opening the page: the theme kept from the last visit, else the
+        system's ``prefers-color-scheme`` (``app/static/page_controls.js``)."""
+        self.page.dark_theme = bool(dark)
+
     def _on_theme(self, *_):
+        self.controls.dark = bool(self.page.dark_theme)  # (the browser keeps a change for the next visit)
         for view in self.kind_views.values():
             set_dark = getattr(view, "set_dark", None)
             if set_dark is not None:
@@ -168,7 +180,7 @@ class ExplorerApp(pn.viewable.Viewer):
         """A staged open: the timeline alone, drawn from the profile's overview, while its plan is built."""
         page = self.kind_view("memory_profile")
         self._before_overview = list(self.body.objects)
-        self.state.param.update(status=f"{name}: {BUILDING}", progress=0.95)
+        self.state.param.update(status=BUILDING, progress=0.95)  # (the header names the file)
         self.body.objects = [page.overview_layout(opened)]
 
     def _undo_overview(self) -> None:
@@ -199,7 +211,23 @@ class ExplorerApp(pn.viewable.Viewer):
     def _on_search(self, event) -> None:
         found = LABEL_ID.match(event.new or "")
         if found is not None and self.state.data is not None:
-            self.state.click_value(int(found.group(1)))
+            self.show_value(int(found.group(1)))
+
+    def show_value(self, value_id: int) -> None:
+        """A value picked in the header's search, shown on every tab: selected (the editor opens it,
+        the tables mark it), the step at its peak while live (``derived.value_focus``: the timeline
+        marks its live range), and the Values table's filter and page not hiding it."""
+        s = self.state
+        if s.data is None or value_id not in s.data.arrays.row_of_id:
+            return
+        s.click_value(value_id)
+        where = value_focus(s.data, value_id)
+        if where is not None:
+            s.select_step(where.peak_step)
+        page = self.profile_page
+        values = page.tabs.views.get("values") if page is not None and page.tabs is not None else None
+        if values is not None and values.reveal(value_id):
+            self.controls.clear_filters("ts-values-table")  # (its header filters hid the value)
 
     def _set_search(self) -> None:
         if self.state.data is not None:
@@ -207,25 +235,37 @@ class ExplorerApp(pn.viewable.Viewer):
 
     def url_state(self) -> UrlState:
         s = self.state
+        dataset = self._dataset_name if self.fleet is not None else None
+        if self.fleet is not None and self.fleet.showing:
+            return UrlState(dataset=dataset)  # the fleet view itself
         if s.data is None:
-            return UrlState(file=self._requested_file)
+            return UrlState(file=self._requested_file, dataset=dataset)
         tab = (
             self.profile_page.tabs.key if self.profile_page is not None and self.profile_page.tabs is not None else None
         )
-        compare = s.compare.b_name if s.compare is not None and s.compare.mode == "file" else None
         return UrlState(
             self._requested_file,
             s.selected_step,
             s.focus_value,
             None if tab == DEFAULT_TAB else tab,
             tuple(s.edits),
-            compare=compare,
+            compare=self._compared_name(),
             tile=s.selected_tile,
+            dataset=dataset,
         )
 
+    def _compared_name(self) -> str | None:
+        """The data-root file the profile is compared with (None: not comparing, or with an upload or its what-if)."""
+        compare, page = self.state.compare, self.profile_page
+        if compare is None or compare.mode != "file" or page is None:
+            return None
+        return compare.b_name if compare.b_name == page.compare_opener.named else None
+
     def _push_query(self, *_):
-        if not self._restoring and self.state.data is not None:
-            self.controls.query = self.url_state().query()
+        if self._restoring:
+            return
+        if self.state.data is not None or self.fleet is not None:
+            self.controls.query = self.url_state().query() or "?"  # ("?": the page's bare URL, the served fleet)
 
     def apply_url(self, wanted: UrlState) -> None:
         """Restore what a URL names (the file is opened before this): edits, step, value, tab."""
@@ -246,7 +286,11 @@ class ExplorerApp(pn.viewable.Viewer):
         if s.data is None:
             return problems
         if tuple(s.edits) != wanted.edits:
-            error = s.apply_edits(list(wanted.edits)) if wanted.edits else s.reset()
+
+            def edits_refused(error: str) -> None:  # (later, on the loop, when the plan is made in the workers)
+                s.error = f"the URL's edits were not applied: {error}"
+
+            error = s.apply_edits(list(wanted.edits), edits_refused) if wanted.edits else s.reset()
             if error:
                 problems.append(f"the URL's edits were not applied: {error}")
         if wanted.step is not None:
@@ -267,11 +311,38 @@ class ExplorerApp(pn.viewable.Viewer):
         return problems
 
     def restore_query(self, query: str) -> None:
-        """The browser went back (or forward) to ``query``."""
+        """The browser went back (or forward) to ``query``: the fleet view, the open file's state,
+        or another file (opened again, in a load worker) or comparison."""
         wanted = parse_query(query, TAB_KEYS)
+        if self.fleet is not None and not wanted.file:
+            self.fleet.showing = True  # (its watcher shows it and writes its URL)
+            return
         if wanted.file != self._requested_file:
-            return  # another file: only a full load brings it (the browser reloads on a typed URL)
+            if wanted.file:
+                self._in_background(self._open_wanted(wanted))
+            return  # (the served default or an upload: only a full load brings it back)
+        if self.fleet is not None:
+            self.fleet.showing = False
         self.apply_url(wanted)
+        if wanted.compare != self._compared_name():
+            if wanted.compare:
+                self._in_background(self._compare_with(wanted.compare))
+            elif self.state.compare is not None:
+                self.state.stop_compare()
+
+    def _in_background(self, work) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)  # (a task nobody holds may be collected before it ends)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _open_wanted(self, wanted: UrlState) -> None:
+        """Open ``wanted.file`` with the rest of its URL (Back or Forward to another file)."""
+        name = wanted.file
+        assert name is not None
+        if await self.opener.open_name(name, partial(self.adopt, name=name, requested=name, wanted=wanted)):
+            if self.fleet is not None:
+                await self.opener.in_session(partial(setattr, self.fleet, "showing", False))
+            await self._compare_with(wanted.compare)
 
     # ------------------------------------------------------------------ opening
 
@@ -282,27 +353,43 @@ class ExplorerApp(pn.viewable.Viewer):
         args = pn.state.session_args if pn.state.session_args else {}
         wanted = parse_query(args, TAB_KEYS)
         problem = None
-        if not wanted.file and (dataset := requested_dataset(args, self.options)) is not None:
+        if (dataset := requested_dataset(args, self.options)) is not None:
             problem = await self._open_fleet(dataset)
-            if self.fleet is not None:
+            if self.fleet is not None and not wanted.file:
                 return
         if wanted.file:
             name = wanted.file
-            if await self.opener.open_name(name, partial(self.adopt, name=name, requested=name, wanted=wanted)):
+            if await self.opener.open_name(
+                name, partial(self.adopt, name=name, requested=name, wanted=wanted), self._edits_ahead(wanted)
+            ):
+                if self.fleet is not None:  # a profile opened from the fleet view: under its way back
+                    await self.opener.in_session(partial(setattr, self.fleet, "showing", False))
                 await self._compare_with(wanted.compare)
                 return
             problem = self.state.error
+            if self.fleet is not None:
+                await self.opener.in_session(partial(self.state.fail, problem))
+                return  # the fleet stays, with the file's problem
         path = initial_file(self.options)
         rest = (
             None
             if problem
             else UrlState(None, wanted.step, wanted.value, wanted.tab, wanted.edits, wanted.problems, tile=wanted.tile)
         )
-        await self.opener.open_path(path, display_name(path), partial(self.adopt, name=display_name(path), wanted=rest))
+        await self.opener.open_path(
+            path, display_name(path), partial(self.adopt, name=display_name(path), wanted=rest), self._edits_ahead(rest)
+        )
         if problem:
             await self.opener.in_session(partial(self.state.fail, problem))
         else:
             await self._compare_with(wanted.compare)
+
+    def _edits_ahead(self, wanted: UrlState | None):
+        """What the open's worker does after the open: the plan of the URL's edits (module doc of
+        ``app.state``), so that no re-plan is left for the loop and the page arrives edited."""
+        if wanted is None or not wanted.edits:
+            return None
+        return lambda opened: self.state.make_plan(opened, wanted.edits)
 
     async def _compare_with(self, name: str | None) -> bool:
         """Compare the open profile with ``name`` (a file under the data root: ``?compare=NAME``, or
@@ -324,9 +411,16 @@ class ExplorerApp(pn.viewable.Viewer):
         problem = await fleet.open(dataset)
         if fleet.fleet is not None:
             self.fleet = fleet
-            fleet.param.watch(lambda *_: self._show_body(), "showing")
-            await self.opener.in_session(self._show_body)
+            self._dataset_name = dataset.name if pn.state.session_args and "dataset" in pn.state.session_args else None
+            fleet.param.watch(self._on_fleet_showing, "showing")
+            await self.opener.in_session(self._on_fleet_showing)
         return problem
+
+    def _on_fleet_showing(self, *_):
+        """The fleet view shown, or the profile opened from it: the body and the URL follow (each a
+        history entry: Back from a profile opened from the fleet shows the fleet again)."""
+        self._show_body()
+        self._push_query()
 
     def adopt(
         self, opened: Opened, name: str | None = None, requested: str | None = None, wanted: UrlState | None = None
@@ -368,5 +462,6 @@ def build_app(argv: list[str]) -> ExplorerApp:
         options.load_workers, options.load_timeout
     )  # the process's load workers, made from the first session's --args
     app = ExplorerApp(options, state=SessionState(), shared=shared_profiles(options.data_root, options.max_file_bytes))
-    app.state.runner = app.opener.background  # a large plan's heavy results: in the load workers, never on the loop
+    app.state.runner = app.opener.background  # every plan's file-sized work: in the load workers, never on the loop
+    app.state.worker = app.opener.work
     return app

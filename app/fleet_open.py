@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from tilescope.app.loading import AppOptions, PathRefused, display_name, resolve_in_root
+from tilescope.derived.fleet_rows import error_after_path
 from tilescope.derived.opening import Opened, OpenedProfile, Source, prepare_profile
 from tilescope.fleet.layout import Dataset
 from tilescope.fleet.overview import profiles_frame
@@ -99,13 +100,18 @@ def row_source(fleet: Fleet, position: int, data_root: Path) -> RowSource:
     return RowSource(f"{fleet.name}:{row['path']}", None)
 
 
-def open_row(fleet: Fleet, position: int, data_root: Path, shared, staged=None, progress=None) -> Opened:
+def open_row(
+    fleet: Fleet, position: int, data_root: Path, shared, staged=None, progress=None, found: list | None = None
+) -> Opened:
     """Row ``position``'s profile, opened as its ``row_source`` says (in a load worker; ``staged``:
-    ``derived.opening.open_file``'s)."""
+    ``derived.opening.open_file``'s); its ``RowSource`` is appended to ``found`` (the page names a
+    file-backed row by its data-root name in the URL's ``file=``)."""
     row = _row(fleet, position)
     if row["error"] is not None:
-        raise TilescopeError(f"{row['path']} did not load when batched: {row['error']}")
+        raise TilescopeError(f"{row['path']} did not load when batched: {error_after_path(row['path'], row['error'])}")
     source = row_source(fleet, position, data_root)
+    if found is not None:
+        found.append(source)
     if source.path is not None:
         return shared.open(Source.of_path(source.path, source.name), progress, staged=staged)
     if not is_loaded_profile(row):

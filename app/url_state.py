@@ -6,7 +6,10 @@
 - ``tile``: the device tile the per-tile views show (``SessionState.selected_tile``);
 - ``tab``: the side panel's tab (``app.side_tabs.SIDE_TABS`` keys);
 - ``edits``: the what-if edits in ``models.edits.compact_edits`` form;
-- ``compare``: the file (under the data root) the open profile is compared with.
+- ``compare``: the file (under the data root) the open profile is compared with (picked in the
+  Compare tab's picker, ``?compare=``, or two rows of the fleet view);
+- ``dataset``: the dataset whose fleet view the session shows (``?dataset=NAME``, a directory under
+  the data root); with ``file`` too, the profile opened from one of its rows (Back shows the fleet).
 
 Parsing never trusts the URL: a part that is not what it should be is dropped (and said), the
 rest still applies. Numbers are ASCII digits only; a URL of more than ``models.edits.MAX_COMPACT_EDITS`` edits
@@ -34,10 +37,12 @@ class UrlState:
     problems: tuple[str, ...] = field(default=(), compare=False)  # what was dropped, and why
     compare: str | None = None
     tile: int | None = None
+    dataset: str | None = None
 
     def query(self) -> str:
         """``?file=…&step=…`` (parts that are unset are left out; ``,``, ``:`` and ``=`` kept readable)."""
         parts = {
+            "dataset": self.dataset,
             "file": self.file,
             "step": self.step,
             "value": self.value,
@@ -92,5 +97,13 @@ def parse_query(args: dict[str, list] | str, tab_keys: tuple[str, ...]) -> UrlSt
         except InputError as exc:
             problems.append(f"{exc}; the URL's edits were not applied")
     return UrlState(
-        first("file"), step, value, tab, edits, tuple(problems), compare=first("compare"), tile=numbers["tile"]
+        first("file"),
+        step,
+        value,
+        tab,
+        edits,
+        tuple(problems),
+        compare=first("compare"),
+        tile=numbers["tile"],
+        dataset=first("dataset"),
     )

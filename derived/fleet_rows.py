@@ -5,8 +5,13 @@ the table's columns, the chart's bars grouped by folder, the failures. Pure pand
 the rest of its path: with ``nightly/2024-05-01/model_a.memory_profile.json`` and
 ``nightly/2024-05-02/model_a.memory_profile.json`` the groups are ``nightly/2024-05-01`` and
 ``nightly/2024-05-02`` (one per nightly run) and both members are ``model_a.memory_profile.json``,
-so one model's bars share a colour across runs. Files directly in the shared folder form its own
-group. Groups are in natural order (``run-2`` before ``run-10``; ISO dates in date order).
+so one model's bars sit at the same place in every run. Files directly in the shared folder form
+its own group. Groups are in natural order (``run-2`` before ``run-10``; ISO dates in date order).
+
+**Colours and the budget.** A bar's colour is the profile's fit verdict as recorded (``fits_budget``:
+fits, does not fit, unknown); each bar carries the budget its figure is held to — the interleaved
+budget for the interleaved peak, the budget for the others (the fit rule compares the effective
+peak with it) — drawn as a mark across the bar.
 """
 
 from __future__ import annotations
@@ -42,6 +47,13 @@ TEXT_COLUMNS = ("path", "scope", "status", "fits")
 BYTE_COLUMNS = ("standard_peak", "interleaved_peak", "total_peak", "effective_peak_bytes", "budget_bytes")
 COUNT_COLUMNS = ("n_values", "n_steps", "check_mismatches")
 LOADED, FAILED, SEARCH_STATE = "loaded", "failed", "search state"
+FITS, OVER, FIT_UNKNOWN = "fits the budget", "does not fit", "fit unknown"  # the chart's colours, in legend order
+BUDGET_OF = {  # figure → the budget column it is held to
+    "total_peak": "budget_bytes",
+    "standard_peak": "budget_bytes",
+    "interleaved_peak": "interleaved_budget_bytes",
+    "effective_peak_bytes": "budget_bytes",
+}
 
 
 def natural_key(text: str) -> tuple:
@@ -96,28 +108,36 @@ def table_frame(profiles: pd.DataFrame) -> pd.DataFrame:
 
 
 def failures(profiles: pd.DataFrame) -> list[tuple[str, str]]:
-    """(path, error) of every row that did not load, by path."""
+    """(path, error) of every row that did not load, by path; the error without the path it starts
+    with (``fleet.task.located_error`` names the file: the page shows the path once)."""
     failed = profiles[profiles["error"].notna()]
-    return list(zip(failed["path"].astype(str), failed["error"].astype(str)))
+    return [(p, error_after_path(p, e)) for p, e in zip(failed["path"].astype(str), failed["error"].astype(str))]
+
+
+def error_after_path(path: str, error: str) -> str:
+    """``error`` without a leading ``"PATH: "`` (the row's path, as the batch named the file)."""
+    prefix = f"{path}: "
+    return error[len(prefix) :] if error.startswith(prefix) else error
 
 
 @dataclass(frozen=True)
 class ChartBars:
     """One bar per loaded memory profile: ``factors`` (group, member) in chart order (groups in
-    natural order, members by name within a group), each bar's figure, path and colour index (one
-    per member, so a model keeps its colour across groups)."""
+    natural order, members by name within a group), each bar's figure, path, fit verdict (``FITS``,
+    ``OVER``, ``FIT_UNKNOWN``: its colour) and the budget its figure is held to (None: not recorded)."""
 
     figure: str
     factors: list[tuple[str, str]]
     groups: list[str]
     values: list[int]
     paths: list[str]
-    colour: list[int]
+    fits: list[str]
+    budgets: list[int | None]
     rows: list[int]  # the bar's row of ``profiles`` (positional)
 
     @property
-    def n_members(self) -> int:
-        return max(self.colour) + 1 if self.colour else 0
+    def budget_label(self) -> str:
+        return "interleaved budget" if BUDGET_OF[self.figure] == "interleaved_budget_bytes" else "budget"
 
 
 def chart_bars(profiles: pd.DataFrame, figure: str) -> ChartBars:
@@ -128,14 +148,21 @@ def chart_bars(profiles: pd.DataFrame, figure: str) -> ChartBars:
     groups, members = folder_groups(paths)
     order = sorted(range(len(paths)), key=lambda i: (natural_key(groups[i]), natural_key(members[i])))
     figure_values = profiles[figure].to_numpy()[positions]
-    member_names = sorted(set(members), key=natural_key)
-    colour_of = {m: i for i, m in enumerate(member_names)}
+    recorded = profiles["fits_budget"].to_numpy()[positions]
+    verdicts = [FIT_UNKNOWN if pd.isna(v) else (FITS if bool(v) else OVER) for v in recorded]
+    budget_column = profiles.get(BUDGET_OF[figure])
+    budgets = (
+        [None] * len(positions)
+        if budget_column is None
+        else [None if pd.isna(v) else int(v) for v in budget_column.to_numpy()[positions]]
+    )
     return ChartBars(
         figure=figure,
         factors=[(groups[i], members[i]) for i in order],
         groups=sorted(set(groups), key=natural_key),
         values=[int(figure_values[i]) for i in order],
         paths=[paths[i] for i in order],
-        colour=[colour_of[members[i]] for i in order],
+        fits=[verdicts[i] for i in order],
+        budgets=[budgets[i] for i in order],
         rows=[int(positions[i]) for i in order],
     )

@@ -21,6 +21,7 @@ COLUMNS = (
     "effective_peak_bytes",
     "fits_budget",
     "budget_bytes",
+    "interleaved_budget_bytes",
     "n_values",
     "n_steps",
     "check_mismatches",

@@ -8,7 +8,7 @@ Expected figures come from the raw sample JSON by docs/formats.md §2 (tests/edi
 from __future__ import annotations
 
 import pytest
-from editor_support import RawProfile, edited_bytes
+from editor_support import RawProfile, edited_bytes, raw_axes
 from opening_support import open_into
 
 from tilescope.app.state import SessionState
@@ -83,6 +83,32 @@ def test_five_drags_of_one_axis_leave_one_edit(editor, raw):
     assert len(editor.state.edits) == 2
     editor.undo_button.clicks += 1
     assert editor.state.edits == [TilingEdit(VALUE, axis=1, partitions=5)]
+
+
+def test_a_drag_back_to_the_files_own_count_is_no_edit(editor, raw):
+    """Issue #27 item 11: dragging a handle back to the count the file records leaves no edit (the
+    count read from the raw layout text, docs/formats.md §2)."""
+    own = raw_axes(raw.value(VALUE)["layout"])[int(AXIS)].partitions
+    assert own == 9
+    commit(editor, AXIS, 5)
+    assert editor.state.edits == [TilingEdit(VALUE, axis=1, partitions=5)]
+    commit(editor, AXIS, own)
+    assert editor.state.edits == [] and editor.state.edit_units == []
+    assert editor.state.plan.peaks.total == raw.doc["peak"]["total"]
+    # another value's edit stays; the same drag back then drops only its own edit
+    commit(editor, "0", 1)
+    commit(editor, AXIS, 5)
+    commit(editor, AXIS, own)
+    assert editor.state.edits == [TilingEdit(VALUE, axis=0, partitions=1)]
+    # a count an earlier gesture changed, set back to the file's own by a later one, is an edit of its own
+    own_0 = raw_axes(raw.value(VALUE)["layout"])[0].partitions
+    commit(editor, AXIS, 5)
+    commit(editor, "0", own_0)
+    assert editor.state.edits == [
+        TilingEdit(VALUE, axis=0, partitions=1),
+        TilingEdit(VALUE, axis=1, partitions=5),
+        TilingEdit(VALUE, axis=0, partitions=own_0),
+    ]
 
 
 def test_keep_tiles_drags_coalesce_too(editor):

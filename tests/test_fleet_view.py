@@ -1,5 +1,5 @@
 """The app's fleet view without a browser, on the nightly dataset of ``regress_support`` (batched on
-a real LocalCluster, read by a real DuckDB): the table and chart against the raw JSON's peaks
+real worker processes, read by a real DuckDB): the table and chart against the raw JSON's peaks
 (``compare_support.peaks_of``), grouping by folder, opening a row from its file or from the
 dataset's partitions, refusals, a bad dataset, the compare link, and the whole page
 (``app.main.build_app``) showing the fleet and a profile opened from it.
@@ -18,7 +18,7 @@ from regress_support import BASE, BROKEN, HEAD, MID_V2, SEARCH, SMALL, VIT
 from tilescope.app.fleet_open import RowSource, compare_link, load_fleet, open_row, requested_dataset, row_source
 from tilescope.app.loading import AppOptions, parse_app_args
 from tilescope.app.shared import SharedProfiles
-from tilescope.derived.fleet_rows import chart_bars, folder_groups, natural_key, table_frame
+from tilescope.derived.fleet_rows import chart_bars, failures, folder_groups, natural_key, table_frame
 from tilescope.derived.opening import OpenedProfile
 from tilescope.models.errors import TilescopeError
 
@@ -86,8 +86,39 @@ def test_the_chart_groups_bars_by_nightly_folder_in_order(nightly, fleet):
         p: peaks_of(r)["standard"] for p, r in nightly.raw.items() if not (p.startswith(BROKEN) and p.endswith(SMALL))
     }
     assert dict(zip(bars.paths, bars.values)) == expected  # one bar per loaded profile, its exact peak
-    colour = dict(zip(bars.factors, bars.colour))
-    assert colour[(BASE, VIT)] == colour[(HEAD, VIT)] != colour[(BASE, SMALL)]  # a model keeps its colour
+    # a bar's colour is the profile's fit (#27 item 11), its mark the budget, as the raw JSON records them
+    fits = {p: "fits the budget" if peaks_of(r)["fits_budget"] else "does not fit" for p, r in nightly.raw.items()}
+    assert dict(zip(bars.paths, bars.fits)) == {p: fits[p] for p in expected}
+    assert dict(zip(bars.paths, bars.budgets)) == {p: nightly.raw[p]["budget_bytes"] for p in expected}
+    interleaved = chart_bars(fleet.profiles, "interleaved_peak")
+    assert interleaved.budget_label == "interleaved budget"
+    assert dict(zip(interleaved.paths, interleaved.budgets)) == {
+        p: nightly.raw[p]["interleaved_budget_bytes"] for p in expected
+    }
+
+
+def test_each_verdict_has_its_colour_and_a_missing_budget_no_mark():
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "path": ["a/x.json", "a/y.json", "a/z.json"],
+            "error": [None, None, None],
+            "kind": ["memory_profile"] * 3,
+            "total_peak": pd.array([10, 20, 30], dtype="Int64"),
+            "interleaved_peak": pd.array([1, 2, 3], dtype="Int64"),
+            "fits_budget": pd.array([True, False, None], dtype="boolean"),
+            "budget_bytes": pd.array([15, 15, None], dtype="Int64"),
+        }
+    )
+    bars = chart_bars(frame, "total_peak")
+    assert bars.fits == ["fits the budget", "does not fit", "fit unknown"] and bars.budgets == [15, 15, None]
+    assert chart_bars(frame, "interleaved_peak").budgets == [None, None, None]  # (no interleaved budget column)
+
+
+def test_a_failure_names_its_path_once(fleet):
+    (failure,) = failures(fleet.profiles)
+    assert failure[0] == f"{BROKEN}/{SMALL}" and failure[1].startswith("at byte 20000")
 
 
 # ----------------------------------------------------------------------------- which dataset, which source
@@ -167,7 +198,7 @@ def test_a_row_whose_file_is_gone_changed_or_outside_opens_from_the_partitions(n
         open_row(fleet, position_of(fleet, f"{BASE}/{SEARCH}"), root, SharedProfiles())
     with pytest.raises(TilescopeError) as caught:
         open_row(fleet, position_of(fleet, f"{BROKEN}/{SMALL}"), root, SharedProfiles())
-    assert str(caught.value).startswith(f"{BROKEN}/{SMALL} did not load when batched: {BROKEN}/{SMALL}: at byte 20000")
+    assert str(caught.value).startswith(f"{BROKEN}/{SMALL} did not load when batched: at byte 20000")  # the path once
 
 
 def test_the_compare_link_names_both_files(nightly, fleet):
@@ -204,7 +235,10 @@ def test_the_page_shows_the_fleet_and_opens_a_row_in_the_session(nightly):
     assert (
         dict(zip(source["path"], source["value"]))[f"{HEAD}/{VIT}"] == peaks_of(nightly.raw[f"{HEAD}/{VIT}"])["total"]
     )
-    assert "at byte 20000" in view.failure_list.object and f"{BROKEN}/{SMALL}" in view.failure_list.object
+    assert "at byte 20000" in view.failure_list.object and view.failure_list.object.count(f"{BROKEN}/{SMALL}") == 1
+    assert source["fit"] == chart_bars(view.fleet.profiles, "total_peak").fits
+    labels = [(getattr(i.label, "field", None), getattr(i.label, "value", None)) for i in view.chart.legend[0].items]
+    assert ("fit", None) in labels and (None, "budget") in labels
     assert opened and app.state.source == f"{HEAD}/{VIT}"
     assert app.state.plan.peaks.standard == peaks_of(nightly.raw[f"{HEAD}/{VIT}"])["standard"]
     assert after[0] is view.back and after[1] is app.profile_page.layout() and len(after) == 2

@@ -117,3 +117,9 @@ def test_the_edit_count_of_a_url_is_bounded():
     assert parsed.edits == () and parsed.step == 45  # the rest of the URL still applies
     (problem,) = parsed.problems
     assert f"expected at most {MAX_COMPACT_EDITS:,} edits, found 8,000" in problem and "not applied" in problem
+
+
+def test_the_header_names_the_file_once(explorer):
+    """Issue #27 item 11: the status under the file's name said "opened NAME" again."""
+    header = explorer.file_bar.source.object
+    assert explorer.state.source == "sample" and header.count("sample") == 1, header

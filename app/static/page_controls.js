@@ -2,8 +2,15 @@
 // - query: the server sets it after every change of the shareable state; it is pushed onto the
 //   browser's history (one entry per change), and the back/forward buttons send the URL's
 //   query back (the server restores that state).
-// - keys: ←/→, Home/End and p are sent to the server whenever the focus is not in a text field.
+// - keys: ←/→, Home/End and p are sent to the server whenever the focus is not in a text field or
+//   on a control that takes those keys itself (a tab: ←/→ move between tabs; a slider, a list).
+// - clear_filters (a message from the server): empty a table's header filters.
+// - theme: on opening, the theme kept from the last visit (localStorage), else the system's
+//   prefers-color-scheme, is sent to the server; a change of the page's theme that the browser did
+//   not send (the user's toggle) is kept for the next visit.
 const KEYS = new Set(["ArrowLeft", "ArrowRight", "Home", "End", "p"]);
+const OWN_KEYS = new Set(["slider", "tab", "tablist", "radio", "radiogroup", "listbox", "option", "combobox", "spinbutton", "menuitem"]);
+const THEME_KEY = "tilescope-theme";
 
 function typingIn(event) {
   // The focused element may sit inside shadow roots: look at the real target first.
@@ -16,20 +23,31 @@ function typingIn(event) {
       const type = (element.getAttribute("type") || "text").toLowerCase();
       if (!["checkbox", "radio", "button", "submit", "range", "file"].includes(type)) return true;
     }
-    if (element.getAttribute && element.getAttribute("role") === "slider") return true;  // a drag handle keeps its keys
+    if (element.getAttribute && OWN_KEYS.has(element.getAttribute("role"))) return true;  // a drag handle, a tab keep their keys
+    if (element.classList && element.classList.contains("bk-tab")) return true;  // Bokeh's tab headers (no role)
   }
   return false;
+}
+
+function keptTheme() {
+  try {
+    const kept = window.localStorage.getItem(THEME_KEY);
+    if (kept === "dark" || kept === "light") return kept === "dark";
+  } catch (e) { /* storage refused: the system's choice */ }
+  return !!(window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches);
 }
 
 export function render({ model, el }) {
   el.style.display = "none";
   let applied = window.location.search;
   let first = true;  // the server's first query describes the page as opened: it replaces the entry
+  let theme = keptTheme();  // the theme the browser asked for (or last kept)
 
   function push() {
-    const query = model.query || "";
-    if (!query || query === applied) {
-      if (query) first = false;
+    if (!model.query) return;  // (nothing yet)
+    const query = model.query === "?" ? "" : model.query;  // "?": the page's bare URL
+    if (query === applied) {
+      first = false;
       return;
     }
     applied = query;
@@ -51,7 +69,27 @@ export function render({ model, el }) {
     model.send_msg({ key: event.key });
   }
 
+  function onTheme() {
+    if (model.dark === theme) return;  // (what the browser asked for)
+    theme = model.dark;
+    try { window.localStorage.setItem(THEME_KEY, theme ? "dark" : "light"); } catch (e) { /* not kept */ }
+  }
+
+  function onServer(msg) {
+    // clear_filters: the header filters of the table with that class (the value search's pick was hidden)
+    if (!msg || typeof msg.clear_filters !== "string" || !window.Bokeh) return;
+    for (const doc of window.Bokeh.documents) {
+      for (const m of doc._all_models.values()) {
+        if (!m.css_classes || !m.css_classes.includes(msg.clear_filters)) continue;
+        const view = window.Bokeh.index.find_one(m);
+        if (view && view.tabulator) view.tabulator.clearHeaderFilter();
+      }
+    }
+  }
+
   model.on("query", push);
+  model.on("msg:custom", onServer);
+  model.on("dark", onTheme);
   window.addEventListener("popstate", onPop);
   document.addEventListener("keydown", onKey, true);
   model.on("remove", () => {
@@ -59,4 +97,16 @@ export function render({ model, el }) {
     document.removeEventListener("keydown", onKey, true);
   });
   push();
+  // The page's own components settle their theme on their first render (and would set a theme
+  // sent earlier back): the wanted theme goes once the document is idle.
+  let waited = 0;
+  (function sendTheme() {
+    const docs = window.Bokeh ? window.Bokeh.documents : [];
+    if ((docs.length === 0 || !docs.every((doc) => doc.is_idle)) && waited < 20000) {
+      waited += 50;
+      setTimeout(sendTheme, 50);
+      return;
+    }
+    model.send_msg({ theme: theme ? "dark" : "light" });
+  })();
 }

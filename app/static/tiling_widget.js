@@ -135,6 +135,8 @@ export function render({ model, el }) {
   }
 
   function describe(parts, d, count) {
+    // the slider's accessible name: what its count is (the row's label holds the figures)
+    parts.handle.setAttribute("aria-label", d.axis === null ? "replicas" : `partitions of axis ${d.key} (${d.axis.label})`);
     if (d.axis === null) {
       parts.label.textContent = `replicas · ${formatInt(model.tile_product * count)} of ${formatInt(model.device_tiles)} tiles`;
       parts.detail.textContent = `${formatInt(count)} cop${count === 1 ? "y" : "ies"} of each shard` +

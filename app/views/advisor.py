@@ -7,6 +7,7 @@ from __future__ import annotations
 import panel as pn
 import param
 
+from tilescope.app.assets import BUTTONS_CSS
 from tilescope.app.format import esc
 from tilescope.app.one_message import one_message
 from tilescope.app.state import SessionState, error_text
@@ -28,7 +29,9 @@ class AdvisorView(pn.viewable.Viewer):
             options=list(PEAK_KINDS), value="total", color="default", width=300, sizing_mode="fixed"
         )
         self.peak_choice.param.watch(one_message(lambda _: self.refresh(force=True)), "value")
-        self.suggest_button = pn.widgets.Button(label="Suggest edits", color="primary", width=130)
+        self.suggest_button = pn.widgets.Button(
+            label="Suggest edits", color="primary", width=130, stylesheets=[BUTTONS_CSS]
+        )
         self.suggest_button.on_click(one_message(lambda _: self.refresh(force=True)))
         self.advice = pn.Column(sizing_mode="stretch_width")
         watch_state(self.state, lambda _: self.refresh(force=False), ["data"])
@@ -76,7 +79,9 @@ class AdvisorView(pn.viewable.Viewer):
         names = data.opened.value_text.names
         rows = []
         for rank, suggestion in enumerate(suggestions):
-            button = pn.widgets.Button(label="Apply", color="success", width=80, css_classes=[f"ts-apply-{rank}"])
+            button = pn.widgets.Button(
+                label="Apply", color="success", width=80, css_classes=[f"ts-apply-{rank}"], stylesheets=[BUTTONS_CSS]
+            )
             button.on_click(one_message(lambda _, s=suggestion: self.apply(s)))
             row = data.arrays.row_of_id.get(int(suggestion.edits[0].value))
             name = "" if row is None else names[row]
@@ -91,9 +96,12 @@ class AdvisorView(pn.viewable.Viewer):
 
     def apply(self, suggestion) -> str | None:
         """Add the suggestion's edits to the set, and show the value it re-tiles."""
-        error = self.state.add_edits(suggestion.edits)
-        if error:
+
+        def refused(error: str) -> None:  # (here, or later on the loop: the plan is made in the load workers)
             self.advice.insert(0, pn.pane.HTML(f"<p class='ts-editor-error' role='alert'>{esc(error)}</p>"))
+
+        error = self.state.add_edits(suggestion.edits, refused)
+        if error:
             return error
         self.state.select_values([suggestion.edits[0].value])
         return None

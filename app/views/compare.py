@@ -16,7 +16,7 @@ from pathlib import Path
 import panel as pn
 import param
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import BUTTONS_CSS, static_text
 from tilescope.app.compare_open import CompareOpener
 from tilescope.app.loading import MAX_UPLOAD_BYTES
 from tilescope.app.one_message import one_message
@@ -51,7 +51,12 @@ class ComparePicker(pn.viewable.Viewer):
             css_classes=["ts-compare-file"],
         )
         self.open_button = pn.widgets.Button(
-            label="Compare", color="primary", width=100, margin=(23, 5, 5, 5), css_classes=["ts-compare-open"]
+            label="Compare",
+            color="primary",
+            width=100,
+            margin=(23, 5, 5, 5),
+            css_classes=["ts-compare-open"],
+            stylesheets=[BUTTONS_CSS],
         )
         self.upload = CappedFileDropper(
             accepted_filetypes=[".json", "application/json"],

@@ -9,14 +9,13 @@ thread (the comparison is immutable), and kept for the next click of the same co
 
 from __future__ import annotations
 
-import asyncio
 import io
 import zipfile
 from types import MappingProxyType
 
 import panel as pn
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import BUTTONS_CSS, static_text
 from tilescope.app.format import esc
 from tilescope.app.views.compare_part import ComparePart
 from tilescope.derived.compare_data import WHATIF
@@ -93,6 +92,7 @@ class CompareExportView(ComparePart):
             embed=False,
             color="primary" if name == ZIP_NAME else "default",
             css_classes=[f"ts-compare-export-{name.replace('.', '-')}"],
+            stylesheets=[BUTTONS_CSS],
             width=190,
             margin=(5, 10),
         )
@@ -109,7 +109,7 @@ class CompareExportView(ComparePart):
             return {**kept, **(compare_files(compare, missing) if missing else {})}
 
         try:
-            files = await asyncio.get_running_loop().run_in_executor(None, build)
+            files = await self.state.work(build, label="compare export")  # the load workers, under their time limit
         except Exception as exc:  # say it in the view; the button sends nothing
             self._note.object = (
                 f'<div class="bad" data-testid="ts-compare-export-error">export failed: {esc(exc)}</div>'

@@ -128,7 +128,14 @@ class CompareTimelineView(ComparePart):
         self.x_range.js_on_change("end", follow)
         for r in REGIONS:
             self.points[r].js_on_change("data", follow)
-        self._info = pn.pane.HTML("", css_classes=["ts-compare-note"], styles={"font-size": "12px", "color": "#555"})
+        self._info = pn.pane.HTML(
+            "",
+            css_classes=["ts-compare-note"],
+            styles={
+                "font-size": "12px",
+                "color": "color-mix(in srgb, var(--panel-on-background-color, #222) 65%, transparent)",
+            },
+        )
         self.gate.watch(self._redraw, ["compare"])
         self.gate.watch(self._on_step, ["selected_step"])
         self.selection.param.watch(self._on_entry, ["entry"])

@@ -19,6 +19,7 @@ from bokeh.models.widgets.tables import NumberFormatter
 
 from tilescope.app.views.compare_part import ComparePart
 from tilescope.app.views.compare_selection import CompareSelection
+from tilescope.app.widgets.tables import LabelledTabulator
 from tilescope.derived.compare_data import CHANGED_COLUMNS
 
 TITLES = MappingProxyType(
@@ -62,7 +63,7 @@ class CompareValuesView(ComparePart):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.table = pn.widgets.Tabulator(
+        self.table = LabelledTabulator(
             _empty_frame(),
             show_index=False,
             disabled=True,
@@ -77,7 +78,14 @@ class CompareValuesView(ComparePart):
             css_classes=["ts-compare-values-table"],
             layout="fit_data_table",
         )
-        self._note = pn.pane.HTML("", css_classes=["ts-compare-note"], styles={"font-size": "12px", "color": "#555"})
+        self._note = pn.pane.HTML(
+            "",
+            css_classes=["ts-compare-note"],
+            styles={
+                "font-size": "12px",
+                "color": "color-mix(in srgb, var(--panel-on-background-color, #222) 65%, transparent)",
+            },
+        )
         self._syncing = False
         self._shown = None  # the CompareData whose values the table holds
         self.table.param.watch(self._from_table, "selection")

@@ -21,6 +21,7 @@ import io
 import re
 
 import panel as pn
+import panel_material_ui as pmui
 import param
 
 from tilescope.app.assets import static_text
@@ -74,10 +75,12 @@ class EditorView(pn.viewable.Viewer):
             min_width=220,
         )
         self.value_picker.param.watch(one_message(self._on_picked), "value")
-        self.group_toggle = pn.widgets.Checkbox.from_param(
-            self.state.param.whole_storage_group, label="apply to whole storage group"
+        # Material checkboxes: their label names the box (Bokeh's left it unnamed: axe ``label``); no
+        # description (Material draws it as an icon with an aria-label on a role-less span)
+        self.group_toggle = pmui.Checkbox.from_param(
+            self.state.param.whole_storage_group, label="apply to whole storage group", description=""
         )
-        self.keep_tiles = pn.widgets.Checkbox(
+        self.keep_tiles = pmui.Checkbox(
             label="keep the tile count (replicas drop to fit when an axis grows)",
             value=False,
             css_classes=["ts-keep-tiles"],
@@ -94,7 +97,11 @@ class EditorView(pn.viewable.Viewer):
             callback=self._edit_set_file, filename="edits.json", label="Save edits", color="default", width=120
         )
         self.load_input = pn.widgets.FileInput(
-            accept=".json,application/json", multiple=False, width=230, css_classes=["ts-load-edits"]
+            accept=".json,application/json",
+            multiple=False,
+            width=230,
+            css_classes=["ts-load-edits"],
+            label="load an edit set (JSON)",
         )
         self.load_input.param.watch(self._on_load, "value")
         self.edit_list = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CSS])
@@ -266,14 +273,17 @@ class EditorView(pn.viewable.Viewer):
             # Pin the value: after the edit it may no longer be the largest live one.
             self.state.select_values([value_id])
         refused_on = self.state.data
-        error = self.state.apply_gesture(edits)
-        if error:
+
+        def refused(error: str) -> None:  # (here, or later on the loop: the plan is made in the load workers)
             self._refused_on = refused_on
             self.widget.param.update(message=error, message_axis=key, revision=self.widget.revision + 1)
             self.count_inputs.snap_back()  # a typed count snaps back too
-            return error
-        self.widget.param.update(message="", message_axis="", revision=self.widget.revision + 1)
-        return None
+
+        error = self.state.apply_gesture(edits, refused)
+        if error is None and not self.state.replanning:  # made here: the widget shows it now
+            self.widget.param.update(message="", message_axis="", revision=self.widget.revision + 1)
+        # (else the new plan, made in the load workers, redraws the editor when it comes: one update)
+        return error
 
     def _gesture(self, value_id: int, key: str, count: int) -> list[TilingEdit]:
         """The edits one commit makes: the count, and with "keep the tile count" the replicas
@@ -295,9 +305,11 @@ class EditorView(pn.viewable.Viewer):
     def _on_load(self, event) -> None:
         if not event.new:
             return
-        error = self.state.load_edits(event.new, self.load_input.filename or "<edit set>")
-        if error:
+
+        def refused(error: str) -> None:
             self.edit_list.object = f"<p class='ts-editor-error' role='alert'>{esc(error)}</p>" + self._edits_html()
+
+        self.state.load_edits(event.new, self.load_input.filename or "<edit set>", refused)
 
     def _on_picked(self, event) -> None:
         if self._picking:

@@ -28,7 +28,8 @@ class FileBar(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.source = pn.pane.HTML("", css_classes=["ts-source"], stylesheets=[CSS], margin=(4, 10), min_width=160)
-        self.progress = pn.indicators.Progress(value=100, max=100, width=120, visible=False, margin=(14, 10))
+        # a native <progress> with a name (panel_material_ui's LinearProgress takes no aria-label)
+        self.progress = pn.pane.HTML("", stylesheets=[CSS], width=120, visible=False, margin=(14, 10))
         self.error = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", visible=False, margin=(4, 10))
         self.upload = CappedFileDropper(
             accepted_filetypes=[".json", "application/json"],
@@ -65,7 +66,11 @@ class FileBar(pn.viewable.Viewer):
         )
         self.source.object = f'{source}<br><span class="ts-status" data-testid="ts-status">{esc(s.status)}</span>'
         self.progress.visible = s.loading
-        self.progress.value = round(s.progress * 100)
+        self.progress.object = (
+            f'<progress class="ts-progress" max="100" value="{round(s.progress * 100)}" aria-label="loading the file"></progress>'
+            if s.loading
+            else ""
+        )
         self.error.visible = bool(s.error)
         self.error.object = f'<div class="ts-error" data-testid="ts-error">{esc(s.error)}</div>' if s.error else ""
 

@@ -17,27 +17,30 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
-from itertools import cycle, islice
 
 import pandas as pd
 import panel as pn
 import param
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool, NumeralTickFormatter
 from bokeh.models.widgets.tables import NumberFormatter
-from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
+from bokeh.transform import factor_cmap
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import BUTTONS_CSS, static_text
 from tilescope.app.fleet_open import DatasetRequest, Fleet, compare_link, load_fleet, open_row, row_source
 from tilescope.app.format import esc
 from tilescope.app.open_flow import SessionOpener
 from tilescope.app.state import SessionState, error_text
+from tilescope.app.widgets.tables import LabelledTabulator
 from tilescope.derived.fleet_rows import (
     BYTE_COLUMNS,
     COUNT_COLUMNS,
     FAILED,
     FIGURES,
+    FIT_UNKNOWN,
+    FITS,
     LOADED,
+    OVER,
     SEARCH_STATE,
     TABLE_COLUMNS,
     TEXT_COLUMNS,
@@ -64,8 +67,12 @@ TITLES = {
     "check_mismatches": "check mismatches",
 }
 PAGE_SIZE = 20
+FIT_COLOURS = {FITS: "#2e7d32", OVER: "#c62828", FIT_UNKNOWN: "#9e9e9e"}  # the bars' colours: the fit verdict
+BUDGET_COLOUR = "#ff9800"  # (orange: seen on the light and the dark background)
 
-Adopt = Callable[[Opened], None]  # shows an opened file (app.explorer.ExplorerApp.adopt)
+Adopt = Callable[
+    ..., None
+]  # shows an opened file: adopt(opened, requested=NAME or None) (app.explorer.ExplorerApp.adopt)
 Compare = Callable[[str], Awaitable[bool]]  # compare the open profile with a data-root file
 
 
@@ -89,7 +96,8 @@ class FleetView(pn.viewable.Viewer):
             label="chart", options={v: k for k, v in FIGURES.items()}, value="total_peak", width=200
         )
         self.source = ColumnDataSource(
-            {"x": [], "value": [], "text": [], "path": [], "colour": []}, name="ts-fleet-bars"
+            {"x": [], "value": [], "text": [], "path": [], "fit": [], "budget": [], "budget_text": []},
+            name="ts-fleet-bars",
         )
         self.chart = figure(
             name="ts-fleet-chart",
@@ -100,12 +108,40 @@ class FleetView(pn.viewable.Viewer):
             tools="xpan,xwheel_zoom,reset,save",
             y_axis_label="bytes per tile",
         )
-        self.chart.vbar(x="x", top="value", width=0.8, source=self.source, fill_color="colour", line_color=None)
-        self.chart.add_tools(HoverTool(tooltips=[("path", "@path"), ("figure", "@text")]))  # fields render as text
+        # colour: the fit verdict as recorded (derived.fleet_rows); the mark across a bar: its budget
+        bars = self.chart.vbar(
+            x="x",
+            top="value",
+            width=0.8,
+            source=self.source,
+            line_color=None,
+            fill_color=factor_cmap("fit", list(FIT_COLOURS.values()), list(FIT_COLOURS)),
+            legend_field="fit",
+        )
+        self.budget_marks = self.chart.rect(
+            x="x",
+            y="budget",
+            width=0.95,
+            height=2,
+            height_units="screen",
+            source=self.source,
+            fill_color=BUDGET_COLOUR,
+            line_color=None,
+            legend_label="budget",
+        )
+        self.chart.add_tools(
+            HoverTool(
+                renderers=[bars],
+                tooltips=[("path", "@path"), ("figure", "@text"), ("budget", "@budget_text"), ("", "@fit")],
+            )
+        )  # fields render as text
+        self.chart.legend.orientation = "horizontal"
+        self.chart.legend.location = "top_left"
+        self.chart.legend.click_policy = "none"
         self.chart.yaxis.formatter = NumeralTickFormatter(format="0,0")
         self.chart.xaxis.major_label_orientation = 0.9
         self.chart.y_range.start = 0
-        self.table = pn.widgets.Tabulator(
+        self.table = LabelledTabulator(
             table_frame_empty(),
             show_index=False,
             disabled=True,
@@ -120,7 +156,7 @@ class FleetView(pn.viewable.Viewer):
             layout="fit_data_table",
         )
         self.compare_button = pn.widgets.Button(
-            label="compare the two ticked", color="primary", width=200, disabled=True
+            label="compare the two ticked", color="primary", width=200, disabled=True, stylesheets=[BUTTONS_CSS]
         )
         self.compare_note = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
         self.failure_list = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width")
@@ -185,15 +221,20 @@ class FleetView(pn.viewable.Viewer):
         if self.fleet is None:
             return
         bars = chart_bars(self.fleet.profiles, self.figure_choice.value)
-        palette = list(islice(cycle(Category10_10), max(bars.n_members, 1)))
         self.chart.x_range.factors = bars.factors
         self.source.data = {
             "x": bars.factors,
             "value": bars.values,
             "text": [fmt_bytes(v) for v in bars.values],
             "path": bars.paths,
-            "colour": [palette[c] for c in bars.colour],
+            "fit": bars.fits,
+            "budget": [float("nan") if b is None else b for b in bars.budgets],
+            "budget_text": ["not recorded" if b is None else fmt_bytes(b) for b in bars.budgets],
         }
+        legend = self.chart.legend[0]
+        for item in legend.items:
+            if self.budget_marks in item.renderers:
+                item.label = {"value": bars.budget_label}
         self.chart.title.text = f"{FIGURES[bars.figure]} per profile, grouped by folder ({len(bars.groups):,} groups)"
 
     # ------------------------------------------------------------------ opening and comparing
@@ -208,8 +249,18 @@ class FleetView(pn.viewable.Viewer):
         fleet = self.fleet
         if fleet is None:
             return False
-        job = partial(open_row, fleet, position, self.data_root, self.shared)  # called with (staged, progress)
-        if not await self.opener.open(job, "", self._adopt):  # named as it opened (a data-root name, or DATASET:PATH)
+        found: list = []  # the row's RowSource, from the worker
+        job = partial(open_row, fleet, position, self.data_root, self.shared, found=found)  # (staged, progress)
+
+        def adopt(opened: Opened) -> None:  # named as it opened (a data-root name, or DATASET:PATH)
+            source = found[0] if found else None
+            requested = source.name if source is not None and source.path is not None else None
+            if self._adopt is not None:
+                self._adopt(opened, requested=requested)  # (the URL's file=: a file under the data root)
+            else:
+                self.state.adopt(opened)
+
+        if not await self.opener.open(job, "", adopt):
             return False
         await self._in_session(partial(setattr, self, "showing", False))
         return True

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import panel as pn
+import panel_material_ui as pmui
 import param
 from bokeh.events import Tap
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d, Span
@@ -15,6 +16,7 @@ from bokeh.plotting import figure
 
 from tilescope.app.glyphs import draw
 from tilescope.app.one_message import one_message
+from tilescope.app.plan_prep import LIFETIMES_DRAWN
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.selection import adds
@@ -44,7 +46,9 @@ REST_POINTS = 800  # pixel columns of the band: ≤ 4 points each
 
 class LifetimesView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SessionState)
-    largest = param.Integer(default=150, bounds=(5, 2000), doc="values drawn individually (the rest form one band)")
+    largest = param.Integer(
+        default=LIFETIMES_DRAWN, bounds=(5, 2000), doc="values drawn individually (the rest form one band)"
+    )
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -52,8 +56,13 @@ class LifetimesView(pn.viewable.Viewer):
         self.bars = ColumnDataSource({k: [] for k in BAR_FIELDS}, name="ts-lifetime-bars")
         self.rest = ColumnDataSource({"step": [], "y1": [], "y2": [], "bytes": [], "live": []}, name="ts-lifetime-rest")
         self.figure = self._build_figure()
-        self._slider = pn.widgets.IntSlider.from_param(
-            self.param.largest, label="values drawn individually", width=240, step=5
+        self._slider = pmui.IntSlider.from_param(  # Material's slider names its handle by the label;
+            # no description: Material draws it as an icon with an aria-label on a role-less span
+            self.param.largest,
+            label="values drawn individually",
+            width=240,
+            step=5,
+            description="",
         )
         self._note = pn.pane.HTML("", styles={"font-size": "12px", "opacity": "0.75"})
         self._lanes = 0
@@ -171,10 +180,7 @@ class LifetimesView(pn.viewable.Viewer):
                 start=-0.5, end=max(arrays.n_steps - 0.5, 0.5), bounds=(-0.5, max(arrays.n_steps - 0.5, 0.5))
             )
         self.figure.y_range.update(start=self._band_bottom + 0.3, end=-1)
-        self._note.object = (
-            f"{g.rows.size:,} largest values drawn one lane each (thickness ∝ √bytes, blue standard, orange interleaved); "
-            f"the other {g.rest_count:,} live values form the grey band at the bottom (height ∝ their bytes per step). Click a bar to select its value (Ctrl/Shift-click adds it)."
-        )
+        self._note.object = lanes_note(g.rows.size, g.rest_count)
         self._on_step()
 
     def _outline(self, bar_rows: np.ndarray) -> dict:
@@ -227,3 +233,20 @@ class LifetimesView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             css_classes=["ts-lifetimes"],
         )
+
+
+def lanes_note(drawn: int, rest: int) -> str:
+    """The note under the chart: how many values have a lane, and what the grey band holds (none:
+    no band to speak of, issue #27 item 11 — it said "the other 0 live values")."""
+    lanes = "1 value drawn in a lane of its own" if drawn == 1 else f"{drawn:,} largest values drawn one lane each"
+    if rest == 0:
+        band = "no other value is live, so there is no grey band"
+    else:
+        band = (
+            f"the other {'live value forms' if rest == 1 else f'{rest:,} live values form'} the grey band at the bottom "
+            "(height ∝ their bytes per step)"
+        )
+    return (
+        f"{lanes} (thickness ∝ √bytes, blue standard, orange interleaved); {band}. "
+        "Click a bar to select its value (Ctrl/Shift-click adds it)."
+    )

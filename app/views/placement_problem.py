@@ -17,7 +17,6 @@ downloads built from what is open (nothing is written on the server).
 
 from __future__ import annotations
 
-import asyncio
 import io
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -29,7 +28,7 @@ from bokeh.models import ColumnDataSource, CustomJS, HoverTool, NumeralTickForma
 from bokeh.models.annotations import Span
 from bokeh.plotting import figure
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import BUTTONS_CSS, static_text
 from tilescope.app.format import esc
 from tilescope.app.state import error_text
 from tilescope.derived.placement_opened import APP_TIME_LIMIT_S, OpenedPlacementDump, Solved, solved
@@ -122,6 +121,7 @@ class PlacementProblemView(pn.viewable.Viewer):
             value=TILESCOPE,
             color="primary",
             css_classes=["ts-dump-toggle"],
+            stylesheets=[BUTTONS_CSS],
             width=420,
             margin=(5, 10),
         )
@@ -350,10 +350,15 @@ class PlacementProblemView(pn.viewable.Viewer):
         return self.result.verdict if self.result is not None else "unknown"
 
     async def _png(self) -> io.BytesIO:
-        """Drawn in a worker thread (matplotlib's Agg), not on the session's loop."""
+        """Drawn in a load worker (matplotlib's Agg) under its time limit, not on the session's loop
+        (here without the app's load pool: a notebook, a test)."""
         geometry, spans, headline = (self.geometry, self._spans(), self.result.headline if self.result else "unknown")
+        if self._run is None:
+            return io.BytesIO(problem_png(geometry, spans, headline))
         return io.BytesIO(
-            await asyncio.get_running_loop().run_in_executor(None, lambda: problem_png(geometry, spans, headline))
+            await self._run(
+                lambda _progress: problem_png(geometry, spans, headline), label=f"{self.opened.name} picture"
+            )
         )
 
     def _csv(self) -> io.BytesIO:

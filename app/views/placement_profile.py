@@ -22,7 +22,7 @@ from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Rang
 from bokeh.models.annotations import Span
 from bokeh.plotting import figure
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import BUTTONS_CSS, static_text
 from tilescope.app.format import esc
 from tilescope.app.state import error_text
 from tilescope.derived.placement_opened import APP_TIME_LIMIT_S, OpenedPlacementProfile, Solved, solved
@@ -109,6 +109,7 @@ class PlacementProfileView(pn.viewable.Viewer):
             value=COMPILER,
             color="primary",
             css_classes=["ts-pp-toggle"],
+            stylesheets=[BUTTONS_CSS],
             width=420,
             margin=(5, 10),
         )

@@ -33,7 +33,9 @@ KEY_FIGURES = (
 # Tabulator lays the frozen-rows holder inline after the header cells, so a table wider than its
 # box pushes the pinned (chosen) row out of sight to the right; a block puts it under the header.
 TABLE_CSS = ".tabulator-header .tabulator-frozen-rows-holder { display: block !important; }"
-CHOSEN_ROW_STYLE = "background-color: #fde68a; font-weight: 600"
+CHOSEN_ROW_STYLE = (
+    "background-color: #fde68a; color: #1f2933; font-weight: 600"  # dark ink on pale yellow in either theme
+)
 
 
 def chosen_row_styles(frame: pd.DataFrame) -> pd.DataFrame:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import panel as pn
+import panel_material_ui as pmui
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
@@ -18,6 +19,7 @@ from tilescope.app.format import esc
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.table_patch import patch_cells
+from tilescope.app.widgets.tables import LabelledTabulator
 from tilescope.derived.groups import TABLE_COLUMNS, GroupTable, hand_overs
 from tilescope.models.format import fmt_bytes, shorten, step_range
 
@@ -35,7 +37,7 @@ class StorageGroupsView(pn.viewable.Viewer):
         self._groups: GroupTable | None = None  # the open profile's (derived.groups.GroupTable)
         self._shown_single: bool | None = None  # show_single of the table's current rows
         self.group = None  # storage group shown in the detail pane
-        self.table = pn.widgets.Tabulator(
+        self.table = LabelledTabulator(
             pd.DataFrame({c: [] for c in TABLE_COLUMNS}),
             show_index=False,
             disabled=True,
@@ -55,7 +57,9 @@ class StorageGroupsView(pn.viewable.Viewer):
             css_classes=["ts-groups-table"],
         )
         self.detail = pn.pane.HTML("", stylesheets=[CSS], sizing_mode="stretch_width", min_height=200)
-        self._single = pn.widgets.Checkbox.from_param(self.param.show_single, label="show groups of one value")
+        self._single = pmui.Checkbox.from_param(
+            self.param.show_single, label="show groups of one value", description=""
+        )
         self.table.param.watch(self._on_table_selection, "selection")
         self.gate.watch(self._redraw, ["data"])
         self.gate.watch(self._on_values, ["selected_values"])
@@ -159,10 +163,12 @@ def group_html(state: SessionState, group: int, members: np.ndarray | None) -> s
             )
     overs = hand_overs(arrays, cost, group, members, data.opened.live_ranges)
     if overs:
+        peaks = data.plan.peaks
+        peak_steps = {"total": peaks.total_step, "standard": peaks.standard_step, "interleaved": peaks.interleaved_step}
         lines = "".join(
             f'<li class="handover" data-testid="ts-handover">values {h.first_value} ({esc(fmt_bytes(h.first_bytes))}) and '
             f"{h.second_value} ({esc(fmt_bytes(h.second_bytes))}) both live at {step_range(h.from_step, h.to_step)}: "
-            f"{esc(fmt_bytes(h.together_bytes))} together</li>"
+            f"{esc(fmt_bytes(h.together_bytes))} together{peak_flag(h.from_step, h.to_step, peak_steps)}</li>"
             for h in overs
         )
         handover_html = f"<b>Hand-overs</b> (members live at the same steps)<ol>{lines}</ol>"
@@ -172,4 +178,18 @@ def group_html(state: SessionState, group: int, members: np.ndarray | None) -> s
         f'<div class="ts-groups" data-testid="ts-group-detail" data-group="{group}">'
         f"<b>Storage group {group}</b>: {len(members)} member(s), in order of first live step"
         f"<ol>{''.join(items)}</ol>{handover_html}</div>"
+    )
+
+
+def peak_flag(from_step: int, to_step: int, peak_steps: dict[str, int]) -> str:
+    """The flag of a hand-over whose steps hold a peak step of the plan (issue #27 item 11: the two
+    values live together add to that peak); empty otherwise."""
+    at = [name for name, step in peak_steps.items() if from_step <= step <= to_step]
+    if not at:
+        return ""
+    steps = sorted({peak_steps[name] for name in at})
+    where = ", ".join(str(s) for s in steps)
+    return (
+        f' <b class="ts-handover-peak" data-testid="ts-handover-peak">⚑ at the {" and ".join(at)} '
+        f"peak (step{'s' if len(steps) > 1 else ''} {where}): both count in it</b>"
     )

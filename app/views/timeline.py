@@ -36,6 +36,7 @@ from tilescope.derived.overview import (  # (one definition: the cached overview
 )
 from tilescope.derived.peak_labels import PeakMark, y_end_for
 from tilescope.derived.series import minmax_indices, near_peak_runs, thinned, window_of
+from tilescope.derived.value_focus import value_focus
 from tilescope.models.format import shorten
 
 # Up to this many distinct operation texts, the profile's table of them is sent once and each point
@@ -74,6 +75,7 @@ class TimelineView(TimelineFigure, pn.viewable.Viewer):
         self._pane = FigurePane(self.figure, sizing_mode="stretch_width")
         watch_state(self.state, self._redraw, ["data"])
         watch_state(self.state, self._on_step, ["selected_step"])
+        watch_state(self.state, self._on_values, ["selected_values"])
         self._show_mode(self.layout_mode == "stacked")
         self._redraw()
 
@@ -215,6 +217,7 @@ class TimelineView(TimelineFigure, pn.viewable.Viewer):
         self.peak_source.data = self._peak_data(marks, n, y_end)
         self.ghost.visible = self.ghost_legend.visible = data.edited
         self._on_step()
+        self._on_values()
         self._refresh_points()
 
     def _encode_operations(self, operations) -> None:
@@ -315,6 +318,15 @@ class TimelineView(TimelineFigure, pn.viewable.Viewer):
             self.show_overview(self._overview_of)
         elif self._series is not None and self.state.data is not None:
             self._redraw()
+
+    def _on_values(self, *_):
+        """The live range of the value open in the editor (``state.focus_value``), or none."""
+        data, focus = self.state.data, self.state.focus_value
+        where = value_focus(data, focus) if data is not None and focus is not None else None
+        if where is None:
+            self.value_range.visible = False
+        else:
+            self.value_range.update(left=where.first - 0.5, right=where.last + 0.5, visible=True)
 
     def _on_step(self, *_):
         step = self.state.selected_step

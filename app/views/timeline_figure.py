@@ -42,6 +42,7 @@ COLORS = {
     "budget": "#C62828",
     "effective": "#8E24AA",
 }
+VALUE_RANGE_COLOR = "#00897B"  # teal: apart from the regions' blue and orange, the budget's red, the peaks' yellow
 INK = {False: "#111111", True: "#E8E8E8"}  # marks and the selected-step line, per theme (dark?)
 BUDGET_INK = {
     False: COLORS["budget"],
@@ -197,6 +198,19 @@ class TimelineFigure:
             hatch_alpha=0.18,
             hatch_color=COLORS["budget"],
         )
+        # The live range of the value open in the editor (the last one selected, e.g. by the header's
+        # search): where it is on the timeline.
+        self.value_range = BoxAnnotation(
+            left=0,
+            right=0,
+            fill_color=VALUE_RANGE_COLOR,
+            fill_alpha=0.16,
+            line_color=VALUE_RANGE_COLOR,
+            line_alpha=0.9,
+            line_dash="dashed",
+            visible=False,
+            name="ts-timeline-value-live",
+        )
         # On the overlay layer: moving it repaints that layer alone, not every series of the chart.
         self.selected_span = Span(
             location=0,
@@ -217,6 +231,7 @@ class TimelineFigure:
             x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["interleaved"], y_offset=3
         )
         for annotation in (
+            self.value_range,
             self.support_band,
             self.budget_span,
             self.interleaved_budget_span,

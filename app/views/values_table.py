@@ -13,10 +13,12 @@ import panel as pn
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
+from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.selection import TABLE_SELECTION, SelectionLink
 from tilescope.app.widgets.table_patch import patch_cells
+from tilescope.app.widgets.tables import LabelledTabulator
 from tilescope.derived.values import PLAN_COLUMNS
 
 TEXT_COLUMNS = ("name", "group", "shape", "precision", "region", "tiling", "alias_of")
@@ -93,7 +95,7 @@ class ValuesTableView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.gate = ShownGate(self.state)  # its tab may be hidden: app.shown_gate
-        self.table = pn.widgets.Tabulator(
+        self.table = LabelledTabulator(
             pd.DataFrame({c: [] for c in self.COLUMNS}),
             show_index=False,
             disabled=True,
@@ -111,6 +113,8 @@ class ValuesTableView(pn.viewable.Viewer):
         self._note = pn.pane.HTML("", styles={"font-size": "12px", "opacity": "0.8"})
         self._link = SelectionLink(self.state, self.table, watch=self.gate.watch)
         self._shown_of = None  # the opened profile whose values the table holds
+        self._revealing: int | None = None  # a value to turn to once the browser's filters are empty (reveal)
+        self.table.param.watch(one_message(self._on_filters), "filters")
         self.gate.watch(self._redraw, ["data"])
         self._redraw()
 
@@ -142,6 +146,30 @@ class ValuesTableView(pn.viewable.Viewer):
             if changed.size:
                 patch[column] = list(zip(shown.index[changed].tolist(), frame[column].iloc[changed].tolist()))
         patch_cells(self.table, patch)
+
+    def reveal(self, value_id: int) -> bool:
+        """Make ``value_id``'s row visible (the header's value search picked it, issue #27 item 9):
+        the table turns to the page holding it. True when the header filters hide it: the caller
+        empties them in the browser (``app.widgets.page_controls.PageControls.clear_filters``), and
+        the page is turned once the browser has sent its empty filters."""
+        frame = self.table.value
+        if frame is None or frame.empty or value_id not in set(frame["id"].tolist()):
+            return False
+        if value_id not in set(self.table.current_view["id"].tolist()):
+            self._revealing = value_id
+            return True
+        self._turn_to(value_id)
+        return False
+
+    def _on_filters(self, event) -> None:
+        if self._revealing is not None and not event.new:
+            value_id, self._revealing = self._revealing, None
+            self._turn_to(value_id)
+
+    def _turn_to(self, value_id: int) -> None:
+        positions = np.flatnonzero(self.table.current_view["id"].to_numpy() == value_id)
+        if positions.size:
+            self.table.page = int(positions[0]) // self.table.page_size + 1
 
     def set_shown(self, shown: bool) -> None:
         """Hidden, the view waits; shown again, it catches up (``app.shown_gate``)."""
