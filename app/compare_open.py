@@ -19,25 +19,32 @@ from tilescope.app.open_flow import SessionOpener
 from tilescope.app.state import error_text
 from tilescope.derived.compare_data import CompareData
 from tilescope.derived.opening import OpenedProfile, Source
+from tilescope.fleet.discover import recognise_file
 from tilescope.models.errors import TilescopeError
 
 PICKER_LIMIT = 2000  # files listed in the picker (a data root may hold many)
 
 
 def data_root_files(root: str | Path, limit: int = PICKER_LIMIT) -> list[str]:
-    """Names (relative, ``/``-separated) of the ``.json`` files under ``root`` that
-    ``resolve_in_root`` accepts, sorted; hidden folders skipped; at most ``limit``."""
+    """Names (relative, ``/``-separated) of the planner outputs under ``root`` that
+    ``resolve_in_root`` accepts, sorted; hidden files and folders skipped; at most ``limit``.
+    A planner output is recognised by its content, whatever its name (the compiler's
+    ``{scope}-{pid}-{serial}.json``, ``placement-{pid}.json``, ``tile-{tile}-{hash}.json``), by
+    the test ``tilescope batch`` uses (``fleet.discover.recognise_file``: the first 64 KiB of each
+    regular file, never the whole file); anything else (other JSON, other files, FIFOs) is left out."""
     base = Path(root)
     found: list[str] = []
     for folder, dirs, files in os.walk(base):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
-            if not name.endswith(".json") or name.startswith("."):
+            if name.startswith("."):
                 continue
             relative = (Path(folder) / name).relative_to(base).as_posix()
             try:
-                resolve_in_root(base, relative)
+                path = resolve_in_root(base, relative)
             except PathRefused:
+                continue
+            if recognise_file(path) is None:
                 continue
             found.append(relative)
             if len(found) >= limit:

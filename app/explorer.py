@@ -286,7 +286,11 @@ class ExplorerApp(pn.viewable.Viewer):
         if s.data is None:
             return problems
         if tuple(s.edits) != wanted.edits:
-            error = s.apply_edits(list(wanted.edits)) if wanted.edits else s.reset()
+
+            def edits_refused(error: str) -> None:  # (later, on the loop, when the plan is made in the workers)
+                s.error = f"the URL's edits were not applied: {error}"
+
+            error = s.apply_edits(list(wanted.edits), edits_refused) if wanted.edits else s.reset()
             if error:
                 problems.append(f"the URL's edits were not applied: {error}")
         if wanted.step is not None:
@@ -355,7 +359,9 @@ class ExplorerApp(pn.viewable.Viewer):
                 return
         if wanted.file:
             name = wanted.file
-            if await self.opener.open_name(name, partial(self.adopt, name=name, requested=name, wanted=wanted)):
+            if await self.opener.open_name(
+                name, partial(self.adopt, name=name, requested=name, wanted=wanted), self._edits_ahead(wanted)
+            ):
                 if self.fleet is not None:  # a profile opened from the fleet view: under its way back
                     await self.opener.in_session(partial(setattr, self.fleet, "showing", False))
                 await self._compare_with(wanted.compare)
@@ -370,11 +376,20 @@ class ExplorerApp(pn.viewable.Viewer):
             if problem
             else UrlState(None, wanted.step, wanted.value, wanted.tab, wanted.edits, wanted.problems, tile=wanted.tile)
         )
-        await self.opener.open_path(path, display_name(path), partial(self.adopt, name=display_name(path), wanted=rest))
+        await self.opener.open_path(
+            path, display_name(path), partial(self.adopt, name=display_name(path), wanted=rest), self._edits_ahead(rest)
+        )
         if problem:
             await self.opener.in_session(partial(self.state.fail, problem))
         else:
             await self._compare_with(wanted.compare)
+
+    def _edits_ahead(self, wanted: UrlState | None):
+        """What the open's worker does after the open: the plan of the URL's edits (module doc of
+        ``app.state``), so that no re-plan is left for the loop and the page arrives edited."""
+        if wanted is None or not wanted.edits:
+            return None
+        return lambda opened: self.state.make_plan(opened, wanted.edits)
 
     async def _compare_with(self, name: str | None) -> bool:
         """Compare the open profile with ``name`` (a file under the data root: ``?compare=NAME``, or
@@ -447,5 +462,6 @@ def build_app(argv: list[str]) -> ExplorerApp:
         options.load_workers, options.load_timeout
     )  # the process's load workers, made from the first session's --args
     app = ExplorerApp(options, state=SessionState(), shared=shared_profiles(options.data_root, options.max_file_bytes))
-    app.state.runner = app.opener.background  # a large plan's heavy results: in the load workers, never on the loop
+    app.state.runner = app.opener.background  # every plan's file-sized work: in the load workers, never on the loop
+    app.state.worker = app.opener.work
     return app

@@ -5,7 +5,10 @@ session's document lock.
 ``SessionOpener`` is the session's one way to open a file — the URL's ``?file=``, the served
 default, an upload, a row of the fleet view, the second side of a comparison — and to run other
 file-sized work (a comparison, a dataset's rows): ``run``; ``background`` is the served session's
-``SessionState.runner`` (a large plan's placement, the advisor's ranking). A load:
+``SessionState.runner`` (every new plan after an edit, undo or reset, a plan's placement, the
+comparison following an edit, the advisor's ranking) and ``work`` its ``SessionState.worker`` (a
+download's bytes: the report PNG, the tables). All of them go through the one load pool, with its
+time limit, whatever the file's size. A load:
 
 1. On the loop: ``state.begin_load()``; the job queued in the load pool.
 2. In a load worker: ``app.shared.SharedProfiles.open`` → ``derived.opening.open_file(source,
@@ -31,6 +34,7 @@ import panel as pn
 
 from tilescope.app.load_pool import LoadPool, load_pool
 from tilescope.app.loading import AppOptions, check_upload_size, resolve_in_root
+from tilescope.app.plan_prep import prepare_plan
 from tilescope.app.shared import SharedProfiles
 from tilescope.app.state import SessionState
 from tilescope.derived.opening import Opened, OpenedProfile, Source
@@ -39,6 +43,7 @@ __all__ = ["OpenJob", "SessionOpener", "StageHooks"]
 
 Progress = Callable[[str, float], None]
 OpenJob = Callable[..., Opened]  # job(staged, progress) in a load worker
+Then = Callable[[Opened], None]  # then(opened) in the same worker, after the open
 OVERVIEW_WAIT_S = 5.0  # a staged open waits this long at most for the loop to draw the overview before building
 
 
@@ -81,6 +86,11 @@ class SessionOpener:
         """``job(*args, progress)`` in a load worker (its time limit, its progress shown by the
         session); its result or its exception."""
         return await self.pool.run(job, *args, progress=self.state.report_progress, label=label)
+
+    async def work(self, job: Callable[[], Any], label: str = "") -> Any:
+        """``SessionState.worker``: ``job()`` in a load worker under its time limit (a download's
+        bytes), without the load's progress in the session's status; its result or its exception."""
+        return await self.pool.run(lambda _progress: job(), label=label)
 
     async def in_session(self, change: Callable[[], None]) -> None:
         """Run ``change`` on the loop holding the session's document lock: the views update Bokeh
@@ -128,7 +138,9 @@ class SessionOpener:
 
     # ------------------------------------------------------------------ opening
 
-    async def open_name(self, name: str, adopt: Callable[[Opened], None] | None = None) -> bool:
+    async def open_name(
+        self, name: str, adopt: Callable[[Opened], None] | None = None, then: Then | None = None
+    ) -> bool:
         """A file under the data root (``?file=NAME``). The name is resolved in the worker too:
         resolving touches the file system (symlinks), never on the loop."""
         root = self.data_root
@@ -138,11 +150,17 @@ class SessionOpener:
             ),
             name,
             adopt,
+            then,
         )
 
-    async def open_path(self, path: Path, name: str, adopt: Callable[[Opened], None] | None = None) -> bool:
+    async def open_path(
+        self, path: Path, name: str, adopt: Callable[[Opened], None] | None = None, then: Then | None = None
+    ) -> bool:
         return await self.open(
-            lambda staged, progress: self.shared.open(Source.of_path(path, name), progress, staged=staged), name, adopt
+            lambda staged, progress: self.shared.open(Source.of_path(path, name), progress, staged=staged),
+            name,
+            adopt,
+            then,
         )
 
     async def open_upload(self, data: bytes, name: str, adopt: Callable[[Opened], None] | None = None) -> bool:
@@ -156,8 +174,11 @@ class SessionOpener:
             lambda staged, progress: self.shared.open(Source.of_bytes(data, name), progress), name, adopt
         )
 
-    async def open(self, job: OpenJob, name: str, adopt: Callable[[Opened], None] | None = None) -> bool:
-        """Run ``job(staged, progress)`` in a load worker and adopt its result (module doc).
+    async def open(
+        self, job: OpenJob, name: str, adopt: Callable[[Opened], None] | None = None, then: Then | None = None
+    ) -> bool:
+        """Run ``job(staged, progress)`` in a load worker and adopt its result (module doc);
+        ``then(opened)`` in the same worker before (the URL's edits made ahead: ``SessionState.make_plan``).
         Whether it opened; on failure the session says why and keeps what was open."""
         state = self.state
         state.begin_load()
@@ -182,12 +203,16 @@ class SessionOpener:
             loop.call_soon_threadsafe(lambda: drawn.append(loop.create_task(draw())))
             shown.wait(OVERVIEW_WAIT_S)
 
+        def open_and_prepare(progress: Progress) -> Opened:
+            opened = job(partial(staged, progress=progress), progress)
+            if isinstance(opened, OpenedProfile):  # what the side tabs read of the file plan: here, not on the loop
+                prepare_plan(opened.base)
+            if then is not None:
+                then(opened)
+            return opened
+
         try:
-            opened = await self.pool.run(
-                lambda progress: job(partial(staged, progress=progress), progress),
-                progress=state.report_progress,
-                label=name,
-            )
+            opened = await self.pool.run(open_and_prepare, progress=state.report_progress, label=name)
         except Exception as exc:  # bad input (InputError), a time limit, anything else: say it, keep what is open
             await asyncio.gather(*drawn, return_exceptions=True)
             await self.in_session(partial(self._failed, exc, bool(drawn)))

@@ -12,7 +12,8 @@ as ``python -c pass`` for reference):
 - one folder's rows (``WHERE folder = …``), and the values of one folder's profiles (the
   partition column filters the per-profile tables without a join);
 
-and the same queries in this process (``fleet.query.run_query``: the dataset opened and checked,
+with the CPU seconds each command used (user + system, which the load of the machine changes
+less than the wall time), and the same queries in this process (``fleet.query.run_query``: the dataset opened and checked,
 the DuckDB views made, the query run), which is what the dataset's layout decides; and prints the
 number of files the dataset holds. Goal: each query under 1 s.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -68,10 +70,23 @@ def make_fleet(root: Path, n: int, folders: int) -> None:
         (folder / f"model{k}-{os.getpid()}-{k:04d}.json").write_text(json.dumps(raw))
 
 
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed(*args: str) -> tuple[float, subprocess.CompletedProcess]:
+    seconds, _, result = timed_cpu(*args)
+    return seconds, result
+
+
+def timed_cpu(*args: str) -> tuple[float, float, subprocess.CompletedProcess]:
+    """Wall and CPU seconds (user + system: what the command costs whatever the load) of a fresh
+    process."""
+    before = children_cpu()
     started = time.perf_counter()
     result = subprocess.run([sys.executable, *args], capture_output=True, text=True)
-    return time.perf_counter() - started, result
+    return time.perf_counter() - started, children_cpu() - before, result
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -113,22 +128,26 @@ def main(argv: list[str] | None = None) -> None:
         )
         startup = min(timed("-c", "pass")[0] for _ in range(args.repeat))
         imports = min(timed("-c", "import duckdb, pyarrow.parquet")[0] for _ in range(args.repeat))
-        cli = min(timed("-m", "tilescope", "--version")[0] for _ in range(args.repeat))
+        cli = min(timed("-m", "tilescope", "fleet", "--help")[0] for _ in range(args.repeat))
         print(
             f"python start-up alone: {startup:.2f} s; with duckdb and pyarrow imported: {imports:.2f} s; "
-            f"`tilescope --version` (the CLI's start-up: every command's module imported): {cli:.2f} s"
+            f"`tilescope fleet --help` (the command's start-up: its module only): {cli:.2f} s"
         )
-        print(f"{'query':24} {'best of ' + str(args.repeat):>10}  rows")
+        print(f"{'query, as a command':24} {'best wall of ' + str(args.repeat):>16} {'CPU s':>6}  rows")
         for name, sql in QUERIES.items():
             sql = sql.format(folder="2024-05-02")
-            times, rows = [], None
+            times, cpus, rows = [], [], None
             for _ in range(args.repeat):
-                seconds, result = timed("-m", "tilescope", "fleet", str(dataset), "--json", "--sql", sql)
+                seconds, cpu, result = timed_cpu("-m", "tilescope", "fleet", str(dataset), "--json", "--sql", sql)
                 assert result.returncode == 0, result.stderr
                 times.append(seconds)
+                cpus.append(cpu)
                 rows = json.loads(result.stdout)
             verdict = "under 1 s" if min(times) < 1 else "OVER 1 s"
-            print(f"{name:24} {min(times):9.2f}s  {len(rows)} ({verdict}; first row {rows[0] if rows else None})")
+            print(
+                f"{name:24} {min(times):15.2f}s {min(cpus):6.2f}  {len(rows)} ({verdict}; "
+                f"first row {rows[0] if rows else None}); load average {os.getloadavg()[0]:.2f}"
+            )
         from tilescope.fleet.query import run_query
 
         for name, sql in QUERIES.items():

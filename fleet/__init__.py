@@ -1,4 +1,4 @@
-"""Many planner outputs → one Parquet dataset, on Dask; DuckDB over it (``tilescope batch``,
+"""Many planner outputs → one Parquet dataset, in local worker processes or on Dask; DuckDB over it (``tilescope batch``,
 ``tilescope fleet``).
 
 - ``discover``: what is under a folder (the client lists; a worker sniffs each file's kind);
@@ -7,7 +7,7 @@
 - ``tables``: a loaded memory profile → its ``profiles`` fields and per-profile tables;
 - ``layout``: where everything lives, and reading it checked; ``commit``: the client's commit,
   the fragments' collection and the repair of a damaged dataset; ``schema``: every table's columns;
-- ``driver``: the batch on a LocalCluster or an existing cluster;
+- ``driver``: the batch in local worker processes (``workers``) or on an existing Dask cluster;
 - ``query``: the DuckDB views; ``overview``: the app's rows; ``reopen``: a profile rebuilt from the
   dataset and verified; ``regress``: two datasets or folders compared.
 

@@ -3,7 +3,10 @@
 The client only lists DIR (``find_inputs``); it reads no file. Every regular file is a candidate,
 whatever its name: the compiler names its profiles ``{scope}-{pid}-{serial}.json``, its placement
 profiles ``placement-{pid}.json`` and its dumps ``tile-{tile}-{hash}.json``. The worker that gets
-a file tells what it is from its first bytes (``sniff``) and only then reads it whole.
+a file tells what it is from its first ``SNIFF_BYTES`` (``recognise``: ``sniff``, or the name
+``*.memory_profile.json`` / ``*.search_state.json`` of a file whose loader should say what is
+wrong with it) and only then reads it whole. ``serve --data-root``'s picker lists a data root's
+files by the same test (``recognise_file``).
 
 Everything else the listing meets is recorded with why it is not read: a FIFO, socket or device
 (never opened: it could block), a dangling symlink or a symlink loop, a symlink to a file outside
@@ -21,10 +24,11 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tilescope.loaders.json_input import file_kind
+from tilescope.loaders.json_input import file_kind, open_input
 from tilescope.models.errors import InputError
 
 SNIFF_BYTES = 1 << 16
+NAMED_SUFFIXES = (".memory_profile.json", ".search_state.json")
 
 
 def display_path(relative: str) -> str:
@@ -177,3 +181,28 @@ def sniff(head: bytes) -> tuple[str | None, str]:
     if {"requests", "ranges", "region_boundary", "assigned_root_spans", "interleaved_offset"} & have:
         return "placement_dump", f"placement dump v{v}"
     return None, "JSON, but not a planner output" if keys else "not a planner output"
+
+
+def recognise(head: bytes, name: str) -> tuple[str | None, str]:
+    """``sniff``, and a file named as a memory profile or a search state is taken as one (its
+    loader then says what is wrong with it)."""
+    kind, what = sniff(head)
+    if kind is None and name.endswith(NAMED_SUFFIXES):
+        kind = "search_state" if name.endswith(NAMED_SUFFIXES[1]) else "memory_profile"
+    return kind, what
+
+
+def read_head(path: str | Path) -> bytes:
+    """The first ``SNIFF_BYTES`` of a regular file (InputError for anything else: a FIFO is
+    refused, not waited on)."""
+    with open_input(path) as handle:
+        return handle.read(SNIFF_BYTES)
+
+
+def recognise_file(path: str | Path) -> str | None:
+    """The planner output kind of the file at ``path`` from its first bytes (``recognise``), None
+    when it is not one or cannot be read."""
+    try:
+        return recognise(read_head(path), os.fsdecode(path))[0]
+    except (OSError, InputError):
+        return None

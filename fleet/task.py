@@ -1,5 +1,5 @@
-"""The task a Dask worker runs: some input files of one folder, each told apart by its first bytes
-(``discover.sniff``), read once, hashed (the bytes read are the bytes hashed and parsed: a file
+"""The task a batch worker runs (a local worker process or a Dask worker): some input files of one folder, each told apart by its first bytes
+(``discover.recognise``), read once, hashed (the bytes read are the bytes hashed and parsed: a file
 replaced while its task runs is either the old content or the new one, never a mix), skipped when
 the dataset holds that content already, else loaded (a memory profile re-planned); the loaded
 profiles' tables written as one fragment per table under ``.staging/<fragment>/``
@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 
-from tilescope.loaders.json_input import InputBuffer, open_input
+from tilescope.loaders.json_input import InputBuffer
 from tilescope.loaders.memory_profile import parse_memory_profile
 from tilescope.loaders.placement_dump import load_placement_dump
 from tilescope.loaders.placement_profile import parse_placement_profile
@@ -37,7 +37,7 @@ from tilescope.models.schemas import SCHEMA_VERSION
 from tilescope.models.version import __version__
 
 from .commit import write_fragment
-from .discover import SNIFF_BYTES, sniff
+from .discover import read_head, recognise
 from .layout import Dataset, profile_key
 from .schema import PROFILE_TABLES
 from .tables import memory_profile_rows
@@ -50,7 +50,6 @@ VALIDATE = {
     "placement_dump": load_placement_dump,
     "placement_profile": parse_placement_profile,
 }
-NAMED_SUFFIXES = (".memory_profile.json", ".search_state.json")
 
 
 def located_error(exc: BaseException, path: str) -> str:
@@ -84,11 +83,6 @@ def empty_row(
     }
 
 
-def _head(source: str) -> bytes:
-    with open_input(source) as handle:  # a FIFO put there since the listing is refused, not waited on
-        return handle.read(SNIFF_BYTES)
-
-
 def normalise_file(root: str, item: dict, batch_id: str, fragment: str, retry_failed: bool, tables_out: list) -> dict:
     """One file of a task (module doc). ``item``: ``path``, ``fs_path`` and the dataset's
     ``previous`` row (or None). A loaded memory profile's tables are appended to ``tables_out``."""
@@ -96,9 +90,8 @@ def normalise_file(root: str, item: dict, batch_id: str, fragment: str, retry_fa
     path, previous = item["path"], item["previous"]
     source = os.path.join(root, *item["fs_path"].split("/"))
     try:
-        kind, what = sniff(_head(source))
-        if kind is None and path.endswith(NAMED_SUFFIXES):  # named as one: its loader says what is wrong
-            kind = "search_state" if path.endswith(NAMED_SUFFIXES[1]) else "memory_profile"
+        # (a FIFO put there since the listing is refused, not waited on)
+        kind, what = recognise(read_head(source), path)
         if kind is None:
             return {"status": SKIPPED, "path": path, "why": f"not a planner output ({what})", "planner_output": False}
         if kind not in LOADED_KINDS:

@@ -70,6 +70,13 @@ def stop_server(process: subprocess.Popen, log) -> None:
         os.unlink(log.name)
 
 
+PORT_TRIES = 5
+
+
+class _PortTaken(Exception):
+    """The server exited because another process took its port first."""
+
+
 class AppServer:
     """A ``panel serve app`` subprocess bound to 127.0.0.1 on a free port; stopped by ``stop()``."""
 
@@ -82,7 +89,26 @@ class AppServer:
         env: dict[str, str] | None = None,
     ):
         """``app``: what ``panel serve`` serves (a folder or a script, relative to the repository);
-        ``serve_args``: more ``panel serve`` options (``--num-procs 2``); ``env``: more variables."""
+        ``serve_args``: more ``panel serve`` options (``--num-procs 2``); ``env``: more variables.
+
+        The port is found free here, then bound by the server a moment later: on a machine where
+        other test runs start servers too (and every client connection takes an ephemeral port),
+        another process can take it in between. The server then exits ("address already in use")
+        while the other one answers our first requests: the test ran against a stranger's server
+        that later went away (ERR_CONNECTION_REFUSED in the middle of a test). So the server is
+        ready only when *its own* log says it runs on the port and it answers; if it exited,
+        another port is tried (``PORT_TRIES``)."""
+        for attempt in range(PORT_TRIES):
+            self._start(app_args, app, serve_args, env)
+            try:
+                self._wait_ready(startup_timeout)
+                return
+            except _PortTaken:
+                self.stop()
+                if attempt == PORT_TRIES - 1:
+                    raise RuntimeError(f"panel serve found its port taken {PORT_TRIES} times") from None
+
+    def _start(self, app_args, app, serve_args, env) -> None:
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.url = f"{self.base_url}/{Path(app).stem}"
@@ -105,13 +131,19 @@ class AppServer:
         self.process = subprocess.Popen(
             command, cwd=REPO_ROOT, stdout=self.log, stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent
         )
-        self._wait_ready(startup_timeout)
 
     def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
+        ours = f"running at: http://127.0.0.1:{self.port}/"
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"panel serve exited with {self.process.returncode}:\n{self.output()}")
+                output = self.output()
+                if "already in use" in output:
+                    raise _PortTaken(output)
+                raise RuntimeError(f"panel serve exited with {self.process.returncode}:\n{output}")
+            if ours not in self.output():  # (an answer before that would be another process's)
+                time.sleep(0.3)
+                continue
             try:
                 with urllib.request.urlopen(self.url, timeout=30) as response:
                     if response.status == 200:

@@ -125,7 +125,7 @@ def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
 
 @pytest.fixture(scope="session")
 def local_batch(tmp_path_factory) -> Batch:
-    """The tree normalised on a LocalCluster of 2 workers by ``tilescope batch --json``."""
+    """The tree normalised in 2 local worker processes (``fleet.workers``) by ``tilescope batch --json``."""
     root = tmp_path_factory.mktemp("fleet_tree")
     kinds = build_tree(root)
     before = snapshot(root)

@@ -99,7 +99,7 @@ def build_nightly(root: Path) -> dict[str, dict]:
 
 @pytest.fixture(scope="session")
 def nightly(tmp_path_factory) -> Nightly:
-    """The folders above, batched (one LocalCluster of 2 workers) into ``root/fleet-data``."""
+    """The folders above, batched (2 local worker processes) into ``root/fleet-data``."""
     root = tmp_path_factory.mktemp("nightly_root")
     raws = build_nightly(root)
     dataset = root / "fleet-data"

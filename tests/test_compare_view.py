@@ -352,9 +352,10 @@ def test_data_root_files_stay_inside_the_root(root, tmp_path):
     assert {"vit.json", "vit_edited.json", "bad.json", HOSTILE_FILE} <= set(names) and names == sorted(names)
     linked = tmp_path / "linked"
     linked.mkdir()
-    (tmp_path / "secret.json").write_text("{}")
+    planner_output = '{"version": 1, "context": {}}'  # (listed by content: the head of a search state)
+    (tmp_path / "secret.json").write_text(planner_output)
     os.symlink(tmp_path / "secret.json", linked / "out.json")
-    (linked / "in.json").write_text("{}")
+    (linked / "in.json").write_text(planner_output)
     assert data_root_files(linked) == ["in.json"]
 
 

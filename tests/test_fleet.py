@@ -1,5 +1,6 @@
-"""``tilescope batch`` on a real Dask LocalCluster and ``tilescope fleet`` on a real DuckDB, over a
-tree of synthetic profiles of several sizes, the samples, an edited copy and a broken file.
+"""``tilescope batch`` in real local worker processes (on a real Dask cluster:
+``test_fleet_cluster.py``) and ``tilescope fleet`` on a real DuckDB, over a tree of synthetic
+profiles of several sizes, the samples, an edited copy and a broken file.
 
 Expected figures come from the raw JSON with the rules of docs/formats.md §2 (per-step usage from
 the live lists and recorded value bytes) and from the planner run in this process on each file;

@@ -1,5 +1,5 @@
 """The app's fleet view without a browser, on the nightly dataset of ``regress_support`` (batched on
-a real LocalCluster, read by a real DuckDB): the table and chart against the raw JSON's peaks
+real worker processes, read by a real DuckDB): the table and chart against the raw JSON's peaks
 (``compare_support.peaks_of``), grouping by folder, opening a row from its file or from the
 dataset's partitions, refusals, a bad dataset, the compare link, and the whole page
 (``app.main.build_app``) showing the fleet and a profile opened from it.

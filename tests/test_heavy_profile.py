@@ -26,7 +26,7 @@ from browser_support import SAMPLE, AppServer, kib
 from heavy_profile import write_heavy_profile
 
 import tilescope.derived.plan_data as plan_data
-from tilescope.app.state import BACKGROUND_VALUES, SessionState
+from tilescope.app.state import REPLANNING, SessionState
 from tilescope.app.views.addresses import AddressesView
 from tilescope.app.views.summary import summary_html
 from tilescope.derived.opening import open_file
@@ -80,7 +80,7 @@ def test_a_large_plans_placement_is_computed_off_the_callers_thread(heavy, monke
 
     monkeypatch.setattr(plan_data, "place", recording_place)
     opened = open_file(heavy)
-    assert opened.arrays.n_values == VALUES >= BACKGROUND_VALUES
+    assert opened.arrays.n_values == VALUES
     state, runner = SessionState(), ThreadRunner()
     state.runner = runner
     state.adopt(opened)
@@ -94,13 +94,15 @@ def test_a_large_plans_placement_is_computed_off_the_callers_thread(heavy, monke
     html = summary_html(state)
     assert 'data-testid="ts-placed-standard"' in html and "ts-placement-pending" not in html
     assert "ts-address-pending" not in addresses._header.object
-    # An edit's what-if placement: the same way (the caller's thread never places)
+    # An edit: its re-plan, then its what-if placement, the same way (the caller's thread never places)
     placed_in.clear()
     row = int(opened.arrays.row_of_id[0])
     axis = opened.arrays.tiling(row).axes[0]
+    file_plan = state.data
     assert state.apply_edit(TilingEdit(0, axis=0, partitions=max(1, axis.partitions // 2))) is None, state.error
-    assert 'data-testid="ts-placement-pending"' in summary_html(state)
+    assert state.data is file_plan and state.status == REPLANNING and state.replanning  # (queued, not made here)
     runner.deliver()
+    assert state.data is not file_plan and state.edits
     assert placed_in and threading.current_thread() not in placed_in
     assert 'data-testid="ts-placed-standard"' in summary_html(state)
     # Without a runner (a notebook, a test): at once, here
@@ -124,7 +126,11 @@ def test_a_heavy_profile_holds_up_no_other_session(heavy, tmp_path, browser, mon
     shutil.copyfile(SAMPLE, root / "vit.json")
     shutil.copyfile(heavy, root / "heavy.json")
     monkeypatch.setenv("TILESCOPE_CACHE_DIR", str(tmp_path / "cache"))
-    open_file(root / "heavy.json")  # normalised and planned once (its placement is not kept: each server places anew)
+    opened = open_file(
+        root / "heavy.json"
+    )  # normalised and planned once (its placement is not kept: each server places anew)
+    partitions = opened.arrays.tiling(int(opened.arrays.row_of_id[0])).axes[0].partitions
+    edit = f"0:0={max(1, partitions // 2)}"  # (the URL's compact edit: value 0, axis 0)
     sample_total = kib(json.loads(SAMPLE.read_bytes())["peak"]["total"])
     heavy_total = kib(json.loads(heavy.read_bytes())["peak"]["total"])
 
@@ -153,6 +159,22 @@ def test_a_heavy_profile_holds_up_no_other_session(heavy, tmp_path, browser, mon
         expect(heavy_page.locator("[data-testid=ts-peak-total]")).to_have_text(heavy_total)
         other = context.new_page()
         during = open_and_time(other, f"{server.url}?file=vit.json", sample_total)
+
+        # An edit of the heavy profile (a session opening it with the URL's edit: the re-plan and the
+        # what-if placement in the load workers), GET /app asked meanwhile until its placement shows.
+        edited_page = context.new_page()
+        started = time.perf_counter()
+        edited_page.goto(f"{server.url}?file=heavy.json&edits={edit}", wait_until="commit")
+        edit_gets = []
+        while time.perf_counter() - started < 300 and not (
+            edited_page.locator("[data-testid=ts-summary-edits]").count()
+            and edited_page.locator("[data-testid=ts-placed-standard]").count()
+        ):
+            edit_gets.append(get_app())
+            edited_page.wait_for_timeout(200)
+        edit_seconds = time.perf_counter() - started
+        expect(edited_page.locator("[data-testid=ts-summary-edits]")).to_have_count(1)
+        expect(edited_page.locator("[data-testid=ts-placed-standard]")).to_have_count(1)
         log = server.output()
     finally:
         context.close()
@@ -163,8 +185,11 @@ def test_a_heavy_profile_holds_up_no_other_session(heavy, tmp_path, browser, mon
         capsys,
         f"heavy profile ({VALUES:,} values, {STEPS} steps, cached): its page complete after {heavy_seconds:.1f} s; "
         f"meanwhile GET /app {len(gets)}× answered in at worst {max(gets):.2f} s (alone {get_alone:.2f} s); "
-        f"the sample opened in {alone:.2f} s alone, {during:.2f} s after ({during / alone:.2f}×)",
+        f"the sample opened in {alone:.2f} s alone, {during:.2f} s after ({during / alone:.2f}×); "
+        f"the heavy profile edited (?edits={edit}) placed after {edit_seconds:.1f} s, GET /app {len(edit_gets)}× "
+        f"meanwhile, at worst {max(edit_gets, default=0):.2f} s",
     )
     assert len(gets) >= 3  # the heavy open lasted long enough to be asked during
     assert max(gets) < 3 * get_alone + 3  # no GET waited for the heavy profile's placement
     assert during < 3 * alone + 3
+    assert edit_gets and max(edit_gets) < 3 * get_alone + 3  # no GET waited for the edit's re-plan or placement

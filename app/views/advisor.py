@@ -96,9 +96,12 @@ class AdvisorView(pn.viewable.Viewer):
 
     def apply(self, suggestion) -> str | None:
         """Add the suggestion's edits to the set, and show the value it re-tiles."""
-        error = self.state.add_edits(suggestion.edits)
-        if error:
+
+        def refused(error: str) -> None:  # (here, or later on the loop: the plan is made in the load workers)
             self.advice.insert(0, pn.pane.HTML(f"<p class='ts-editor-error' role='alert'>{esc(error)}</p>"))
+
+        error = self.state.add_edits(suggestion.edits, refused)
+        if error:
             return error
         self.state.select_values([suggestion.edits[0].value])
         return None

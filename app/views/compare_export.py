@@ -9,7 +9,6 @@ thread (the comparison is immutable), and kept for the next click of the same co
 
 from __future__ import annotations
 
-import asyncio
 import io
 import zipfile
 from types import MappingProxyType
@@ -110,7 +109,7 @@ class CompareExportView(ComparePart):
             return {**kept, **(compare_files(compare, missing) if missing else {})}
 
         try:
-            files = await asyncio.get_running_loop().run_in_executor(None, build)
+            files = await self.state.work(build, label="compare export")  # the load workers, under their time limit
         except Exception as exc:  # say it in the view; the button sends nothing
             self._note.object = (
                 f'<div class="bad" data-testid="ts-compare-export-error">export failed: {esc(exc)}</div>'

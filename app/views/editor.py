@@ -273,14 +273,17 @@ class EditorView(pn.viewable.Viewer):
             # Pin the value: after the edit it may no longer be the largest live one.
             self.state.select_values([value_id])
         refused_on = self.state.data
-        error = self.state.apply_gesture(edits)
-        if error:
+
+        def refused(error: str) -> None:  # (here, or later on the loop: the plan is made in the load workers)
             self._refused_on = refused_on
             self.widget.param.update(message=error, message_axis=key, revision=self.widget.revision + 1)
             self.count_inputs.snap_back()  # a typed count snaps back too
-            return error
-        self.widget.param.update(message="", message_axis="", revision=self.widget.revision + 1)
-        return None
+
+        error = self.state.apply_gesture(edits, refused)
+        if error is None and not self.state.replanning:  # made here: the widget shows it now
+            self.widget.param.update(message="", message_axis="", revision=self.widget.revision + 1)
+        # (else the new plan, made in the load workers, redraws the editor when it comes: one update)
+        return error
 
     def _gesture(self, value_id: int, key: str, count: int) -> list[TilingEdit]:
         """The edits one commit makes: the count, and with "keep the tile count" the replicas
@@ -302,9 +305,11 @@ class EditorView(pn.viewable.Viewer):
     def _on_load(self, event) -> None:
         if not event.new:
             return
-        error = self.state.load_edits(event.new, self.load_input.filename or "<edit set>")
-        if error:
+
+        def refused(error: str) -> None:
             self.edit_list.object = f"<p class='ts-editor-error' role='alert'>{esc(error)}</p>" + self._edits_html()
+
+        self.state.load_edits(event.new, self.load_input.filename or "<edit set>", refused)
 
     def _on_picked(self, event) -> None:
         if self._picking:

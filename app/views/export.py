@@ -8,7 +8,6 @@ thread so a slow report does not freeze the session; the inputs are immutable sn
 
 from __future__ import annotations
 
-import asyncio
 import io
 
 import panel as pn
@@ -97,7 +96,7 @@ class ExportView(pn.viewable.Viewer):
 
     async def _in_worker(self, build):
         try:
-            return await asyncio.get_running_loop().run_in_executor(None, build)
+            return await self.state.work(build, label="export")  # the load workers, under their time limit
         except Exception as exc:  # say it in the view; the button simply sends nothing
             self._note.object = f'<div class="bad" data-testid="ts-export-error">export failed: {esc(exc)}</div>'
             raise

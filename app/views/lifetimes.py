@@ -16,6 +16,7 @@ from bokeh.plotting import figure
 
 from tilescope.app.glyphs import draw
 from tilescope.app.one_message import one_message
+from tilescope.app.plan_prep import LIFETIMES_DRAWN
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
 from tilescope.app.widgets.selection import adds
@@ -45,7 +46,9 @@ REST_POINTS = 800  # pixel columns of the band: ≤ 4 points each
 
 class LifetimesView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=SessionState)
-    largest = param.Integer(default=150, bounds=(5, 2000), doc="values drawn individually (the rest form one band)")
+    largest = param.Integer(
+        default=LIFETIMES_DRAWN, bounds=(5, 2000), doc="values drawn individually (the rest form one band)"
+    )
 
     def __init__(self, **params):
         super().__init__(**params)

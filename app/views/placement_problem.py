@@ -17,7 +17,6 @@ downloads built from what is open (nothing is written on the server).
 
 from __future__ import annotations
 
-import asyncio
 import io
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -351,10 +350,15 @@ class PlacementProblemView(pn.viewable.Viewer):
         return self.result.verdict if self.result is not None else "unknown"
 
     async def _png(self) -> io.BytesIO:
-        """Drawn in a worker thread (matplotlib's Agg), not on the session's loop."""
+        """Drawn in a load worker (matplotlib's Agg) under its time limit, not on the session's loop
+        (here without the app's load pool: a notebook, a test)."""
         geometry, spans, headline = (self.geometry, self._spans(), self.result.headline if self.result else "unknown")
+        if self._run is None:
+            return io.BytesIO(problem_png(geometry, spans, headline))
         return io.BytesIO(
-            await asyncio.get_running_loop().run_in_executor(None, lambda: problem_png(geometry, spans, headline))
+            await self._run(
+                lambda _progress: problem_png(geometry, spans, headline), label=f"{self.opened.name} picture"
+            )
         )
 
     def _csv(self) -> io.BytesIO:

@@ -1,10 +1,12 @@
 """``tilescope batch DIR --out DATASET [--scheduler ADDRESS] [--workers N] [--retry-failed] [--json]``:
-every planner output under DIR normalised on Dask into one Parquet dataset (``tilescope.fleet``).
+every planner output under DIR normalised into one Parquet dataset by local worker processes or on
+a Dask cluster (``tilescope.fleet``).
 
 A line per file on stderr as it completes (none with ``--quiet``); at the end a summary on stdout
 (``--json``: the object of ``fleet.driver.BatchReport.as_json``: ``processed``, ``skipped``,
 ``failed`` counts, ``failures`` and ``skipped_failures`` as ``[{path, error}]``, ``not_loaded`` and
-``others`` as ``[{path, why}]``, ``gone`` paths, ``repaired``). Exit 0 when every planner output
+``others`` as ``[{path, why}]``, ``gone`` paths, ``repaired``, ``worker_cpu_seconds``: the CPU
+each local worker process used). Exit 0 when every planner output
 loaded or was unchanged; 1 when one failed in this run, or when DIR holds no planner output at
 all; 2 for a usage error or a dataset that cannot be written.
 """
@@ -25,8 +27,8 @@ search states, placement dumps, placement profiles) and loads them. Every other
 entry is listed with why it was not read: not a planner output, a FIFO or device, a dangling
 symlink or loop, a symlink to a file outside DIR or to a folder.
 
-Cluster: by default a Dask LocalCluster of N worker processes on 127.0.0.1 (N = the number of
-cores). With --scheduler tcp://HOST:PORT the tasks run on that cluster instead: its workers
+Workers: by default N worker processes started from this one (N = the number of cores; named
+tilescope-work). With --scheduler tcp://HOST:PORT the tasks run on that Dask cluster instead: its workers
 open the input files under DIR and write their parts of DATASET themselves, so DIR and DATASET
 must be readable (DATASET writable) at the same absolute paths on every worker, e.g. on a shared
 filesystem, and tilescope must be installed in the workers' Python.
@@ -60,9 +62,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, tcp://HOST:PORT (default: a local cluster)"
     )
-    parser.add_argument(
-        "--workers", type=_workers, metavar="N", help="worker processes of the local cluster (default: one per core)"
-    )
+    parser.add_argument("--workers", type=_workers, metavar="N", help="local worker processes (default: one per core)")
     parser.add_argument("--retry-failed", action="store_true", help="load again unchanged files that failed before")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 

@@ -10,9 +10,9 @@ Prints the paths written, one a line; ``--json``: ``{"kind": "memory_profile"|"s
 from __future__ import annotations
 
 import json
-import sys
 
 from tilescope.cli.inputs import load_output
+from tilescope.loaders.arrow_pandas import arrow_without_pandas
 from tilescope.loaders.parquet import Source, write_parquet_tables
 
 
@@ -23,35 +23,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-class _RefusePandas:
-    """An import finder under which ``import pandas`` fails (ModuleNotFoundError)."""
-
-    @staticmethod
-    def find_spec(name: str, path=None, target=None):
-        if name == "pandas":
-            raise ModuleNotFoundError("pandas is not imported by normalise", name=name)
-        return None
-
-
-def _arrow_without_pandas() -> None:
-    """pyarrow imports pandas at its first ``pa.array`` (to recognise pandas objects among its
-    inputs): ~50 MB resident (31 MB of heap, 18 MB of code) that normalising never uses, added
-    to the peak while the file's text is in memory. When nothing has imported pandas yet, that
-    first look is made while ``import pandas`` fails, and pyarrow settles on "no pandas" for this
-    process (converting tables to pandas is then unavailable here; normalise never does)."""
-    if "pandas" in sys.modules:
-        return
-    import pyarrow as pa
-
-    sys.meta_path.insert(0, _RefusePandas)
-    try:
-        pa.array([0])
-    finally:
-        sys.meta_path.remove(_RefusePandas)
-
-
 def run(args) -> int:
-    _arrow_without_pandas()
+    arrow_without_pandas()  # (loaders.arrow_pandas: ~50 MB less at the peak)
     kind, opened = load_output(args.file, quiet=args.quiet)
     if isinstance(opened, bytes):  # a search state ("search_state": its bytes)
         from tilescope.loaders.search_state import parse_search_state
