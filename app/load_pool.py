@@ -21,8 +21,10 @@ How it works (``LoadPool``):
   returns. So while a load runs, the session waiting for it checks every 0.25 s whether it made
   progress: a new progress report (the same report repeated, as a load waiting for another
   session's load of the same file sends, is not one), or CPU time used by its thread
-  (``time.pthread_getcpuclockid``).
-  A load with neither for ``stall`` seconds (default 1 s) is blocked: its thread is **written
+  (``time.pthread_getcpuclockid``), or its thread being runnable (Linux's run state ``R``: on a
+  machine whose cores are busy a parse can wait longer than ``stall`` for a core without being
+  blocked; a load repeating its report, i.e. waiting for another load, does not count this way).
+  A load with none of these for ``stall`` seconds (default 1 s) is blocked: its thread is **written
   off and a replacement worker started at once**, so the pool always has N workers taking loads.
   The blocked load keeps its chance: if its read returns within its time limit, its result still
   reaches its session. A written-off thread that comes back rejoins the pool if the pool is short
@@ -56,6 +58,18 @@ MAX_STUCK = 16
 CHECK_S = 0.25  # how often a waiting session looks at its load
 
 
+def _runnable(native_id: int | None) -> bool:
+    """Whether the thread is running or waiting for a CPU (Linux's state ``R``), not asleep or in I/O."""
+    if native_id is None:
+        return False
+    try:
+        with open(f"/proc/self/task/{native_id}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+    except OSError:  # no /proc (not Linux), or the thread has just ended
+        return False
+    return bool(fields) and fields[0] == b"R"
+
+
 class LoadTimedOut(TilescopeError):
     """A load that did not finish within its time limit (one line, for the session's error bar)."""
 
@@ -85,18 +99,24 @@ class _Load:
         self.expired = False  # past its time limit: never started, stopped, or its result dropped
         self.written_off = False  # found blocked: its thread no longer counts as a worker
         self.cpu_clock: int | None = None
+        self.native_id: int | None = None  # the kernel's id of its thread, for its run state
         self.cpu_seen = 0.0
         self.active_at = 0.0  # when it last reported progress or used CPU
         self.last_report: tuple | None = None
+        self.waiting = False  # its last report repeated the one before: it waits for another load
 
     def progress(self, stage: str, fraction: float) -> None:
         if self.expired:
             raise LoadCancelled(stage)
         if (stage, fraction) != self.last_report:  # the same report again (a wait) is no sign of life
-            self.last_report = (stage, fraction)
+            self.last_report, self.waiting = (stage, fraction), False
             self.active_at = time.monotonic()
-        elif self.cpu_clock is not None:  # nor is the CPU the wait's own polling used: on a loaded
-            try:  # machine one wake-up can take more than idle_for's 0.1 ms, and the wait looked alive
+        else:
+            self.waiting = True
+        # Nor is the CPU the wait's own polling used: on a loaded machine one wake-up can take more
+        # than idle_for's 0.1 ms, and the wait looked alive.
+        if self.waiting and self.cpu_clock is not None:
+            try:
                 self.cpu_seen = time.clock_gettime(self.cpu_clock)
             except OSError:
                 pass
@@ -112,6 +132,10 @@ class _Load:
                 return 0.0
             if cpu > self.cpu_seen + 1e-4:
                 self.cpu_seen, self.active_at = cpu, now
+            elif not self.waiting and _runnable(self.native_id):
+                # Waiting for a core, not for I/O: with both cores busy a parse can get no CPU for
+                # longer than ``stall`` and is not blocked.
+                self.active_at = now
         return now - self.active_at
 
     def settle(self, result: Any, error: BaseException | None) -> None:
@@ -257,7 +281,7 @@ class LoadPool:
             with self._lock:
                 if load.expired or time.monotonic() >= load.deadline:  # its time is up before it began
                     continue
-                load.thread, load.started, load.cpu_clock = me, True, clock
+                load.thread, load.started, load.cpu_clock, load.native_id = me, True, clock, me.native_id
                 load.cpu_seen = time.clock_gettime(clock) if clock is not None else 0.0
                 load.active_at = time.monotonic()
                 self._busy += 1

@@ -93,15 +93,21 @@ window.__tsBench = (() => {
     return since();
   }
 
-  // The data source `name` holds rows (a chart's data has arrived).
-  function sourceFilled(name) {
-    const src = source(name);
-    return src !== null && src.get_length() > 0 ? since() : false;
+  // The address view's head is shown (its placement is done) and one of the data sources `names`
+  // holds rows (its chart's data has arrived: a large profile's small allocations are drawn as
+  // aggregated cells, its large ones as rectangles).
+  function addressesDone(names) {
+    if (text("[data-testid=ts-address-head]") === null) return false;
+    for (const name of names) {
+      const src = source(name);
+      if (src !== null && src.get_length() > 0) return since();
+    }
+    return false;
   }
 
   function count(name) {
     return state.counts[name] || 0;
   }
 
-  return { setup, text, floorDone, stepDone, dragDone, zoomDone, sourceFilled, count };
+  return { setup, text, floorDone, stepDone, dragDone, zoomDone, addressesDone, count };
 })();

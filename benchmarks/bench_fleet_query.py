@@ -1,6 +1,10 @@
 """A large fleet: ``tilescope fleet --sql`` over a dataset of thousands of small profiles.
 
-    .venv/bin/python -m benchmarks.bench_fleet_query [--profiles 5000] [--folders 10] [--workers 2]
+    .venv/bin/python -m benchmarks.bench_fleet_query [--profiles 5000] [--folders 10] [--workers 2] [--keep DIR]
+
+``--keep DIR`` writes the fleet and its dataset under DIR and keeps them; a later run with the same
+DIR and sizes reuses them and only times the queries (a batch of 5,000 takes minutes; the queries
+are best timed on an idle machine).
 
 Writes ``--profiles`` small profiles (a synthetic profile cut to its first 16 self-contained values
 and 16 steps, each file's scope its own, so every file is its own content; ~17 KB each) in
@@ -21,6 +25,7 @@ number of files the dataset holds. Goal: each query under 1 s.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -95,70 +100,95 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--folders", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--keep", type=Path, help="write the fleet and dataset here and keep them; reuse them if there")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="bench_fleet_query_") as tmp:
-        root, dataset = Path(tmp) / "nightly", Path(tmp) / "fleet-data"
-        root.mkdir()
-        started = time.perf_counter()
-        make_fleet(root, args.profiles, args.folders)
-        print(
-            f"{args.profiles} profiles in {args.folders} folders written in {time.perf_counter() - started:.1f} s; "
-            f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}"
-        )
-        seconds, result = timed(
-            "-m",
-            "tilescope",
-            "batch",
-            str(root),
-            "--out",
-            str(dataset),
-            "--workers",
-            str(args.workers),
-            "--quiet",
-            "--json",
-        )
-        report = json.loads(result.stdout)
-        assert result.returncode == 0 and report["processed"] == args.profiles, result.stderr[-2000:]
-        print(f"batch --workers {args.workers}: {seconds:.1f} s, {args.profiles / seconds:.1f} profiles/s")
-        files = sorted(p for p in dataset.rglob("*") if p.is_file())
-        parquet = [p for p in files if p.suffix == ".parquet"]
-        print(
-            f"dataset: {len(files)} files ({len(parquet)} Parquet; layout 1 would have had "
-            f"{args.profiles * 7} Parquet files), {sum(p.stat().st_size for p in files) / 1e6:.1f} MB"
-        )
-        startup = min(timed("-c", "pass")[0] for _ in range(args.repeat))
-        imports = min(timed("-c", "import duckdb, pyarrow.parquet")[0] for _ in range(args.repeat))
-        cli = min(timed("-m", "tilescope", "fleet", "--help")[0] for _ in range(args.repeat))
-        print(
-            f"python start-up alone: {startup:.2f} s; with duckdb and pyarrow imported: {imports:.2f} s; "
-            f"`tilescope fleet --help` (the command's start-up: its module only): {cli:.2f} s"
-        )
-        print(f"{'query, as a command':24} {'best wall of ' + str(args.repeat):>16} {'CPU s':>6}  rows")
-        for name, sql in QUERIES.items():
-            sql = sql.format(folder="2024-05-02")
-            times, cpus, rows = [], [], None
-            for _ in range(args.repeat):
-                seconds, cpu, result = timed_cpu("-m", "tilescope", "fleet", str(dataset), "--json", "--sql", sql)
-                assert result.returncode == 0, result.stderr
-                times.append(seconds)
-                cpus.append(cpu)
-                rows = json.loads(result.stdout)
-            verdict = "under 1 s" if min(times) < 1 else "OVER 1 s"
-            print(
-                f"{name:24} {min(times):15.2f}s {min(cpus):6.2f}  {len(rows)} ({verdict}; "
-                f"first row {rows[0] if rows else None}); load average {os.getloadavg()[0]:.2f}"
-            )
-        from tilescope.fleet.query import run_query
+    with contextlib.ExitStack() as stack:
+        if args.keep is not None:
+            tmp = args.keep.resolve()
+            tmp.mkdir(parents=True, exist_ok=True)
+        else:
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench_fleet_query_")))
+        root, dataset = tmp / "nightly", tmp / "fleet-data"
+        done = tmp / f"batched-{args.profiles}-{args.folders}"
+        if done.exists():
+            print(f"reusing the fleet and dataset in {tmp} (batched earlier; {done.read_text().strip()})")
+        else:
+            build(root, dataset, args)
+            done.write_text(f"{args.profiles} profiles, {args.folders} folders\n")
+        time_queries(dataset, args)
 
-        for name, sql in QUERIES.items():
-            sql = sql.format(folder="2024-05-02")
-            times = []
-            for _ in range(args.repeat):
-                started = time.perf_counter()
-                run_query(dataset, sql)
-                times.append(time.perf_counter() - started)
-            print(f"in this process: {name:24} {min(times):6.3f} s (best of {args.repeat})")
-        print(f"load average at end {os.getloadavg()[0]:.2f}")
+
+def build(root: Path, dataset: Path, args: argparse.Namespace) -> None:
+    """Write the fleet and batch it (timed)."""
+    import shutil
+
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.rmtree(dataset, ignore_errors=True)
+    root.mkdir(parents=True)
+    started = time.perf_counter()
+    make_fleet(root, args.profiles, args.folders)
+    print(
+        f"{args.profiles} profiles in {args.folders} folders written in {time.perf_counter() - started:.1f} s; "
+        f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}"
+    )
+    seconds, result = timed(
+        "-m",
+        "tilescope",
+        "batch",
+        str(root),
+        "--out",
+        str(dataset),
+        "--workers",
+        str(args.workers),
+        "--quiet",
+        "--json",
+    )
+    report = json.loads(result.stdout)
+    assert result.returncode == 0 and report["processed"] == args.profiles, result.stderr[-2000:]
+    print(f"batch --workers {args.workers}: {seconds:.1f} s, {args.profiles / seconds:.1f} profiles/s")
+
+
+def time_queries(dataset: Path, args: argparse.Namespace) -> None:
+    """The dataset's file count, then each query as a fresh command and in this process."""
+    files = sorted(p for p in dataset.rglob("*") if p.is_file())
+    parquet = [p for p in files if p.suffix == ".parquet"]
+    print(
+        f"dataset: {len(files)} files ({len(parquet)} Parquet; layout 1 would have had "
+        f"{args.profiles * 7} Parquet files), {sum(p.stat().st_size for p in files) / 1e6:.1f} MB"
+    )
+    startup = min(timed("-c", "pass")[0] for _ in range(args.repeat))
+    imports = min(timed("-c", "import duckdb, pyarrow.parquet")[0] for _ in range(args.repeat))
+    cli = min(timed("-m", "tilescope", "fleet", "--help")[0] for _ in range(args.repeat))
+    print(
+        f"python start-up alone: {startup:.2f} s; with duckdb and pyarrow imported: {imports:.2f} s; "
+        f"`tilescope fleet --help` (the command's start-up: its module only): {cli:.2f} s"
+    )
+    print(f"{'query, as a command':24} {'best wall of ' + str(args.repeat):>16} {'CPU s':>6}  rows")
+    for name, sql in QUERIES.items():
+        sql = sql.format(folder="2024-05-02")
+        times, cpus, rows = [], [], None
+        for _ in range(args.repeat):
+            seconds, cpu, result = timed_cpu("-m", "tilescope", "fleet", str(dataset), "--json", "--sql", sql)
+            assert result.returncode == 0, result.stderr
+            times.append(seconds)
+            cpus.append(cpu)
+            rows = json.loads(result.stdout)
+        verdict = "under 1 s" if min(times) < 1 else "OVER 1 s"
+        print(
+            f"{name:24} {min(times):15.2f}s {min(cpus):6.2f}  {len(rows)} ({verdict}; "
+            f"first row {rows[0] if rows else None}); load average {os.getloadavg()[0]:.2f}"
+        )
+    from tilescope.fleet.query import run_query
+
+    for name, sql in QUERIES.items():
+        sql = sql.format(folder="2024-05-02")
+        times = []
+        for _ in range(args.repeat):
+            started = time.perf_counter()
+            run_query(dataset, sql)
+            times.append(time.perf_counter() - started)
+        print(f"in this process: {name:24} {min(times):6.3f} s (best of {args.repeat})")
+    print(f"load average at end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -17,17 +17,14 @@ from tilescope.models.lazy import lazy
 from tilescope.planner.edits import WhatIf, current_tiling
 from tilescope.planner.model import Plan
 from tilescope.planner.placement import Placement, place
-from tilescope.planner.tile_bytes import TileBytes, TileModel
 
 from .lifetimes import GanttBars, gantt_bars
 from .live import LiveSet, live_set
 from .opening import OpenedProfile
 from .series import StepSeries
-from .tile_map import TileMap, check_tile_count, tile_map
 from .values import values_frame
 
 GANTT_MEMO = 4  # lifetimes layouts kept per plan (one per "values drawn" setting recently shown)
-TILES_MEMO = 8  # steps whose per-tile bytes are kept per plan (the tile map's recent steps)
 
 EXACT_SECONDS = 1.0  # the exact solver behind the file plan's placement (planner.placement_exact)
 
@@ -109,37 +106,6 @@ class PlanData:
         if not ready and any(r.fragmentation > 0 for r in placement.regions.values()):
             warm_up_in_background()
         return placement
-
-    @lazy
-    def tile_model(self) -> TileModel:
-        """Per-tile bytes of this plan (``planner.tile_bytes``): the file's tilings, or the what-if's."""
-        return TileModel(self.arrays, self.plan, self.tilings)
-
-    def tiles_at(self, step: int) -> TileBytes:
-        """Bytes on each of the device's tiles at ``step``. Raises ``derived.tile_map.TileMapUnavailable``
-        for a device above ``MAX_MAP_TILES`` (before allocating anything per tile), ``TilescopeError``
-        when a tiling needs more tiles than the device has."""
-        check_tile_count(self.arrays.device_tiles)
-        memo = self.__dict__.setdefault("_tiles", {})
-        tiles = memo.get(int(step))
-        if tiles is None:
-            tiles = self.tile_model.at_step(int(step))
-            if len(memo) >= TILES_MEMO:
-                memo.pop(next(iter(memo)), None)
-            memo[int(step)] = tiles
-        return tiles
-
-    def tile_map(self, step: int, region: str = "total") -> TileMap:
-        """The tile map at ``step`` for ``region`` (``derived.tile_map.TILE_REGIONS``); raises as ``tiles_at``."""
-        a = self.arrays
-        return tile_map(
-            self.tiles_at(step),
-            region,
-            a.region,
-            int(a.scratch_standard[step]),
-            int(a.scratch_interleaved[step]),
-            a.exchange_rows,
-        )
 
     def gantt(self, largest: int) -> GanttBars:
         """The lifetimes layout with the ``largest`` values drawn one lane each."""

@@ -1,17 +1,21 @@
-"""The tile map's data: the device's tiles on a grid, each with the bytes it holds at a step
-(``planner.tile_bytes``), the worst tile against the planner's estimate, and what a tile holds, most
-bytes first.
+"""The tile map's data: the device's tiles on a grid, each with the bytes it holds at a step, the
+worst tile against the planner's estimate, and what a tile holds, most bytes first.
 
-- **Which tiles.** Exactly the device's ``device_tiles`` (the profile's device), nothing else from
-  the file sizes the grid. The loader accepts up to 2⁵³ tiles; per-tile bytes take
-  O(live values × device tiles) memory, so above ``MAX_MAP_TILES`` no map is built and
-  ``TileMapUnavailable`` says why (the rest of the app is unaffected).
+- **Which figures.** The plan's per-tile figures, the same the Tiles tab shows
+  (``derived.tile_usage``, one ``planner.tile_usage.TileUsage`` per plan): a v2/v3 file's own
+  (edited values re-estimated by compiler-formats.md §2), tilescope's §2 estimate for a v1 file
+  (``source`` "estimate", labelled so). A tile's bytes are what it holds: its live roots (per
+  root the alias holding the most there) and its own scratch at the step; the exchange rows are
+  not per-tile figures and are left out.
+- **Which tiles.** Exactly the device's ``device_tiles``. Per-tile figures take O(device tiles)
+  per step, so above ``MAX_MAP_TILES`` no map is built and ``TileMapUnavailable`` says why (the
+  rest of the app is unaffected).
 - **The grid** (a presentation choice; the file gives no physical layout): tile t at column
   t mod C, row t div C, C = ⌈√(2 · tiles)⌉ (about twice as wide as tall: 55 × 27 for 1,472 tiles).
-- **Regions.** ``total`` (both regions), ``standard`` (values, scratch and the exchange rows) or
-  ``interleaved``; the worst tile is the one holding the most bytes of that choice (the lowest tile
-  on a tie) and the estimate is the planner's figure for it at the step (an upper bound of every
-  tile: ``planner.tile_bytes``).
+- **Regions.** ``total`` (both regions), ``standard`` or ``interleaved``; the worst tile is the
+  last tile holding the most bytes of that choice (the compiler's rule for a step's ``usage``, the
+  Tiles tab's peak tile), and the estimate is the planner's sum-of-maxima usage at the step (every
+  value at its largest shard on every tile, with the step's scratch: the old bound).
 
 Pure numpy: no Panel, no Bokeh.
 """
@@ -25,9 +29,12 @@ import numpy as np
 
 from tilescope.models.errors import TilescopeError
 from tilescope.planner.model import REGION_CODES
-from tilescope.planner.tile_bytes import TileBytes
 
-MAX_MAP_TILES = 16_384  # ≈ 11 × an IPU's 1,472 tiles; 300 live values × 16,384 tiles × 8 B ≈ 39 MB per step
+from .plan_data import PlanData
+from .tile_rows import tile_columns, tile_holders
+from .tile_usage import at_step, source
+
+MAX_MAP_TILES = 16_384  # ≈ 11 × an IPU's 1,472 tiles
 TILE_REGIONS = ("total", "standard", "interleaved")
 
 
@@ -51,34 +58,32 @@ def grid_columns(tiles: int) -> int:
 
 @dataclass(frozen=True)
 class TileHolding:
-    """One line of what a tile holds: a value (``row`` ≥ 0), the step's scratch or the exchange rows."""
+    """One line of what a tile holds: a value (``row`` ≥ 0) or the tile's scratch at the step."""
 
-    kind: str  # "value" | "scratch" | "exchange_rows"
-    row: int  # value row, -1 otherwise
+    kind: str  # "value" | "scratch"
+    row: int  # value row, -1 for scratch
     region: str
     bytes: int  # on this tile
-    planned: int  # what the planner counts for it on every tile (the value's bytes, the scratch, the rows)
+    planned: int  # what the planner's estimate counts for it on every tile (the value's bytes; the scratch)
 
 
 @dataclass(frozen=True)
 class TileMap:
     """The device's tiles at one step, for one region choice (``TILE_REGIONS``)."""
 
-    tiles: TileBytes
+    data: PlanData
+    step: int
     region: str
+    source: str  # "file" | "estimate" (derived.tile_usage)
     columns: int
-    value_regions: np.ndarray  # region code of each of ``tiles.live_rows``
-    scratch_standard: int  # the step's scratch: on every tile, included in the per-tile bytes
-    scratch_interleaved: int
-    exchange_rows: int  # on every tile, in the standard region
-
-    @property
-    def step(self) -> int:
-        return self.tiles.step
+    standard: np.ndarray  # bytes per tile (index = tile)
+    interleaved: np.ndarray
+    estimate_standard: int  # the planner's usage at the step
+    estimate_interleaved: int
 
     @property
     def device_tiles(self) -> int:
-        return int(self.bytes.size)
+        return int(self.standard.size)
 
     @property
     def rows(self) -> int:
@@ -87,19 +92,25 @@ class TileMap:
     @property
     def bytes(self) -> np.ndarray:
         """Bytes per tile (index = tile) of the region choice."""
-        t = self.tiles
-        return {"total": t.total, "standard": t.standard, "interleaved": t.interleaved}[self.region]
+        if self.region == "standard":
+            return self.standard
+        if self.region == "interleaved":
+            return self.interleaved
+        return self.standard + self.interleaved
 
     @property
     def estimate(self) -> int:
-        t = self.tiles
-        return {"total": t.estimate_total, "standard": t.estimate_standard, "interleaved": t.estimate_interleaved}[
-            self.region
-        ]
+        return {
+            "total": self.estimate_standard + self.estimate_interleaved,
+            "standard": self.estimate_standard,
+            "interleaved": self.estimate_interleaved,
+        }[self.region]
 
     @property
     def worst_tile(self) -> int:
-        return int(np.argmax(self.bytes)) if self.bytes.size else 0
+        """The last tile holding the most (module doc)."""
+        b = self.bytes
+        return int(b.size - 1 - np.argmax(b[::-1])) if b.size else 0
 
     @property
     def worst_bytes(self) -> int:
@@ -118,54 +129,62 @@ class TileMap:
         tile = r * self.columns + c
         return tile if tile < self.device_tiles else None
 
-    def holdings(self, tile: int, value_bytes: np.ndarray, limit: int = 12) -> tuple[list[TileHolding], int]:
-        """What ``tile`` holds in the region choice: its values, most bytes first (by row on ties), at
-        most ``limit`` of them, then the step's scratch and the exchange rows; and how many more
-        values hold bytes there. ``value_bytes``: the plan's bytes per value row (what the planner
-        counts for the value on every tile). With every value listed, the lines add up to the tile's
-        bytes."""
-        t = self.tiles
-        names = ("standard", "interleaved") if self.region == "total" else (self.region,)
-        codes = np.array([REGION_CODES[r] for r in names])
-        lines: list[TileHolding] = []
-        more = 0
-        if t.live_rows.size:
-            on_tile = t.held[:, int(tile)]
-            keep = np.isin(self.value_regions, codes) & (on_tile > 0)
-            rows, held, regions = t.live_rows[keep], on_tile[keep], self.value_regions[keep]
-            order = np.lexsort((rows, -held))
-            for k in order[:limit].tolist():
-                row = int(rows[k])
-                region = "interleaved" if int(regions[k]) == REGION_CODES["interleaved"] else "standard"
-                lines.append(TileHolding("value", row, region, int(held[k]), int(value_bytes[row])))
-            more = max(int(order.size) - limit, 0)
-        scratch = {"standard": self.scratch_standard, "interleaved": self.scratch_interleaved}
+    def holdings(self, tile: int, limit: int = 12) -> tuple[list[TileHolding], int]:
+        """What ``tile`` holds in the region choice: its live roots (the alias holding the most
+        there, as the Tiles tab lists them), most bytes first (by row on ties), at most ``limit``
+        of them, then the tile's scratch at the step; and how many more values hold bytes there.
+        With every value listed, the lines add up to the tile's bytes."""
+        data, names = self.data, ("standard", "interleaved") if self.region == "total" else (self.region,)
+        codes = [REGION_CODES[r] for r in names]
+        rows, held = tile_holders(data, int(tile), self.step)
+        a = data.arrays
+        regions = a.region[a.root_rows[rows]] if rows.size else np.zeros(0, dtype=np.int64)
+        keep = np.isin(regions, codes)
+        rows, held, regions = rows[keep], held[keep], regions[keep]
+        order = np.lexsort((rows, -held))
+        planned = data.plan.figures.bytes
+        lines = [
+            TileHolding(
+                "value",
+                int(rows[k]),
+                "interleaved" if int(regions[k]) == REGION_CODES["interleaved"] else "standard",
+                int(held[k]),
+                int(planned[int(rows[k])]),
+            )
+            for k in order[:limit].tolist()
+        ]
+        columns = tile_columns(data, int(tile))
+        scratch = {
+            "standard": (int(columns.scratch_standard[self.step]), int(self.data.arrays.scratch_standard[self.step])),
+            "interleaved": (
+                int(columns.scratch_interleaved[self.step]),
+                int(self.data.arrays.scratch_interleaved[self.step]),
+            ),
+        }
         for region in names:
-            if scratch[region]:
-                lines.append(TileHolding("scratch", -1, region, scratch[region], scratch[region]))
-        if "standard" in names and self.exchange_rows:
-            lines.append(TileHolding("exchange_rows", -1, "standard", self.exchange_rows, self.exchange_rows))
-        return lines, more
+            on_tile, planned_scratch = scratch[region]
+            if on_tile:
+                lines.append(TileHolding("scratch", -1, region, on_tile, planned_scratch))
+        return lines, max(int(order.size) - limit, 0)
 
 
-def tile_map(
-    tiles: TileBytes,
-    region: str,
-    value_region: np.ndarray,
-    scratch_standard: int,
-    scratch_interleaved: int,
-    exchange_rows: int,
-) -> TileMap:
-    """The map of ``tiles`` (``TileModel.at_step``) for a region choice; ``value_region``: the
-    region code of every value row (``ProfileArrays.region``)."""
+def tile_map(data: PlanData, step: int, region: str = "total") -> TileMap:
+    """The map of ``data``'s per-tile figures at ``step`` for a region choice. Raises
+    ``TileMapUnavailable`` for a device above ``MAX_MAP_TILES`` (before anything per tile is
+    computed), ``TilescopeError`` when the figures cannot be made."""
     if region not in TILE_REGIONS:
         raise ValueError(f"region must be one of {TILE_REGIONS}, not {region!r}")
+    check_tile_count(int(data.arrays.device_tiles))
+    standard, interleaved = at_step(data, int(step))
+    series = data.series
     return TileMap(
-        tiles,
+        data,
+        int(step),
         region,
-        grid_columns(int(tiles.total.size)),
-        np.asarray(value_region)[tiles.live_rows],
-        int(scratch_standard),
-        int(scratch_interleaved),
-        int(exchange_rows),
+        source(data),
+        grid_columns(int(np.asarray(standard).size)),
+        np.asarray(standard, dtype=np.int64),
+        np.asarray(interleaved, dtype=np.int64),
+        int(series.standard[step]),
+        int(series.interleaved[step]),
     )

@@ -86,8 +86,9 @@ def live_roots(data: PlanData, step: int) -> np.ndarray:
     return np.unique(a.root_rows[live])
 
 
-def tile_step(data: PlanData, tile: int, step: int) -> TileStep:
-    """What ``tile`` holds at ``step`` (module doc)."""
+def tile_holders(data: PlanData, tile: int, step: int) -> tuple[np.ndarray, np.ndarray]:
+    """(value rows, bytes on ``tile``): per root live at ``step`` the alias holding the most on the
+    tile (the first such alias in file order), rows holding nothing left out; in root order."""
     a = data.arrays
     columns = tile_columns(data, tile)
     chosen, held = [], []
@@ -98,8 +99,14 @@ def tile_step(data: PlanData, tile: int, step: int) -> TileStep:
         if sizes[k] > 0:
             chosen.append(rows[k])
             held.append(int(sizes[k]))
-    picked = np.asarray(chosen, dtype=np.int64)
-    total = np.asarray(held, dtype=np.int64)
+    return np.asarray(chosen, dtype=np.int64), np.asarray(held, dtype=np.int64)
+
+
+def tile_step(data: PlanData, tile: int, step: int) -> TileStep:
+    """What ``tile`` holds at ``step`` (module doc)."""
+    a = data.arrays
+    columns = tile_columns(data, tile)
+    picked, total = tile_holders(data, tile, step)
     payload = columns.shard[picked] * a.copies[picked] if picked.size else np.zeros(0, dtype=np.int64)
     names = data.opened.profile.values.column("name")
     frame = pd.DataFrame(

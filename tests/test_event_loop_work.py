@@ -50,6 +50,7 @@ RECORDED = {
     "tilescope.app.views.compare_export": ["compare_files"],  # the compare report's files
     "tilescope.app.views.placement_problem": ["solved", "problem_png"],  # a dump's solve and picture
     "tilescope.app.views.tiles": ["prepare_tiles"],  # the Tiles tab's per-tile figures
+    "tilescope.app.views.tile_map": ["prepare_tiles"],  # the Placement tab tile map, the same figures
 }
 
 

@@ -122,20 +122,24 @@ def test_address_view_edit_and_tile_map(app_server, page, raw, expected):
     first = source(page, "ts-address-interleaved")
     assert rects_by_id(first, VALUE) == [(float(before.offset[k]), float(before.bytes[k]))]
 
-    # The tile map: tile 0 holds a full shard of every live value, so it is the worst, at the estimate.
-    worst = page.locator("[data-testid=ts-tile-worst]")
-    expect(worst).to_have_text("0")
-    expect(page.locator("[data-testid=ts-tile-worst-bytes]")).to_have_text(kib(raw["peak"]["total"]))
-    expect(page.locator("[data-testid=ts-tile-estimate]")).to_have_text(kib(raw["peak"]["total"]))
+    # The tile map (a v1 file: tilescope's §2 estimate, labelled so): the worst tile holds the largest
+    # shard of every live value, the step's recorded usage; the last such tile is outlined.
+    step = raw["timeline"]["steps"][PEAK_STEP]
+    usage = step["usage"]["standard"] + step["usage"]["interleaved"]
+    expect(page.locator("[data-testid=ts-tile-worst-bytes]")).to_have_text(kib(usage))
+    expect(page.locator("[data-testid=ts-tile-estimate]")).to_have_text(kib(usage))
+    expect(page.locator("[data-testid=ts-tile-map-source]")).to_contain_text("tilescope's estimate")
     tiles = source(page, "ts-tile-map-tiles")
-    assert len(tiles["tile"]) == raw["tile_count"] and max(tiles["bytes"]) == raw["peak"]["total"]
-    # Click the last tile: it is listed, outlined, and holds no more than the estimate.
+    assert len(tiles["tile"]) == raw["tile_count"] and max(tiles["bytes"]) == usage
+    worst = [t for t, b in zip(tiles["tile"], tiles["bytes"]) if b == usage][-1]
+    expect(page.locator("[data-testid=ts-tile-worst]")).to_have_text(str(worst))
+    # Click the last tile: it is listed, outlined, and holds no more than the worst.
     last = raw["tile_count"] - 1
     click_data(page, "ts-tile-map", tiles["x"][last], tiles["y"][last])
     expect(page.locator("[data-testid=ts-tile-shown]")).to_have_text(str(last))
     expect(page.locator("[data-testid=ts-tile-holdings]")).to_contain_text("(clicked tile)")
     expect(page.locator("[data-testid=ts-tile-shown-bytes]")).to_have_text(kib(int(tiles["bytes"][last])))
-    assert tiles["bytes"][last] <= raw["peak"]["total"]
+    assert tiles["bytes"][last] <= usage
 
     # Click value 20's allocation: it is selected (the editor follows).
     click_data(
@@ -189,7 +193,7 @@ def test_address_view_edit_and_tile_map(app_server, page, raw, expected):
         )
     # The tile map follows the edit at the selected step.
     assert VALUE in raw["timeline"]["steps"][PEAK_STEP]["live"]
-    edited_total = raw["peak"]["total"] + expected["bytes"] - RawProfile(raw).value(VALUE)["bytes"]
+    edited_total = usage + expected["bytes"] - RawProfile(raw).value(VALUE)["bytes"]
     expect(page.locator("[data-testid=ts-tile-estimate]")).to_have_text(kib(edited_total))
     assert_no_errors(page, failed)
 

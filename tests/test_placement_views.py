@@ -5,8 +5,9 @@ of 2⁵³ tiles.
 Expected figures come from the raw sample JSON: lower bounds from the recorded usage
 (``test_placement.raw_lower_bounds``), the placement checked against the raw allocations and by a
 sweep (``test_placement.check_placement``, ``placement_support``), the capacity by docs/formats.md §5
-written out here, edited bytes by ``editor_support``, per-tile bytes at the peak step from the
-recorded value bytes (tile 0 holds partition 0, a full shard, of every value).
+written out here, edited bytes by ``editor_support``; the tile map's per-tile bytes from the raw
+JSON: the sample's (v1) worst tile holds its step's recorded usage, a generated v3 file's tiles its
+recorded ``tile_usage`` and, per tile, the spec's rule applied to the raw values.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from tilescope.app.views.addresses import SHADE_SELECTED, AddressesView
 from tilescope.app.views.export import ExportView
 from tilescope.app.views.summary import summary_html
 from tilescope.app.views.tile_map import TileMapView
-from tilescope.derived.tile_map import MAX_MAP_TILES, TileMapUnavailable
+from tilescope.derived.tile_map import MAX_MAP_TILES, TileMapUnavailable, tile_map
 from tilescope.models.edits import TilingEdit
 from tilescope.synth import write_synthetic_profile
 
@@ -347,49 +348,82 @@ def live_at(raw: dict, step: int) -> list[dict]:
     return [values[i] for i in raw["timeline"]["steps"][step]["live"]]
 
 
-def test_tile_map_shows_the_worst_tile_against_the_estimate(state, raw):
+def test_tile_map_shows_the_worst_tile_against_the_old_bound(state, raw):
+    """The sample is a v1 file: the map shows tilescope's §2 estimate, labelled so. Every value's
+    partition 0 is on the same tiles (v1 records no rotation), so the worst tile holds the largest
+    shard of every live value: the step's recorded usage (exchange rows are no per-tile figure)."""
     view = TileMapView(state=state)
     assert state.selected_step == PEAK_STEP
     step = raw["timeline"]["steps"][PEAK_STEP]
-    estimate = step["usage"]["standard"] + step["usage"]["interleaved"] + raw["peak"]["exchange_rows"]
-    assert estimate == raw["peak"]["total"]
+    bound = step["usage"]["standard"] + step["usage"]["interleaved"]
+    assert bound + raw["peak"]["exchange_rows"] == raw["peak"]["total"]
     head = view._head.object
-    # tile 0 holds partition 0 (a full shard) of every value: it is the worst, at the estimate
-    assert figure_text(head, "ts-tile-worst") == "0"
-    assert figure_text(head, "ts-tile-worst-bytes") == kib(estimate) and figure_text(head, "ts-tile-estimate") == kib(
-        estimate
+    assert figure_text(head, "ts-tile-worst-bytes") == kib(bound) and figure_text(head, "ts-tile-estimate") == kib(
+        bound
     )
+    assert "tilescope's estimate" in figure_text(head, "ts-tile-map-source")
     assert len(view.source.data["tile"]) == raw["tile_count"]
-    assert max(view.source.data["bytes"]) == estimate
-    # what the worst tile holds: the step's live values by recorded bytes (ties by id), then the exchange rows
-    expected = sorted(live_at(raw, PEAK_STEP), key=lambda v: (-v["bytes"], v["id"]))[:12]
+    got = np.asarray(view.source.data["bytes"])
+    assert got.max() == bound
+    worst = int(figure_text(head, "ts-tile-worst"))
+    assert worst == int(np.flatnonzero(got == bound)[-1])  # the last tile holding the most
+    # what the worst tile holds: one line per live root holding bytes there, none above its recorded bytes
+    values = {v["id"]: v for v in raw["timeline"]["values"]}
     shown = re.findall(
         r'<tr data-kind="value"><td>#(\d+) ([^<]*)</td><td>(\w+)</td><td class="n">([^<]*)</td>', view._holdings.object
     )
-    assert [(int(i), n, r, b) for i, n, r, b in shown] == [
-        (v["id"], v["name"], "standard" if v["class"] == "Ipu21Standard" else "interleaved", kib(v["bytes"]))
-        for v in expected
-    ]
-    assert (
-        f'<tr data-kind="exchange_rows"><td>exchange rows</td><td>standard</td><td class="n">{kib(raw["peak"]["exchange_rows"])}'
-        in view._holdings.object
-    )
-    assert f"and {len(step['live']) - 12:,} more values" in view._holdings.object
+    assert len(shown) == 12 and len({int(i) for i, *_ in shown}) == 12
+    for i, name, region, _ in shown:
+        v = values[int(i)]
+        assert int(i) in step["live"] and name == v["name"]
+        assert region == ("standard" if v["class"] == "Ipu21Standard" else "interleaved")
+    assert "exchange_rows" not in view._holdings.object
     # the standard region alone
     view.region = "standard"
-    assert figure_text(view._head.object, "ts-tile-worst-bytes") == kib(
-        step["usage"]["standard"] + raw["peak"]["exchange_rows"]
-    )
+    assert figure_text(view._head.object, "ts-tile-worst-bytes") == kib(step["usage"]["standard"])
+
+
+def test_tile_map_shows_a_v3_files_own_per_tile_figures(tmp_path):
+    """A v2/v3 file: the map's bytes are the file's tile_usage at every step (not re-estimated:
+    the generator rotates some values' tiles, which tilescope's estimate cannot see), the worst
+    tile the last most-loaded one, and a tile's lines are the spec's rule applied to the raw JSON
+    (test_tileview.expected_rows) plus the tile's recorded scratch."""
+    from profile_generator import program_18, write
+    from test_tileview import expected_rows
+
+    from tilescope.derived.tile_map import tile_map
+
+    path = write(program_18(), 3, tmp_path / "p3.json")
+    doc = json.loads(path.read_text())
+    s = SessionState()
+    assert open_into(s, path), s.error
+    for number, step in enumerate(doc["timeline"]["steps"]):
+        usage = np.asarray(step["tile_usage"])
+        m = tile_map(s.data, number)
+        assert m.source == "file"
+        assert m.standard.tolist() == usage[:, 0].tolist() and m.interleaved.tolist() == usage[:, 1].tolist()
+        totals = usage.sum(axis=1)
+        assert (m.worst_tile, m.worst_bytes) == (int(np.flatnonzero(totals == totals.max())[-1]), int(totals.max()))
+        for tile in range(m.device_tiles):
+            lines, more = m.holdings(tile, limit=10_000)
+            values = sorted((line.bytes, line.row) for line in lines if line.kind == "value")
+            rows = expected_rows(doc, tile, number)
+            assert more == 0 and [b for b, _ in values] == sorted(r[3] for r in rows)
+            scratch = [line.bytes for line in lines if line.kind == "scratch"]
+            assert sorted(scratch) == sorted(x for x in step["tile_scratch"][tile] if x)
+            assert sum(line.bytes for line in lines) == int(totals[tile])
+    view = TileMapView(state=s)
+    assert figure_text(view._head.object, "ts-tile-map-source") == ""  # the file's own figures: no label
 
 
 def test_clicking_a_tile_lists_what_it_holds(state):
     view = TileMapView(state=state)
-    m = state.data.tile_map(PEAK_STEP)
+    m = tile_map(state.data, PEAK_STEP)
     tile = m.device_tiles - 1
     column, row = m.position(tile)
     view.figure._trigger_event(Tap(view.figure, x=column + 0.3, y=row - 0.3))
     assert view.tile == tile and figure_text(view._holdings.object, "ts-tile-shown") == str(tile)
-    lines, more = m.holdings(tile, state.data.plan.figures.bytes, limit=10_000)
+    lines, more = m.holdings(tile, limit=10_000)
     assert more == 0 and sum(line.bytes for line in lines) == int(m.bytes[tile]) <= m.estimate
     assert figure_text(view._holdings.object, "ts-tile-shown-bytes") == kib(int(m.bytes[tile]))
     assert "(clicked tile)" in view._holdings.object
@@ -397,7 +431,7 @@ def test_clicking_a_tile_lists_what_it_holds(state):
     view.figure._trigger_event(Tap(view.figure, x=m.columns + 3, y=0))
     assert view.tile == tile
     view._worst_button.clicks += 1
-    assert view.tile is None and figure_text(view._holdings.object, "ts-tile-shown") == "0"
+    assert view.tile is None and figure_text(view._holdings.object, "ts-tile-shown") == str(m.worst_tile)
 
 
 def test_tile_map_follows_the_step_and_the_edit(state, raw, edited_raw):
@@ -405,7 +439,7 @@ def test_tile_map_follows_the_step_and_the_edit(state, raw, edited_raw):
     edit(state)
     step = raw["timeline"]["steps"][PEAK_STEP]
     delta = edited_raw["bytes"] - RawProfile(raw).value(VALUE)["bytes"]
-    expected = raw["peak"]["total"] + (delta if VALUE in step["live"] else 0)
+    expected = step["usage"]["standard"] + step["usage"]["interleaved"] + (delta if VALUE in step["live"] else 0)
     assert (
         figure_text(view._head.object, "ts-tile-estimate")
         == kib(expected)
@@ -416,20 +450,36 @@ def test_tile_map_follows_the_step_and_the_edit(state, raw, edited_raw):
     later = raw["timeline"]["steps"][100]
     assert figure_text(view._head.object, "ts-tile-step") == "100"
     assert figure_text(view._head.object, "ts-tile-estimate") == kib(
-        later["usage"]["standard"] + later["usage"]["interleaved"] + raw["peak"]["exchange_rows"]
+        later["usage"]["standard"] + later["usage"]["interleaved"]
     )
 
 
+def test_the_map_and_the_tiles_tab_show_the_same_figures(state):
+    """One per-tile model: the map's bytes at a step are the Tiles tab's (derived.tile_usage), its
+    worst tile the Tiles tab's peak tile of the step, before and after an edit."""
+    from tilescope.derived.tile_rows import step_peak
+    from tilescope.derived.tile_usage import at_step
+
+    for edited in (False, True):
+        if edited:
+            edit(state)
+        for number in (0, PEAK_STEP, 100):
+            m = tile_map(state.data, number)
+            standard, interleaved = at_step(state.data, number)
+            assert m.standard.tolist() == np.asarray(standard).tolist()
+            assert m.interleaved.tolist() == np.asarray(interleaved).tolist()
+            assert (m.worst_tile, m.worst_bytes) == step_peak(state.data, number)
+
+
 def test_the_grid_holds_every_tile_once_and_each_tile_itemised(state):
-    m = state.data.tile_map(PEAK_STEP)
+    m = tile_map(state.data, PEAK_STEP)
     assert (m.columns, m.rows) == (55, 27) and m.columns * m.rows >= m.device_tiles > m.columns * (m.rows - 1)
     assert [m.tile_at(*m.position(t)) for t in range(m.device_tiles)] == list(range(m.device_tiles))
     assert m.tile_at(-1, 0) is None and m.tile_at(m.columns, 0) is None and m.tile_at(m.columns - 1, m.rows - 1) is None
-    value_bytes = state.data.plan.figures.bytes
     for region in ("total", "standard", "interleaved"):
-        m = state.data.tile_map(PEAK_STEP, region)
+        m = tile_map(state.data, PEAK_STEP, region)
         for tile in range(m.device_tiles):
-            lines, more = m.holdings(tile, value_bytes, limit=10_000)
+            lines, more = m.holdings(tile, limit=10_000)
             assert more == 0 and sum(line.bytes for line in lines) == int(m.bytes[tile]) <= m.estimate
             assert all(line.bytes <= line.planned for line in lines)  # no value holds more than the planner counts
 
@@ -446,7 +496,7 @@ def test_a_device_of_2_53_tiles_gets_no_grid(raw):
     assert "9,007,199,254,740,992 tiles" in refused and f"{MAX_MAP_TILES:,}" in refused and "not drawn" in refused
     assert len(view.source.data["tile"]) == 0
     with pytest.raises(TileMapUnavailable):
-        s.data.tiles_at(PEAK_STEP)
+        tile_map(s.data, PEAK_STEP)
     assert "ts-placed-standard" in summary_html(s)  # the rest of the page carries on
 
 
@@ -458,7 +508,7 @@ def test_file_text_is_escaped(tmp_path):
     s = SessionState()
     assert open_into(s, hostile.path), s.error
     tiles, addresses = TileMapView(state=s), AddressesView(state=s)
-    html = tiles._holdings.object  # tile 0 at the peak step holds 85 and 153
+    html = tiles._holdings.object  # the worst tile at the peak step holds 85 and 153
     p = s.data.placement
     k = int(np.flatnonzero(p.value_id == 85)[0])
     tap(addresses, "standard", p.first_step[k], p.offset[k] + 1)

@@ -69,8 +69,23 @@ export function render({ model, el }) {
     model.send_msg({ key: event.key });
   }
 
+  // The user's own toggle (a click or a key on the theme button) is kept; any other change of the
+  // page's theme is the page's components settling on their first render (late under load): the
+  // wanted theme is sent again (a few times at most).
+  let toggled = 0;
+  let resent = 0;
+  function onToggle(event) {
+    const path = event.composedPath ? event.composedPath() : [event.target];
+    if (path.some((e) => e && e.getAttribute && /theme/i.test(e.getAttribute("aria-label") || ""))) toggled = Date.now();
+  }
+
   function onTheme() {
     if (model.dark === theme) return;  // (what the browser asked for)
+    if (Date.now() - toggled > 5000 && resent < 3) {
+      resent += 1;
+      model.send_msg({ theme: theme ? "dark" : "light" });
+      return;
+    }
     theme = model.dark;
     try { window.localStorage.setItem(THEME_KEY, theme ? "dark" : "light"); } catch (e) { /* not kept */ }
   }
@@ -92,9 +107,13 @@ export function render({ model, el }) {
   model.on("dark", onTheme);
   window.addEventListener("popstate", onPop);
   document.addEventListener("keydown", onKey, true);
+  document.addEventListener("pointerdown", onToggle, true);
+  document.addEventListener("keydown", onToggle, true);
   model.on("remove", () => {
     window.removeEventListener("popstate", onPop);
     document.removeEventListener("keydown", onKey, true);
+    document.removeEventListener("pointerdown", onToggle, true);
+    document.removeEventListener("keydown", onToggle, true);
   });
   push();
   // The page's own components settle their theme on their first render (and would set a theme

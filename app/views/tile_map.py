@@ -1,8 +1,9 @@
 """Tile map: the device's tiles on a grid (``derived.tile_map``), coloured by the bytes each holds at
-the selected step (``PlanData.tile_map``: the partition-to-tile mapping of docs/formats.md §5), the
-worst tile outlined red against the planner's estimate (an upper bound of every tile), and what the
-worst tile — or a clicked one, outlined black — holds, most bytes first. Follows the selected
-step, the region choice and every edit.
+the selected step — the plan's per-tile figures, the same the Tiles tab shows (``derived.tile_usage``:
+a v2/v3 file's own, tilescope's §2 estimate for a v1 file, labelled "estimate") — the worst tile
+outlined red against the planner's sum-of-maxima estimate, and what the worst tile — or a clicked
+one, outlined black — holds, most bytes first. Follows the selected step, the region choice and
+every edit.
 
 A device above ``derived.tile_map.MAX_MAP_TILES`` tiles gets no grid, and the view says so.
 """
@@ -10,6 +11,7 @@ A device above ``derived.tile_map.MAX_MAP_TILES`` tiles gets no grid, and the vi
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import panel as pn
@@ -25,7 +27,8 @@ from tilescope.app.glyphs import draw
 from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
-from tilescope.derived.tile_map import TILE_REGIONS, TileMap, check_tile_count, grid_columns
+from tilescope.derived.tile_map import TILE_REGIONS, TileMap, check_tile_count, grid_columns, tile_map
+from tilescope.derived.tile_rows import prepare_tiles, tiles_ready
 from tilescope.derived.tile_usage import at_step
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten
@@ -117,7 +120,7 @@ class TileMapView(pn.viewable.Viewer):
         self._redraw()
 
     def _build_figure(self):
-        return tile_grid_figure("ts-tile-map", self.source, self.marked, self.mapper, "of the estimate", self._on_tap)
+        return tile_grid_figure("ts-tile-map", self.source, self.marked, self.mapper, "of the old bound", self._on_tap)
 
     # ------------------------------------------------------------------ data
 
@@ -136,7 +139,15 @@ class TileMapView(pn.viewable.Viewer):
             return self._show_nothing("")
         step = self.state.selected_step
         try:
-            found = data.tile_map(step, self.region)
+            check_tile_count(int(data.arrays.device_tiles))
+            if not tiles_ready(data):  # the plan's per-tile figures: file-sized, in the load workers
+                self._show_nothing(
+                    '<div class="ts-tile-head" data-testid="ts-tile-map-computing">computing this plan\'s '
+                    "per-tile figures…</div>"
+                )
+                self.state.compute(data, partial(prepare_tiles, data), partial(self._prepared, data))
+                return
+            found = tile_map(data, step, self.region)
         except TilescopeError as exc:  # too many tiles for a map, or a tiling the device cannot hold
             return self._show_nothing(
                 f'<div class="ts-tile-refused" data-testid="ts-tile-map-refused">tile map: {esc(exc)}</div>'
@@ -166,6 +177,14 @@ class TileMapView(pn.viewable.Viewer):
         self._head.object = self._head_html(found, data.edited)
         self._holdings.object = self._holdings_html(found, shown, data)
 
+    def _prepared(self, data, outcome) -> None:
+        if isinstance(outcome, BaseException):
+            self._show_nothing(
+                f'<div class="ts-tile-refused" data-testid="ts-tile-map-refused">tile map: {esc(outcome)}</div>'
+            )
+        elif self.state.data is data:
+            self._refresh()
+
     def _show_nothing(self, message: str) -> None:
         self.source.data = {k: [] for k in TILE_FIELDS}
         self.marked.data = {k: [] for k in MARK_FIELDS}
@@ -176,29 +195,29 @@ class TileMapView(pn.viewable.Viewer):
     def _head_html(m: TileMap, edited: bool) -> str:
         share = m.worst_bytes / m.estimate if m.estimate else 0.0
         plan = "the what-if plan" if edited else "the file's plan"
+        figures = " · per-tile figures: tilescope's estimate (a v1 file records none)" if m.source == "estimate" else ""
         return (
             f'<div class="ts-tile-head" data-testid="ts-tile-head">{m.device_tiles:,} tiles at step '
             f'<span data-testid="ts-tile-step">{m.step}</span> ({esc(m.region)}, {plan}): worst tile '
             f'<b data-testid="ts-tile-worst">{m.worst_tile}</b> holds '
-            f'<span class="ts-fig" data-testid="ts-tile-worst-bytes">{esc(fmt_bytes(m.worst_bytes))}</span> of the estimate '
+            f'<span class="ts-fig" data-testid="ts-tile-worst-bytes">{esc(fmt_bytes(m.worst_bytes))}</span> of the old bound '
             f'<span class="ts-fig" data-testid="ts-tile-estimate">{esc(fmt_bytes(m.estimate))}</span> ({share:.1%}); '
-            f"the least-loaded tile holds {esc(fmt_bytes(int(m.bytes.min()) if m.bytes.size else 0))}. "
+            f"the least-loaded tile holds {esc(fmt_bytes(int(m.bytes.min()) if m.bytes.size else 0))}"
+            f'<span data-testid="ts-tile-map-source">{figures}</span>. '
             f'<span class="note">Tile t at column t mod {m.columns}, row t div {m.columns} (the file gives no physical layout); '
-            f"colour scale 0 to the estimate.</span></div>"
+            f"colour scale 0 to the old bound.</span></div>"
         )
 
     @staticmethod
     def _holdings_html(m: TileMap, tile: int, data) -> str:
-        lines, more = m.holdings(tile, data.plan.figures.bytes, HOLDINGS_SHOWN)
+        lines, more = m.holdings(tile, HOLDINGS_SHOWN)
         names = data.profile.values.column("name")
         rows = []
         for line in lines:
             if line.kind == "value":
                 what = f"#{int(data.arrays.value_ids[line.row])} {esc_name(shorten(str(names[line.row].as_py()), 120))}"
-            elif line.kind == "scratch":
-                what = f"scratch of step {m.step}"
             else:
-                what = "exchange rows"
+                what = f"scratch of step {m.step}"
             rows.append(
                 f'<tr data-kind="{line.kind}"><td>{what}</td><td>{esc(line.region)}</td>'
                 f'<td class="n">{esc(fmt_bytes(line.bytes))}</td><td class="n">{esc(fmt_bytes(line.planned))}</td></tr>'

@@ -35,6 +35,7 @@ from tilescope.models.glossary import GLOSSARY
 TOOLTIP = static_text("timeline_tooltip.html")
 SELECT_JS = static_text("timeline_select.js")
 OPERATION_JS = static_text("timeline_operation.js")
+PEAK_NOTE_JS = static_text("timeline_peak_note.js")
 COLORS = {
     "standard": "#4C78A8",
     "interleaved": "#F58518",
@@ -180,7 +181,13 @@ class TimelineFigure:
                 # app/static/timeline_tooltip.html: Bokeh escapes every @field it fills in (none uses
                 # {safe}), so operation text from the file stays text; the template caps the width.
                 tooltips=TOOLTIP,
-                formatters={"@op": CustomJSHover(args={"names": self.operation_names}, code=OPERATION_JS)},
+                formatters={
+                    "@op": CustomJSHover(args={"names": self.operation_names}, code=OPERATION_JS),
+                    # at a peak step, the peak: one tooltip (the marks' own covered this one)
+                    "@mid": CustomJSHover(
+                        args={"usage": self.usage_source, "peaks": self.peak_source}, code=PEAK_NOTE_JS
+                    ),
+                },
             )
         )
         self.budget_span = Span(
@@ -277,7 +284,6 @@ class TimelineFigure:
             text_color=INK[False],
         )
         fig.add_layout(self.peak_labels)
-        fig.add_tools(HoverTool(renderers=[self.peak_marks], tooltips=[("", "@label"), ("", "@definition")]))
         legend = Legend(
             items=[
                 LegendItem(label="standard", renderers=[self.stacked[0]]),
