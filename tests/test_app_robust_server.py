@@ -29,6 +29,7 @@ from browser_support import SAMPLE, AppServer, kib
 from raw_bokeh_client import RawSession
 
 from tilescope import cli
+from tilescope.derived.opening import Source, open_file
 from tilescope.synth import write_synthetic_profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
@@ -153,7 +154,9 @@ def test_fifos_and_a_device_under_the_root_never_hold_up_another_session(
         f"the sample, {during:.2f} s beside 10 FIFO sessions and 1 {'device' if device else 'socket'} session "
         f"({during / crowded:.2f}× the crowded figure); server threads {threads_before} → {threads_after}",
     )
-    assert during < 1.5 * crowded + 2  # its usual time among as many sessions, give or take this shared machine's noise
+    # Its usual time among as many sessions, give or take a busy machine's noise (a FIFO that held a
+    # worker would hold it for good: no writer ever comes, and the wait above would end at 90 s).
+    assert during < 2 * crowded + 5
     if device is None:
         pytest.skip("no right to mknod here: the device case ran as a socket")
 
@@ -163,12 +166,26 @@ def test_a_load_past_its_time_limit_fails_alone_and_stops(tmp_path, context, sam
 
     root = tmp_path / "root"
     root.mkdir()
-    write_synthetic_profile(root / "big.json", blocks=200, layers=24)  # 92 MB: seconds to open, past a 1 s limit
+    write_synthetic_profile(root / "big.json", blocks=200, layers=24)  # 92 MB: ~70x the sample's bytes
     shutil.copyfile(SAMPLE, root / "vit.json")
-    server = AppServer(["--data-root", str(root), "--load-timeout", "1"])
+    # The limit: 1 s, or 10x the sample's own load (opened and prepared, as the server does) in this
+    # process when the machine is so busy that the sample alone comes near 1 s (the 92 MB load stays
+    # far past it either way).
+    calibration = []
+    for _ in range(2):
+        started = time.perf_counter()
+        open_file(Source.of_path(root / "vit.json", "calibration"), None, prepare=True)
+        calibration.append(time.perf_counter() - started)
+    limit = max(1, round(10 * max(calibration)))
+    server = AppServer(["--data-root", str(root), "--load-timeout", str(limit)])
     try:
         pid = server.process.pid
         page = context.new_page()
+        # The server's first load also imports the planner and loads the solver's compiled code: on a
+        # busy machine that alone can pass 1 s, so it may fail; the loads this test is about come after.
+        page.goto(f"{server.url}?file=vit.json", wait_until="commit")
+        first = page.locator("[data-testid=ts-peak-total]").or_(page.locator("[data-testid=ts-error]"))
+        expect(first.first).to_be_visible(timeout=120_000)
         usual = open_and_time(page, f"{server.url}?file=vit.json", sample_total)
         slow = context.new_page()
         slow.goto(f"{server.url}?file=big.json", wait_until="commit")
@@ -176,13 +193,22 @@ def test_a_load_past_its_time_limit_fails_alone_and_stops(tmp_path, context, sam
         beside = open_and_time(other, f"{server.url}?file=vit.json", sample_total)
         error = slow.locator("[data-testid=ts-error]")
         expect(error).to_have_text(
-            "big.json: the load took longer than the 1 s limit per load and was given up (the limit is --args --load-timeout SECONDS)",
-            timeout=60_000,
+            f"big.json: the load took longer than the {limit} s limit per load and was given up"
+            " (the limit is --args --load-timeout SECONDS)",
+            timeout=120_000,
         )
         expect(slow.locator("[data-testid=ts-peak-total]")).to_have_text(sample_total)  # the default profile instead
-        time.sleep(1.5)  # the parse reaches its next progress report and stops
-        cpu = cpu_seconds(pid)
-        time.sleep(3)
+        # From here the server goes quiet: the parse stops at its next progress report. Its CPU until
+        # a quiet 2 s (CPU seconds, which a busy machine stretches far less than wall time) stays far
+        # below what the rest of the 92 MB parse would cost (seconds).
+        cpu = previous = cpu_seconds(pid)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            time.sleep(2)
+            now = cpu_seconds(pid)
+            if now - previous < 0.05:
+                break
+            previous = now
         spent = cpu_seconds(pid) - cpu
         log = server.output()
     finally:
@@ -191,10 +217,10 @@ def test_a_load_past_its_time_limit_fails_alone_and_stops(tmp_path, context, sam
     report(
         request,
         capsys,
-        f"time limit: the 92 MB load given up at 1 s; the sample opened in {usual:.2f} s before, {beside:.2f} s "
-        f"beside it; server CPU in the 3 s after: {spent:.2f} s",
+        f"time limit: the 92 MB load given up at {limit} s; the sample opened in {usual:.2f} s before, {beside:.2f} s "
+        f"beside it; server CPU from then until quiet: {spent:.2f} s",
     )
-    assert spent < 0.5  # nothing is still parsing the given-up file
+    assert spent < 1.0  # nothing is still parsing the given-up file
 
 
 def test_uploads_from_a_raw_client_are_capped_and_dropped(monkeypatch, request, capsys):
