@@ -326,7 +326,7 @@ class ExplorerApp(pn.viewable.Viewer):
         self.apply_url(wanted)
         if wanted.compare != self._compared_name():
             if wanted.compare:
-                self._in_background(self._compare_with(wanted.compare))
+                self._in_background(self._compare_with(wanted.compare, wanted.tab))
             elif self.state.compare is not None:
                 self.state.stop_compare()
 
@@ -342,7 +342,7 @@ class ExplorerApp(pn.viewable.Viewer):
         if await self.opener.open_name(name, partial(self.adopt, name=name, requested=name, wanted=wanted)):
             if self.fleet is not None:
                 await self.opener.in_session(partial(setattr, self.fleet, "showing", False))
-            await self._compare_with(wanted.compare)
+            await self._compare_with(wanted.compare, wanted.tab)
 
     # ------------------------------------------------------------------ opening
 
@@ -364,7 +364,7 @@ class ExplorerApp(pn.viewable.Viewer):
             ):
                 if self.fleet is not None:  # a profile opened from the fleet view: under its way back
                     await self.opener.in_session(partial(setattr, self.fleet, "showing", False))
-                await self._compare_with(wanted.compare)
+                await self._compare_with(wanted.compare, wanted.tab)
                 return
             problem = self.state.error
             if self.fleet is not None:
@@ -382,7 +382,7 @@ class ExplorerApp(pn.viewable.Viewer):
         if problem:
             await self.opener.in_session(partial(self.state.fail, problem))
         else:
-            await self._compare_with(wanted.compare)
+            await self._compare_with(wanted.compare, wanted.tab)
 
     def _edits_ahead(self, wanted: UrlState | None):
         """What the open's worker does after the open: the plan of the URL's edits (module doc of
@@ -391,15 +391,15 @@ class ExplorerApp(pn.viewable.Viewer):
             return None
         return lambda opened: self.state.make_plan(opened, wanted.edits)
 
-    async def _compare_with(self, name: str | None) -> bool:
+    async def _compare_with(self, name: str | None, tab: str | None = None) -> bool:
         """Compare the open profile with ``name`` (a file under the data root: ``?compare=NAME``, or
-        two rows of the fleet view) and bring the Compare tab forward."""
+        two rows of the fleet view) and bring the Compare tab forward, or the URL's own ``tab``."""
         page = self.profile_page
         if not name or page is None or not await page.compare_opener.open_name(name):
             return False
 
         def show():
-            self._show_tab("compare")
+            self._show_tab(tab or "compare")
             self._push_query()
 
         await self.opener.in_session(show)

@@ -34,6 +34,7 @@ JS_CUT_ELEMENTS = r"""() => {
     '.tabulator-tableholder', '.tabulator-header-contents', '.tabulator-headers',  // tables that scroll sideways
     '.tabulator-col-title-holder',  // the sort arrow sits in the title's padding
     '.noUi-origin', '.ts-track',  // slider handles overhang the ends of their track by half a handle
+    '.MuiSlider-thumb',  // a Material slider's thumb: its value label floats above it, nothing clips it
   ];
   const SKIP_INSIDE = ['.bk-Canvas'];  // a Bokeh figure's drawing layers, clipped to the plot frame by Bokeh
   function find(root) {
