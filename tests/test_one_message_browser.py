@@ -1,5 +1,5 @@
 """Issue #17, in a real Chromium against the served app: one user action reaches the browser as
-one PATCH-DOC message (``app.one_message``), and a view in a hidden side tab does not follow the
+one PATCH-DOC message (``app.one_message``; a drag, re-planned in the load workers, as at most three), and a view in a hidden side tab does not follow the
 state until its tab is shown (``app.shown_gate``).
 
 Messages are counted in the page itself (``tests/ws_messages.js`` notes the type of every Bokeh
@@ -105,7 +105,10 @@ def test_a_step_click_a_key_and_a_drag_each_arrive_as_one_message(counted_page, 
         drag_to_count(page, AXIS, NEW_PARTITIONS)
         peak.filter(has_text=f"→ {kib(expected_total)}").wait_for()
 
-    assert patches_after(page, drag).count("PATCH-DOC") == 1
+    # Since edits are planned in the load workers (issue #24), a drag's effect arrives in more than
+    # one message: the plan is made off the loop and the placement after it. Bounded here, not one:
+    # the release, the re-planned views, the placement's verdict (measured 3).
+    assert 1 <= patches_after(page, drag).count("PATCH-DOC") <= 3
 
 
 def test_a_hidden_step_tab_waits_and_catches_up_when_shown(counted_page, app_server, raw):

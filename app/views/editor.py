@@ -111,6 +111,7 @@ class EditorView(pn.viewable.Viewer):
         self.advisor = AdvisorView(state=self.state)
 
         self.gate.watch(self._redraw, ["data", "selected_values", "selected_step"])
+        self.gate.watch(self._on_ready, ["ready"])  # the placement arrived: the caption's fit verdict follows
         self._layout = pn.Column(
             pn.pane.HTML("<h3 style='margin:0'>What-if editor</h3>"),
             self.value_picker,
@@ -160,6 +161,10 @@ class EditorView(pn.viewable.Viewer):
         if self._shown is not None and shown[0] == self._shown[0] and shown[1] is self._shown[1]:
             return  # a step or selection change that leaves the same value and plan on screen
         self._refresh()
+
+    def _on_ready(self, *events) -> None:
+        if self._shown is not None and self._shown[0] is not None and self._shown[1] is self.state.data:
+            self.figures.object = self._figures_html(self._shown[0])
 
     def _refresh(self) -> None:
         data = self.state.data
