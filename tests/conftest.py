@@ -6,6 +6,7 @@ Browser tests skip when Chromium/Playwright are missing on a developer machine, 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -17,6 +18,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from browser_support import SAMPLE, AppServer, chromium_missing_reason, launch_chromium, watch_console
 from regress_support import nightly  # noqa: F401 - one session fixture for the regress and fleet-view tests
+
+
+@pytest.fixture(autouse=True)
+def no_foreign_running_loop(request):
+    """Playwright's sync API (the session's browser) leaves its event loop marked as running in the
+    main thread; the app's code asks ``asyncio.get_running_loop()`` to choose between the load
+    workers (a served session's loop) and computing in place, so a test that builds a page
+    synchronously after a browser test would queue its work on a loop that never comes back to it.
+    Each test that drives no browser starts with no running loop in its thread, and Playwright's is
+    put back after it."""
+    foreign = asyncio.events._get_running_loop()
+    if foreign is None or request.node.get_closest_marker("browser") or "browser" in request.fixturenames:
+        yield
+        return
+    asyncio.events._set_running_loop(None)
+    try:
+        yield
+    finally:
+        asyncio.events._set_running_loop(foreign)
 
 
 @pytest.fixture(scope="session", autouse=True)
