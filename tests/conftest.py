@@ -87,8 +87,11 @@ def app_server():
 @pytest.fixture(scope="session")
 def browser():
     _require_browser()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # Every expect() waits for its condition as long as a page action may (60 s): Playwright's own
+    # 5 s failed a test whose table Tabulator drew late on a loaded CI machine (test_tileview_browser).
+    expect.set_options(timeout=60_000)
     with sync_playwright() as playwright:
         chromium = launch_chromium(playwright)
         try:
