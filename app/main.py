@@ -22,9 +22,7 @@ import panel as pn
 from tilescope.app.chart_theme import theme_charts
 from tilescope.app.explorer import ExplorerApp, build_app  # noqa: F401  (build_app: tests build sessions with it)
 from tilescope.app.resources import configure_panel
-from tilescope.app.server_gc import settle_heap
 
-settle_heap()  # once per server process (app.server_gc)
 configure_panel()
 explorer = build_app(sys.argv[1:])
 pn.state.onload(explorer.load_initial)

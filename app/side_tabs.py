@@ -18,7 +18,8 @@ Nothing else needs to change.
 Until then its tab holds a ``pn.Spacer``, the cheapest thing a tab can hold (issue #26: every model
 of the first screen is built, serialised and sent per session; an empty ``pn.Column`` per hidden tab
 cost ~14k Python calls each, a spacer ~8k), and the built view takes the spacer's place in the tabs
-(not a column wrapped around it: one layout less per tab shown).
+(not a column wrapped around it: one layout less per tab shown); its header keeps the focus
+(``app.widgets.side_tab_strip``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from tilescope.app.views.placement import PlacementTab
 from tilescope.app.views.storage_groups import StorageGroupsView
 from tilescope.app.views.tiles import TilesView
 from tilescope.app.views.values_table import ValuesTableView
+from tilescope.app.widgets.side_tab_strip import SideTabStrip
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ class SideTabs:
         self.view_args = view_args or {}  # tab key → more arguments of its view (e.g. the compare view's opener)
         self.views: dict[str, pn.viewable.Viewable] = {}
         keys = [tab.key for tab in tabs]
-        self.tabs = pn.Tabs(
+        self.tabs = SideTabStrip(
             *[(tab.label, pn.Spacer(sizing_mode="stretch_width")) for tab in tabs],
             sizing_mode="stretch_width",
             css_classes=["ts-side-tabs"],
