@@ -166,8 +166,16 @@ class ExplorerApp(pn.viewable.Viewer):
 
     def _theme_wanted(self, dark: bool) -> None:
         """The browser's choice on opening the page: the theme kept from the last visit, else the
-        system's ``prefers-color-scheme`` (``app/static/page_controls.js``)."""
-        self.page.dark_theme = bool(dark)
+        system's ``prefers-color-scheme`` (``app/static/page_controls.js``). Set on the session's
+        next tick, not inside the handling of the browser's message: set there, the page's and the
+        controls' new theme sometimes never reached the browser (the server held dark, the page
+        stayed light: about half of the reloads after a toggle, test_url_history_browser's theme
+        test; 0 of 5 on the next tick)."""
+        doc = pn.state.curdoc
+        if doc is not None and doc.session_context is not None:
+            doc.add_next_tick_callback(partial(setattr, self.page, "dark_theme", bool(dark)))
+        else:
+            self.page.dark_theme = bool(dark)
 
     def _on_theme(self, *_):
         self.controls.dark = bool(self.page.dark_theme)  # (the browser keeps a change for the next visit)
