@@ -72,7 +72,7 @@ BUDGET_COLOUR = "#ff9800"  # (orange: seen on the light and the dark background)
 
 Adopt = Callable[
     ..., None
-]  # shows an opened file: adopt(opened, requested=NAME or None) (app.explorer.ExplorerApp.adopt)
+]  # shows an opened file: adopt(opened, requested=NAME or None) (app.page_router.PageRouter.adopt)
 Compare = Callable[[str], Awaitable[bool]]  # compare the open profile with a data-root file
 
 
