@@ -20,9 +20,12 @@ import sys
 
 import panel as pn
 
+from tilescope.app.chart_theme import theme_charts
 from tilescope.app.explorer import ExplorerApp, build_app  # noqa: F401  (build_app: tests build sessions with it)
 from tilescope.app.resources import configure_panel
+from tilescope.app.server_gc import settle_heap
 
+settle_heap()  # once per server process (app.server_gc)
 configure_panel()
 explorer = build_app(sys.argv[1:])
 pn.state.onload(explorer.router.load_initial)
@@ -30,3 +33,8 @@ pn.state.onload(explorer.router.load_initial)
 # Location parses the query with ``str.isdigit`` then ``int``, which raises on ``?step=²`` before
 # any of the app runs (the page stayed blank). ``app.url_state`` reads the query instead.
 explorer.servable(title="tilescope", location=False)
+# The charts themed on the server as the page script themes them (app.chart_theme), set after the
+# page is built so that the script still themes every chart itself.
+document = pn.state.curdoc
+theme_charts(document, explorer.page.dark_theme)
+explorer.page.param.watch(lambda event: theme_charts(document, event.new), "dark_theme")

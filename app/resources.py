@@ -25,7 +25,9 @@ def configure_panel(notebook: bool = False) -> None:
     if notebook:
         pn.extension(*EXTENSIONS, notifications=False, sizing_mode="stretch_width", inline=True)
     else:
-        pn.extension(*EXTENSIONS, notifications=False, sizing_mode="stretch_width")
+        # No browser info (``pn.state.browser_info``: nothing here reads it): its model sent the
+        # browser's language, time zone, pixel ratio… back to the server, seven messages a session.
+        pn.extension(*EXTENSIONS, notifications=False, sizing_mode="stretch_width", browser_info=False)
 
 
 def _remember_component_resources() -> None:

@@ -10,10 +10,15 @@ screen:
 **Adding a view** (a compare view, a tile map, a fleet view…): write it under ``app/views/`` as a
 ``pn.viewable.Viewer`` constructed as ``View(state=session_state)`` that watches ``state.data``
 (and the selection), then add one ``SideTab(key, label, View)`` to ``SIDE_TABS``. The key is what
-the URL's ``tab=`` names (``app.url_state``); tabs are built when first shown (``pn.Tabs(dynamic=True)``),
-so a view costs nothing until then, and a view that watches the state through an
+the URL's ``tab=`` names (``app.url_state``). A tab's view is built the first time its tab is shown
+(``SideTabs``), so a view costs nothing until then, and a view that watches the state through an
 ``app.shown_gate.ShownGate`` (with a ``set_shown``) stops following it while its tab is hidden.
 Nothing else needs to change.
+
+Until then its tab holds a ``pn.Spacer``, the cheapest thing a tab can hold (issue #26: every model
+of the first screen is built, serialised and sent per session; an empty ``pn.Column`` per hidden tab
+cost ~14k Python calls each, a spacer ~8k), and the built view takes the spacer's place in the tabs
+(not a column wrapped around it: one layout less per tab shown).
 """
 
 from __future__ import annotations
@@ -75,7 +80,7 @@ class SideTabs:
         self.views: dict[str, pn.viewable.Viewable] = {}
         keys = [tab.key for tab in tabs]
         self.tabs = pn.Tabs(
-            *[(tab.label, pn.Column(sizing_mode="stretch_width")) for tab in tabs],
+            *[(tab.label, pn.Spacer(sizing_mode="stretch_width")) for tab in tabs],
             sizing_mode="stretch_width",
             css_classes=["ts-side-tabs"],
             margin=0,
@@ -112,7 +117,7 @@ class SideTabs:
         tab = self.entries[index]
         if tab.key not in self.views:
             view = self.views[tab.key] = tab.view(state=self.state, **self.view_args.get(tab.key, {}))
-            self.tabs[index].objects = [view]
+            self.tabs[index] = (tab.label, view)  # (in the spacer's place)
             self._set_shown(view, index == self.tabs.active)  # built for ``view(key)`` behind another tab: wait
 
     @staticmethod

@@ -19,6 +19,7 @@ from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
 from tilescope.app.views.glossary import term_html
 from tilescope.app.views.values_table import TITLES, table_formatters
+from tilescope.app.widgets.figure_pane import FigurePane
 from tilescope.app.widgets.selection import TABLE_SELECTION, SelectionLink, adds
 from tilescope.models.format import fmt_bytes, shorten
 
@@ -242,7 +243,7 @@ class AtStepView(pn.viewable.Viewer):
                 sizing_mode="stretch_width",
             ),
             self._header,
-            self.bar,
+            FigurePane(self.bar, sizing_mode="stretch_width"),
             self.table,
             sizing_mode="stretch_width",
             css_classes=["ts-at-step"],
