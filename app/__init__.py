@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .notebook import explore
     from .open_flow import SessionOpener
     from .page_context import PageContext
+    from .page_router import PageRouter
     from .side_tabs import SIDE_TABS, SideTab
     from .state import SessionState
 
@@ -24,12 +25,14 @@ _FROM = {
     "explore": "notebook",
     "SessionOpener": "open_flow",
     "PageContext": "page_context",
+    "PageRouter": "page_router",
     "SessionState": "state",
 }
 __all__ = [
     "SIDE_TABS",
     "ExplorerApp",
     "PageContext",
+    "PageRouter",
     "SessionOpener",
     "SessionState",
     "SideTab",

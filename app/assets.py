@@ -13,3 +13,10 @@ def static_text(name: str) -> str:
 
 
 BUTTONS_CSS = static_text("buttons.css")  # primary/success buttons' text readable on both themes
+INK_CSS = static_text("ink.css")  # the theme's ink and status colours: --ts-ink, --ts-muted, --ts-bad, --ts-good
+
+
+def themed_css(name: str) -> str:
+    """``app/static/<name>`` after ``ink.css``: a pane's stylesheet with the theme's ink variables it
+    uses (each pane is its own shadow root, so each needs the variables on its own ``:host``)."""
+    return INK_CSS + static_text(name)

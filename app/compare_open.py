@@ -69,6 +69,14 @@ class CompareOpener:
     def files(self) -> list[str]:
         return data_root_files(self.data_root)
 
+    def compared_name(self) -> str | None:
+        """The data-root file the open profile is compared with, for the URL's ``compare=`` (None:
+        not comparing, or comparing with an upload or the what-if)."""
+        compare = self.state.compare
+        if compare is None or compare.mode != "file":
+            return None
+        return compare.b_name if compare.b_name == self.named else None
+
     async def open_name(self, name: str) -> bool:
         """Compare the current plan with the file ``name`` under the data root."""
         try:

@@ -34,19 +34,21 @@ class DatasetRequest:
     path: Path | None  # None: refused (``problem`` says why)
     name: str  # how the page names it
     problem: str | None = None
+    in_url: bool = False  # asked for by the URL's ``?dataset=`` (the page's URL then names it), not by the server
 
 
 def requested_dataset(session_args: dict | None, options: AppOptions) -> DatasetRequest | None:
     """The dataset this session asks for (module doc); None when it asks for none."""
-    requested = (session_args or {}).get("dataset")
+    args = session_args or {}
+    requested = args.get("dataset")
     if requested:
         name = requested[0].decode("utf-8", "replace") if isinstance(requested[0], bytes) else str(requested[0])
         try:
-            return DatasetRequest(resolve_in_root(options.data_root, name), name)
+            return DatasetRequest(resolve_in_root(options.data_root, name), name, in_url=True)
         except PathRefused as exc:
-            return DatasetRequest(None, name, str(exc).replace("file name", "dataset name", 1))
-    if options.dataset is not None:
-        return DatasetRequest(options.dataset, display_name(options.dataset))
+            return DatasetRequest(None, name, str(exc).replace("file name", "dataset name", 1), in_url=True)
+    if options.dataset is not None:  # the server's; an empty ``?dataset=`` still counts as the URL's (the URL names it)
+        return DatasetRequest(options.dataset, display_name(options.dataset), in_url="dataset" in args)
     return None
 
 

@@ -37,3 +37,22 @@ def _view_for(fig: figure, source) -> CDSView:
         if r.data_source is source:
             return r.view
     return CDSView(filter=drawn[0].view.filter) if drawn else CDSView()
+
+
+def band(fig: figure, source, fill_color: str, fill_alpha: float, **renderer) -> GlyphRenderer:
+    """Spans of steps shaded the plot's full height: one quad per row of ``source``, from its ``left``
+    to its ``right``, from 0 to far above any y range the views set (the y axis follows the data, not
+    the bands). ``renderer``: its ``name`` or ``visible``."""
+    return draw(
+        fig,
+        "quad",
+        left="left",
+        right="right",
+        bottom=0,
+        top=1e15,
+        source=source,
+        fill_color=fill_color,
+        fill_alpha=fill_alpha,
+        line_alpha=0,
+        **renderer,
+    )

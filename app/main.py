@@ -8,7 +8,8 @@ session (one ``SessionState``; the page is ``app.explorer.ExplorerApp``). Which 
 - else ``panel serve app --args PATH``;
 - else ``sample_data/vit_finalist5.memory_profile.json``.
 The rest of the URL restores a shared state (``app.url_state``: ``step``, ``value``, ``tab``,
-``edits``). A file can also be uploaded in the page (up to ``app.loading.MAX_UPLOAD_BYTES``,
+``edits``), applied by the page's router (``app.page_router.PageRouter.load_initial``, run once the
+browser has the page). A file can also be uploaded in the page (up to ``app.loading.MAX_UPLOAD_BYTES``,
 200 MB, sent in chunks). Loads run in the load workers (``app.open_flow``) so other sessions keep working; a bad file
 shows its one-line located error and the open profile stays.
 """
@@ -25,7 +26,7 @@ from tilescope.app.resources import configure_panel
 
 configure_panel()
 explorer = build_app(sys.argv[1:])
-pn.state.onload(explorer.load_initial)
+pn.state.onload(explorer.router.load_initial)
 # No Panel Location: the page keeps its URL itself (``app.widgets.page_controls``), and Panel's
 # Location parses the query with ``str.isdigit`` then ``int``, which raises on ``?step=²`` before
 # any of the app runs (the page stayed blank). ``app.url_state`` reads the query instead.

@@ -28,5 +28,5 @@ def explore(path: str | Path | None = None) -> ExplorerApp:
     path = Path(path).expanduser() if path is not None else sample_path()
     opened = open_file(path)  # raises InputError on a bad file
     app = ExplorerApp(AppOptions(path, DEFAULT_DATA_ROOT), state=SessionState(), shared=SharedProfiles())
-    app.adopt(opened, display_name(path))
+    app.router.adopt(opened, display_name(path))
     return app

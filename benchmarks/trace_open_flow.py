@@ -5,14 +5,16 @@ session's adopt (issue #23's "modules and thread hand-offs for opening a cached 
     the script alone can be run in another checkout the same way: python PATH/trace_open_flow.py)
 
 The driver is what a browser session does for ``?file=NAME`` (NAME under the default data root,
-``sample_data/``): ``app.explorer.build_app([])`` (what ``app/main.py`` runs) (the session's page), then ``load_initial()`` on an
-event loop of its own, with Panel's ``session_args`` saying ``file=NAME``. Without a Bokeh session
-the document lock is skipped (the change runs directly), nothing else differs. It runs twice, in two
+``sample_data/``): ``app.explorer.build_app([])`` (what ``app/main.py`` runs: the session's page),
+then its ``load_initial()`` on an event loop of its own, with Panel's ``session_args`` saying
+``file=NAME``. Without a Bokeh session the document lock is skipped (the change runs directly),
+nothing else differs. It runs twice, in two
 fresh processes sharing one cache folder (``TILESCOPE_CACHE_DIR``): the first normalises the file
 into the cache (not traced), the second opens it from the cache and is traced.
 
 Tracing (``sys.settrace`` and ``threading.settrace``, set before any thread starts) counts from the
-call of ``ExplorerApp.load_initial`` to the return of ``SessionState.adopt``, in every thread:
+call of ``load_initial`` (``app.page_router.PageRouter``'s; before #23's split, ``ExplorerApp``'s)
+to the return of ``SessionState.adopt``, in every thread:
 
 - **modules**: distinct ``tilescope.*`` modules with a frame called in that window;
 - **lines**: distinct (file, line) pairs of ``tilescope`` code executed;
@@ -164,7 +166,7 @@ def run_session(name: str, traced: bool) -> dict | None:
     from tilescope.app.explorer import build_app
 
     app = build_app([])
-    run_on_own_loop(app.load_initial())
+    run_on_own_loop(getattr(app, "router", app).load_initial())  # (the page's router since #23; the page before)
     sys.settrace(None)
     threading.settrace(None)  # type: ignore[arg-type]
     if app.state.error:

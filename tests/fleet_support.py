@@ -1,6 +1,6 @@
-"""What the fleet tests share: a tree of planner outputs, an external Dask cluster run as real
-``dask scheduler`` / ``dask worker`` subprocesses on 127.0.0.1, and reading a dataset back with
-pyarrow alone (the independent reader)."""
+"""What the fleet tests share: a tree of planner outputs, the compiler's files under the names it
+gives them, an external Dask cluster run as real ``dask scheduler`` / ``dask worker`` subprocesses
+on 127.0.0.1, and reading a dataset back with pyarrow alone (the independent reader)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import profile_generator as gen
 import pyarrow.dataset as pads
 import pytest
 from browser_support import REPO_ROOT, _die_with_parent
+from placement_profile_gen import placement_profile
 
 from tilescope import cli
 from tilescope.synth import write_synthetic_profile
@@ -74,6 +76,57 @@ def build_tree(root: Path) -> dict[str, str]:
     (root / NOT_A_PLANNER_OUTPUT).parent.mkdir(parents=True, exist_ok=True)
     (root / NOT_A_PLANNER_OUTPUT).write_text("[]")
     return kinds
+
+
+# A placement dump as the compiler writes it (docs/compiler-formats.md §4), written with its keys sorted.
+PLACEMENT_DUMP = {
+    "assigned_root_spans": {},
+    "host_scratch_range": [327680, 360448],
+    "interleaved_offset": 0,
+    "placed": False,
+    "ranges": [[327680, 360448]],
+    "region0_element_bytes": 16384,
+    "region1_element_bytes": 32768,
+    "region_boundary": 524288,
+    "requests": [
+        {
+            "class": "Ipu21Standard",
+            "region1_stride": None,
+            "lifetime": {"first": 1, "last": 3, "seen": 1},
+            "bytes": 64,
+            "alignment": 8,
+            "assignments": [[1, 0]],
+            "conflicts": [],
+        }
+    ],
+    "tile": 3,
+    "version": 1,
+}
+COMPILER_HTML = "finalist-5-12345-0001.html"  # the HTML copy the compiler writes beside a profile
+
+
+def write_compiler_outputs(root: Path, folders: dict[str, str] | None = None) -> list[str]:
+    """Each kind of planner output the compiler writes, under the name it gives it: memory profiles
+    ``{scope}-{pid}-{serial}.json`` (the v1 sample and a generated v3 one), a placement profile
+    ``placement-{pid}.json``, a placement dump ``tile-{tile}-{hash}.json``; and at ``root`` the HTML
+    copy of the first profile (not a planner output). Each goes in ``root / folders[name]`` if named
+    there; returns the planner outputs' paths under ``root``, in that order."""
+    writers = {
+        "finalist-5-12345-0001.json": lambda path: shutil.copy(PROFILE_SAMPLE, path),
+        "finalist-6-12345-0002.json": lambda path: gen.write(gen.program_scaled(2), 3, path),
+        "placement-12345.json": lambda path: path.write_text(json.dumps(placement_profile(tiles=2, seed=3))),
+        "tile-3-0123456789abcdef.json": lambda path: path.write_text(
+            json.dumps(PLACEMENT_DUMP, indent=2, sort_keys=True)
+        ),
+    }
+    written = []
+    for name, write in writers.items():
+        rel = f"{folders[name]}/{name}" if folders and name in folders else name
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        write(root / rel)
+        written.append(rel)
+    (root / COMPILER_HTML).write_text("<!DOCTYPE html><html><script>{}</script></html>")
+    return written
 
 
 def read_table(dataset: Path, table: str) -> list[dict]:

@@ -31,7 +31,7 @@ def _first_page():
     doc = Document()
     doc.add_root(app.__panel__().get_root(doc))
     theme_charts(doc, False)  # (as app/main.py does once the page is built)
-    app.adopt(open_file(SAMPLE), "sample")
+    app.router.adopt(open_file(SAMPLE), "sample")
     return doc, app
 
 

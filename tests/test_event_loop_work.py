@@ -109,7 +109,7 @@ def root(tmp_path, raw) -> Path:
 
 
 async def open_file(app, name: str) -> None:
-    assert await app.opener.open_name(name, partial(app.adopt, name=name)), app.state.error
+    assert await app.opener.open_name(name, partial(app.router.adopt, name=name)), app.state.error
 
 
 def show_every_tab(app) -> None:

@@ -113,7 +113,7 @@ def test_adding_a_kind_is_one_registration_and_the_page_shows_it(tmp_path, monke
     app = ExplorerApp(AppOptions(None, tmp_path), state=SessionState(), shared=SharedProfiles())
 
     def open_path(path, name):
-        return run_on_own_loop(app.opener.open_path(path, name, partial(app.adopt, name=name)))
+        return run_on_own_loop(app.opener.open_path(path, name, partial(app.router.adopt, name=name)))
 
     assert open_path(SAMPLE_PATH, "vit")
     profile_page = list(app.body.objects)

@@ -18,12 +18,21 @@ import shutil
 import threading
 from pathlib import Path
 
+import profile_generator as gen
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from compare_support import peaks_of, with_edits, write
-from fleet_support import PROFILE_SAMPLE, SEARCH_SAMPLE, dataset_content, local_batch, run_cli, tilescope
+from fleet_support import (
+    PROFILE_SAMPLE,
+    SEARCH_SAMPLE,
+    dataset_content,
+    local_batch,
+    run_cli,
+    tilescope,
+    write_compiler_outputs,
+)
 from regress_support import BASE, HEAD, VIT
 
 from tilescope.fleet.task import normalise_file
@@ -67,6 +76,19 @@ def reference(tmp_path_factory):
     code, report, err = batch_json(root, dataset)
     assert code == 0 and report["processed"] == 4, err
     return root, dataset, raws
+
+
+@pytest.fixture
+def dataset_copy(reference, tmp_path) -> Path:
+    """A copy of the reference dataset that a test may damage."""
+    copy = tmp_path / "ds"
+    shutil.copytree(reference[1], copy)
+    return copy
+
+
+def folders(root: Path, *names: str) -> None:
+    for name in names:
+        (root / name).mkdir(parents=True)
 
 
 def one_line_exit_2(*args) -> str:
@@ -166,27 +188,24 @@ DAMAGES = {
 
 
 @pytest.mark.parametrize("damage", list(DAMAGES))
-def test_a_damaged_dataset_is_one_line_for_every_reader(reference, tmp_path, damage):
-    _, dataset, _ = reference
-    copy = tmp_path / "ds"
-    shutil.copytree(dataset, copy)
-    _, where = DAMAGES[damage](copy)
-    for args in (("fleet", copy, "--sql", "SELECT count(*) FROM values"), ("regress", copy, copy)):
+def test_a_damaged_dataset_is_one_line_for_every_reader(dataset_copy, damage):
+    _, where = DAMAGES[damage](dataset_copy)
+    for args in (
+        ("fleet", dataset_copy, "--sql", "SELECT count(*) FROM values"),
+        ("regress", dataset_copy, dataset_copy),
+    ):
         err = one_line_exit_2(*args)
         assert where in err and "repairs" in err, err
 
 
-def test_a_fifo_in_a_dataset_never_hangs_fleet(reference, tmp_path):
+def test_a_fifo_in_a_dataset_never_hangs_fleet(dataset_copy):
     """As a shell runs it, in its own process: refused at once, not blocked in a read."""
-    _, dataset, _ = reference
-    copy = tmp_path / "ds"
-    shutil.copytree(dataset, copy)
-    os.mkfifo(copy / "profiles" / "folder=2024-05-01" / "p.parquet")
-    result = tilescope("fleet", str(copy), "--sql", "SELECT count(*) FROM profiles", timeout=60)
+    os.mkfifo(dataset_copy / "profiles" / "folder=2024-05-01" / "p.parquet")
+    result = tilescope("fleet", str(dataset_copy), "--sql", "SELECT count(*) FROM profiles", timeout=60)
     assert result.returncode == 2 and "a FIFO (named pipe)" in result.stderr and result.stderr.count("\n") == 1
 
 
-def test_the_app_refuses_a_dataset_holding_a_fifo_in_a_bounded_worker(reference, tmp_path):
+def test_the_app_refuses_a_dataset_holding_a_fifo_in_a_bounded_worker(dataset_copy, tmp_path):
     """The fleet view's read (in a load worker) returns the one line at once; no load worker is
     left blocked on the FIFO."""
     from async_support import run_on_own_loop
@@ -198,15 +217,12 @@ def test_the_app_refuses_a_dataset_holding_a_fifo_in_a_bounded_worker(reference,
     from tilescope.app.state import SessionState
     from tilescope.app.views.fleet import FleetView
 
-    _, dataset, _ = reference
-    copy = tmp_path / "ds"
-    shutil.copytree(dataset, copy)
-    os.mkfifo(copy / "profiles" / "folder=2024-05-01" / "v.parquet")  # where the view's rows are read
+    os.mkfifo(dataset_copy / "profiles" / "folder=2024-05-01" / "v.parquet")  # where the view's rows are read
     state = SessionState()
     opener = SessionOpener(state, SharedProfiles(), AppOptions(None, tmp_path), lambda: None)
     view = FleetView(state=state, opener=opener)
     stuck_before = opener.pool.stats().get("stuck", 0)
-    problem = run_on_own_loop(view.open(DatasetRequest(copy, "ds")))
+    problem = run_on_own_loop(view.open(DatasetRequest(dataset_copy, "ds")))
     assert "v.parquet" in problem and "a FIFO (named pipe)" in problem and "\n" not in problem
     assert view.fleet is None and opener.pool.stats().get("stuck", 0) == stuck_before
 
@@ -233,7 +249,7 @@ def test_batch_repairs_every_damage_and_a_rerun_finds_nothing_left(reference, tm
 # ----------------------------------------------------------------------------- #24.7, #24.8
 
 
-def test_every_input_is_recorded_and_nothing_outside_dir_is_read(tmp_path):
+def test_every_input_is_recorded_and_nothing_outside_dir_is_read(raw, tmp_path):
     root = tmp_path / "tree"
     root.mkdir()
     shutil.copy(PROFILE_SAMPLE, root / "good.memory_profile.json")
@@ -261,7 +277,7 @@ def test_every_input_is_recorded_and_nothing_outside_dir_is_read(tmp_path):
         "folder-link": "a symlink to a folder (not followed)",
     }
     code, rows, _ = run_cli("fleet", dataset, "--json", "--sql", "SELECT path, total_peak FROM profiles ORDER BY path")
-    peak = peaks_of(json.loads(PROFILE_SAMPLE.read_text()))["total"]
+    peak = peaks_of(raw)["total"]
     assert json.loads(rows) == [
         {"path": "caf\\xe9.memory_profile.json", "total_peak": peak},
         {"path": "good.memory_profile.json", "total_peak": peak},
@@ -276,8 +292,8 @@ def test_every_input_is_recorded_and_nothing_outside_dir_is_read(tmp_path):
         )
     )
     assert "SECRET-OUTSIDE-DIR" not in text
-    code, again, _ = run_cli("batch", root, "--out", dataset, "--workers", "1", "--json")
-    assert code == 0 and json.loads(again)["skipped"] == 2  # recorded once, unchanged since
+    code, again, _ = batch_json(root, dataset)
+    assert code == 0 and again["skipped"] == 2  # recorded once, unchanged since
 
 
 # ----------------------------------------------------------------------------- #24.9, #24.10
@@ -358,15 +374,13 @@ README_BATCH = "tilescope batch nightly --out fleet-data"
 README_REGRESS = "tilescope regress fleet-data:2024-05-01 fleet-data:2024-05-02"
 
 
-def test_the_readmes_batch_and_regress_examples_work_together(tmp_path, monkeypatch):
+def test_the_readmes_batch_and_regress_examples_work_together(raw, tmp_path, monkeypatch):
     readme = (REPO / "README.md").read_text()
     assert README_BATCH in readme and README_REGRESS in readme
     nightly = tmp_path / "nightly"
-    for day in ("2024-05-01", "2024-05-02"):
-        (nightly / day).mkdir(parents=True)
-    vit = json.loads(PROFILE_SAMPLE.read_text())
-    write(vit, nightly / "2024-05-01" / "vit.memory_profile.json")
-    write(with_edits(vit, [(84, 1, 3)]), nightly / "2024-05-02" / "vit.memory_profile.json")
+    folders(nightly, "2024-05-01", "2024-05-02")
+    write(raw, nightly / "2024-05-01" / "vit.memory_profile.json")
+    write(with_edits(raw, [(84, 1, 3)]), nightly / "2024-05-02" / "vit.memory_profile.json")
     monkeypatch.chdir(tmp_path)
     code, _, err = run_cli(*README_BATCH.split()[1:], "--workers", "1")
     assert code == 0, err
@@ -376,17 +390,15 @@ def test_the_readmes_batch_and_regress_examples_work_together(tmp_path, monkeypa
     assert "has no profiles under 'nightly/2024-05-01/'; its folders: '2024-05-01', '2024-05-02'" in err
 
 
-def test_regress_exit_codes(tmp_path, monkeypatch):
+def test_regress_exit_codes(raw, tmp_path):
     """0 compared and none grew; 1 a regression; 2 an empty side; 3 inconclusive (ambiguous scopes,
     or nothing compared), 0 with --allow-inconclusive."""
     tree = tmp_path / "tree"
-    vit = json.loads(PROFILE_SAMPLE.read_text())
-    for day in ("2024-05-01", "2024-05-02", "grown", "searches"):
-        (tree / day).mkdir(parents=True)
+    folders(tree, "2024-05-01", "2024-05-02", "grown", "searches")
     for day in ("2024-05-01", "2024-05-02"):
-        write(vit, tree / day / "a.memory_profile.json")
-        write(vit, tree / day / "b.memory_profile.json")  # the same scope twice in a day
-    write(with_edits(vit, [(84, 1, 3)]), tree / "grown" / "a.memory_profile.json")
+        write(raw, tree / day / "a.memory_profile.json")
+        write(raw, tree / day / "b.memory_profile.json")  # the same scope twice in a day
+    write(with_edits(raw, [(84, 1, 3)]), tree / "grown" / "a.memory_profile.json")
     shutil.copy(SEARCH_SAMPLE, tree / "searches" / "s.search_state.json")
     ds = tmp_path / "ds"
     code, _, err = batch_json(tree, ds)
@@ -419,38 +431,13 @@ def test_compiler_named_files_are_recognised_by_content(tmp_path):
     placement-{pid}.json and tile-{tile}-{hash}.json: each told apart by its first bytes and
     loaded (placement files validated, a row without tables), the HTML listed as not a planner
     output."""
-    import profile_generator as gen
-    from placement_profile_gen import placement_profile
-
     root = tmp_path / "run"
-    root.mkdir()
-    shutil.copy(PROFILE_SAMPLE, root / "finalist-5-12345-0001.json")
-    (root / "finalist-5-12345-0001.html").write_text("<!DOCTYPE html><html><script>{}</script></html>")
-    gen.write(gen.program_scaled(2), 3, root / "finalist-6-12345-0002.json")
-    (root / "placement-12345.json").write_text(json.dumps(placement_profile(tiles=2, seed=3)))
-    request = {
-        "class": "Ipu21Standard",
-        "region1_stride": None,
-        "lifetime": {"first": 1, "last": 3, "seen": 1},
-        "bytes": 64,
-        "alignment": 8,
-        "assignments": [[1, 0]],
-        "conflicts": [],
-    }
-    dump = {
-        "assigned_root_spans": {},
-        "host_scratch_range": [327680, 360448],
-        "interleaved_offset": 0,
-        "placed": False,
-        "ranges": [[327680, 360448]],
-        "region0_element_bytes": 16384,
-        "region1_element_bytes": 32768,
-        "region_boundary": 524288,
-        "requests": [request],
-        "tile": 3,
-        "version": 1,
-    }
-    (root / "tile-3-0123456789abcdef.json").write_text(json.dumps(dump, indent=2, sort_keys=True))
+    assert write_compiler_outputs(root) == [
+        "finalist-5-12345-0001.json",
+        "finalist-6-12345-0002.json",
+        "placement-12345.json",
+        "tile-3-0123456789abcdef.json",
+    ]
     code, report, err = batch_json(root, tmp_path / "ds")
     assert code == 0, err
     assert (report["processed"], report["failed"], report["not_loaded"]) == (4, 0, [])
@@ -477,8 +464,6 @@ def test_compiler_named_files_are_recognised_by_content(tmp_path):
 def test_regress_verifies_per_tile_profiles_from_the_dataset(tmp_path):
     """v2/v3 profiles keep their per-tile runs in the dataset (value_tiles, step_tiles), so regress
     rebuilds and verifies them as the file was planned: compared, not refused."""
-    import profile_generator as gen
-
     program = gen.program_scaled(2)
     tree = tmp_path / "tree"
     for day in ("2024-05-01", "2024-05-02"):

@@ -218,7 +218,7 @@ def test_the_page_shows_the_fleet_and_opens_a_row_in_the_session(nightly):
     app = build_app(["--data-root", str(nightly.root), "--dataset", str(nightly.dataset)])
 
     async def scenario():
-        await app.load_initial()
+        await app.router.load_initial()
         shown = list(app.body.objects)
         assert app.state.error == "" and app.state.data is None  # the fleet, no profile yet
         view = app.fleet
@@ -249,7 +249,7 @@ def test_a_bad_dataset_keeps_the_page_and_says_why(nightly, tmp_path):
     from tilescope.app.main import build_app
 
     app = build_app(["--dataset", str(tmp_path / "none")])
-    run(app.load_initial())
+    run(app.router.load_initial())
     assert app.fleet is None and app.state.data is not None  # the default profile is open instead
     assert (
         app.state.error
@@ -269,7 +269,7 @@ def test_text_from_the_dataset_is_escaped(nightly, tmp_path):
     from tilescope.app.main import build_app
 
     app = build_app(["--data-root", str(root), "--dataset", str(root / "data")])
-    run(app.load_initial())
+    run(app.router.load_initial())
     html = app.fleet.failure_list.object
     assert evil not in html and "&lt;img src=x onerror=&quot;window.__pwned=1&quot;&gt;" in html
     assert app.fleet.table.formatters["path"] == {"type": "plaintext"}
@@ -290,7 +290,7 @@ def test_two_ticked_rows_give_the_link_or_go_to_the_compare_entry_point(nightly)
         return True
 
     async def scenario(entry_point):
-        view = FleetView(state=app.state, opener=app.opener, adopt=app.adopt, compare=entry_point)
+        view = FleetView(state=app.state, opener=app.opener, adopt=app.router.adopt, compare=entry_point)
         await view.open(DatasetRequest(nightly.dataset, "fleet-data"))
         view.table.selection = [position_of(view.fleet, f"{HEAD}/{VIT}"), position_of(view.fleet, f"{BASE}/{VIT}")]
         assert not view.compare_button.disabled

@@ -142,11 +142,12 @@ def _dump(node, rng: random.Random) -> str:
 
 
 def documents(count: int, seed: int):
+    """``count`` random documents and the reference reader's reading of each."""
     rng = random.Random(seed)
     for _ in range(count):
         data = _dump(_doc(rng), rng).encode()
         msgspec.json.decode(data)  # valid JSON: what the scans assume
-        yield data
+        yield data, Reader(data)
 
 
 @pytest.fixture(params=[None, 7], ids=["whole", "7-byte-chunks"])
@@ -158,8 +159,8 @@ def chunk(request, monkeypatch):
 @pytest.mark.parametrize("seed", range(3))
 def test_first_duplicate_key_is_the_readers(chunk, seed):
     duplicated = 0
-    for data in documents(150, seed):
-        expected = Reader(data).first_duplicate()
+    for data, reader in documents(150, seed):
+        expected = reader.first_duplicate()
         found = json_scan.first_duplicate_key(data)
         if expected is None:
             assert found is None, data
@@ -172,16 +173,14 @@ def test_first_duplicate_key_is_the_readers(chunk, seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_deeper_than_is_the_readers_first_deep_bracket(chunk, seed):
-    for data in documents(120, seed + 10):
-        reader = Reader(data)
+    for data, reader in documents(120, seed + 10):
         for limit in range(0, 8):
             assert json_scan.deeper_than(data, limit) == reader.first_deeper.get(limit), (limit, data)
 
 
 def test_json_path_to_every_value(seed: int = 21):
     checked = 0
-    for data in documents(400, seed):
-        reader = Reader(data)
+    for data, reader in documents(400, seed):
         if reader.first_duplicate() is not None:  # (a path is a decoder's: it keeps one of the two)
             continue
         for offset, path in reader.paths.items():

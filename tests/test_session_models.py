@@ -19,7 +19,7 @@ def _first_page() -> tuple[Document, object]:
     from tilescope.derived.opening import open_file
 
     app = build_app([str(SAMPLE)])
-    app.adopt(open_file(SAMPLE), "sample")
+    app.router.adopt(open_file(SAMPLE), "sample")
     doc = Document()
     doc.add_root(app.__panel__().get_root(doc))
     return doc, app

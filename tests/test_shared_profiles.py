@@ -133,7 +133,7 @@ def test_apps_of_one_process_share_through_panels_cache(sample_path):
     try:
         apps = [build_app([str(sample_path)]) for _ in range(2)]
         for app in apps:
-            run_on_own_loop(app.load_initial())
+            run_on_own_loop(app.router.load_initial())
         assert apps[0].shared is apps[1].shared is pn.state.cache[CACHE_KEY]
         assert apps[0].shared.loads == 1
         assert apps[1].state.arrays is apps[0].state.arrays

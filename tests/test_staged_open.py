@@ -210,7 +210,7 @@ def test_a_failed_build_keeps_what_was_open(tmp_path, monkeypatch):
 
     shared = SharedProfiles()
     app = ExplorerApp(AppOptions(None, tmp_path), state=SessionState(), shared=shared)
-    assert run_on_own_loop(app.opener.open_path(other, "other", partial(app.adopt, name="other")))
+    assert run_on_own_loop(app.opener.open_path(other, "other", partial(app.router.adopt, name="other")))
     page, sample_points = list(app.body.objects), list(app.timeline.usage_source.data["step"])
     assert app.state.source == "other" and len(sample_points) > 0
 
@@ -231,7 +231,7 @@ def test_a_failed_build_keeps_what_was_open(tmp_path, monkeypatch):
         raise TilescopeError("big: the cached tables could not be planned")
 
     monkeypatch.setattr(opened_module, "plan_profile", failing_plan)
-    assert not run_on_own_loop(app.opener.open_path(staged_file, "big", partial(app.adopt, name="big")))
+    assert not run_on_own_loop(app.opener.open_path(staged_file, "big", partial(app.router.adopt, name="big")))
     assert seen["points"] == expected_overview.step.tolist()  # the overview was drawn while the build ran
     assert "building the rest of the page…" in seen["status"] and seen["body"] != page
     s = app.state

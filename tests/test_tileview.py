@@ -159,14 +159,14 @@ def test_a_page_restores_tile_from_its_url_and_writes_it_back(sample_path):
     from tilescope.app.explorer import build_app
 
     explorer = build_app([str(sample_path)])
-    explorer.adopt(open_file(sample_path), "sample")
+    explorer.router.adopt(open_file(sample_path), "sample")
     s = explorer.state
-    explorer.apply_url(parse_query("?step=45&tile=7&tab=tiles", TAB_KEYS))
+    explorer.router.apply_url(parse_query("?step=45&tile=7&tab=tiles", TAB_KEYS))
     assert (s.selected_step, s.selected_tile) == (45, 7) and explorer.profile_page.tabs.key == "tiles"
     assert explorer.controls.query == "?step=45&tile=7&tab=tiles"
     s.select_tile(9)
     assert "tile=9" in explorer.controls.query
-    explorer.restore_query("?step=45")  # back to a URL without a tile: the step's peak tile again
+    explorer.router.restore_query("?step=45")  # back to a URL without a tile: the step's peak tile again
     assert s.selected_tile is None
-    explorer.apply_url(parse_query("?tile=1472", TAB_KEYS))  # the sample has tiles 0 to 1,471
+    explorer.router.apply_url(parse_query("?tile=1472", TAB_KEYS))  # the sample has tiles 0 to 1,471
     assert "tile=1472" in s.error and s.selected_tile is None

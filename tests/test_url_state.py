@@ -46,12 +46,12 @@ def explorer(sample_path):
     from tilescope.derived.opening import open_file
 
     app = build_app([str(sample_path)])
-    app.adopt(open_file(sample_path), "sample")
+    app.router.adopt(open_file(sample_path), "sample")
     return app
 
 
 def test_a_page_restores_a_url_and_writes_it_back(explorer, raw):
-    explorer.apply_url(parse_query("?step=45&value=84&tab=editor&edits=84:1=18,84:r=27", TAB_KEYS))
+    explorer.router.apply_url(parse_query("?step=45&value=84&tab=editor&edits=84:1=18,84:r=27", TAB_KEYS))
     s = explorer.state
     assert s.selected_step == 45 and s.selected_values == [84] and explorer.profile_page.tabs.key == "editor"
     assert s.edits == [TilingEdit(84, axis=1, partitions=18), TilingEdit(84, replicas=27)]
@@ -59,14 +59,14 @@ def test_a_page_restores_a_url_and_writes_it_back(explorer, raw):
     s.select_step(46)
     assert explorer.controls.query.startswith("?step=46&")
     # back to a URL without edits or value: both go
-    explorer.restore_query("?step=45")
+    explorer.router.restore_query("?step=45")
     assert (
         s.edits == [] and s.selected_values == [] and s.selected_step == 45 and explorer.profile_page.tabs.key == "step"
     )
 
 
 def test_a_url_naming_an_unknown_value_says_so(explorer):
-    explorer.apply_url(parse_query("?value=99999", TAB_KEYS))
+    explorer.router.apply_url(parse_query("?value=99999", TAB_KEYS))
     assert "value=99999" in explorer.state.error and explorer.state.selected_values == []
 
 

@@ -69,23 +69,29 @@ export function render({ model, el }) {
     model.send_msg({ key: event.key });
   }
 
-  // The user's own toggle (a click or a key on the theme button) is kept; any other change of the
-  // page's theme is the page's components settling on their first render (late under load): the
-  // wanted theme is sent again (a few times at most).
-  let toggled = 0;
+  // The user's own toggle (a click or a key on the theme button) is kept: the next change of the
+  // page's theme after it is the user's, however long the server took to answer (a 5 s window
+  // took a toggle answered after 5.03 s under load for a component settling, and undid it). Any
+  // other change is the page's components settling on their first render (late under load, and
+  // more than once): the wanted theme is sent again (at most 10 times, against a loop) and never
+  // kept as the user's choice.
+  let toggled = false;
   let resent = 0;
   function onToggle(event) {
     const path = event.composedPath ? event.composedPath() : [event.target];
-    if (path.some((e) => e && e.getAttribute && /theme/i.test(e.getAttribute("aria-label") || ""))) toggled = Date.now();
+    if (path.some((e) => e && e.getAttribute && /theme/i.test(e.getAttribute("aria-label") || ""))) toggled = true;
   }
 
   function onTheme() {
     if (model.dark === theme) return;  // (what the browser asked for)
-    if (Date.now() - toggled > 5000 && resent < 3) {
-      resent += 1;
-      model.send_msg({ theme: theme ? "dark" : "light" });
+    if (!toggled) {
+      if (resent < 10) {
+        resent += 1;
+        model.send_msg({ theme: theme ? "dark" : "light" });
+      }
       return;
     }
+    toggled = false;
     theme = model.dark;
     try { window.localStorage.setItem(THEME_KEY, theme ? "dark" : "light"); } catch (e) { /* not kept */ }
   }

@@ -33,7 +33,7 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import themed_css
 from tilescope.app.format import esc
 from tilescope.app.glyphs import draw
 from tilescope.app.one_message import one_message
@@ -47,7 +47,7 @@ from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten, step_range
 from tilescope.planner.placement import REGION_NAMES, Placement
 
-CSS = static_text("placement.css")
+CSS = themed_css("placement.css")
 WIDTH_PX, HEIGHT_PX = 1000, 260  # the pixel budget of one region's window (the plot's size, about)
 MIN_PX = 3.0  # allocations smaller than this (either way) are aggregated into cells of this size
 REGION_COLORS = MappingProxyType({"standard": "#4C78A8", "interleaved": "#F58518"})

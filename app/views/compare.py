@@ -16,7 +16,7 @@ from pathlib import Path
 import panel as pn
 import param
 
-from tilescope.app.assets import BUTTONS_CSS, static_text
+from tilescope.app.assets import BUTTONS_CSS, themed_css
 from tilescope.app.compare_open import CompareOpener
 from tilescope.app.loading import MAX_UPLOAD_BYTES
 from tilescope.app.one_message import one_message
@@ -32,7 +32,7 @@ from tilescope.app.views.compare_values import CompareValuesView
 from tilescope.app.views.compare_waterfall import CompareWaterfallView
 from tilescope.app.widgets.upload import CappedFileDropper
 
-CSS = static_text("compare.css")
+CSS = themed_css("compare.css")
 NO_FILE = "(choose a file under the data root)"
 
 

@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 import panel as pn
 
-from tilescope.app.assets import BUTTONS_CSS, static_text
+from tilescope.app.assets import BUTTONS_CSS, themed_css
 from tilescope.app.format import esc
 from tilescope.app.views.compare_part import ComparePart
 from tilescope.derived.compare_data import WHATIF
@@ -30,7 +30,7 @@ from tilescope.report.compare_tables import (
     compare_tables,
 )
 
-CSS = static_text("compare.css")
+CSS = themed_css("compare.css")
 ZIP_NAME = "compare_report.zip"
 LABELS = MappingProxyType(
     {

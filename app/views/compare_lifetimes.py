@@ -12,7 +12,7 @@ import param
 from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Range1d
 from bokeh.plotting import figure
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import themed_css
 from tilescope.app.format import esc
 from tilescope.app.views.compare_part import ComparePart
 from tilescope.app.views.compare_selection import CompareSelection
@@ -21,7 +21,7 @@ from tilescope.derived.values import tiling_summary
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes, shorten, step_range
 from tilescope.report.compare_png import SIDE_COLOURS
 
-CSS = static_text("compare.css")
+CSS = themed_css("compare.css")
 LANES = MappingProxyType({"A": 1, "B": 0})
 BAR_FIELDS = ("left", "right", "bottom", "top", "color", "side", "value_id", "bytes", "steps")
 STATUS_TEXT = MappingProxyType(

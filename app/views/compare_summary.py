@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import panel as pn
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import themed_css
 from tilescope.app.format import esc, esc_figure
 from tilescope.app.views.compare_part import ComparePart
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 
-CSS = static_text("compare.css")
+CSS = themed_css("compare.css")
 ROWS = (  # (label, testid key, Peaks attribute, peak-step attribute or None)
     ("standard peak", "standard", "standard", "standard_step"),
     ("interleaved peak", "interleaved", "interleaved", "interleaved_step"),

@@ -17,11 +17,12 @@ import numpy as np
 import panel as pn
 import param
 from bokeh.events import RangesUpdate, Tap
-from bokeh.models import ColumnDataSource, HoverTool, LabelSet, Legend, LegendItem, NumeralTickFormatter, Range1d, Span
-from bokeh.plotting import figure
+from bokeh.models import ColumnDataSource, HoverTool, LabelSet, LegendItem, Range1d, Span
 
+from tilescope.app.glyphs import band
 from tilescope.app.one_message import one_message
 from tilescope.app.ranges_update import settle_quickly
+from tilescope.app.step_figure import legend_below, step_figure
 from tilescope.app.views.compare_part import ComparePart
 from tilescope.app.views.compare_selection import CompareSelection
 from tilescope.app.y_follow import follow_y
@@ -130,40 +131,19 @@ class CompareTimelineView(ComparePart):
 
     def _build_figure(self, region: str):
         last = region == REGIONS[-1]
-        fig = figure(
-            name=f"ts-compare-{region}",
-            height=210 if last else 180,
-            sizing_mode="stretch_width",
+        fig = step_figure(  # three charts on one x range: the page scrolls under the wheel, no shared toolbar above
+            f"ts-compare-{region}",
+            210 if last else 180,
+            x_label="aligned step position" if last else None,
             x_range=self.x_range,
-            y_range=Range1d(0, 1),
-            tools="xpan,xwheel_zoom,box_zoom,reset,save",
+            x_format="0",
+            title=TITLES[region],
             active_scroll=None,
             toolbar_location="right",
-            title=TITLES[region],
-            x_axis_label="aligned step position" if last else None,
+            min_border_left=None,
         )
-        fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
-        fig.xaxis.formatter = NumeralTickFormatter(format="0")
-        fig.quad(
-            left="left",
-            right="right",
-            bottom=0,
-            top=1e15,
-            source=self.one_sided,
-            fill_color=ONE_SIDED,
-            fill_alpha=0.15,
-            line_alpha=0,
-        )
-        fig.quad(
-            left="left",
-            right="right",
-            bottom=0,
-            top=1e15,
-            source=self.lives,
-            fill_color="color",
-            fill_alpha=0.12,
-            line_alpha=0,
-        )
+        band(fig, self.one_sided, ONE_SIDED, 0.15)
+        band(fig, self.lives, "color", 0.12)  # each side's colour
         src = self.points[region]
         more = fig.varea(x="x", y1="a", y2="hi", source=src, fill_color=MORE, fill_alpha=0.35)
         less = fig.varea(x="x", y1="lo", y2="a", source=src, fill_color=LESS, fill_alpha=0.35)
@@ -212,19 +192,14 @@ class CompareTimelineView(ComparePart):
         )
         fig.add_layout(span)
         if last:
-            fig.add_layout(
-                Legend(
-                    items=[
-                        LegendItem(label="A", renderers=[line_a]),
-                        LegendItem(label="B", renderers=[line_b]),
-                        LegendItem(label="B above A", renderers=[more]),
-                        LegendItem(label="B below A", renderers=[less]),
-                    ],
-                    orientation="horizontal",
-                    label_text_font_size="11px",
-                    location="center",
-                ),
-                "below",
+            legend_below(
+                fig,
+                [
+                    LegendItem(label="A", renderers=[line_a]),
+                    LegendItem(label="B", renderers=[line_b]),
+                    LegendItem(label="B above A", renderers=[more]),
+                    LegendItem(label="B below A", renderers=[less]),
+                ],
             )
         fig.on_event(Tap, one_message(self._on_tap))
         fig.on_event(RangesUpdate, one_message(self._on_ranges))

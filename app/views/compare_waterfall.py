@@ -14,7 +14,7 @@ from bokeh.events import Tap
 from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, NumeralTickFormatter, Range1d
 from bokeh.plotting import figure
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import themed_css
 from tilescope.app.format import esc
 from tilescope.app.one_message import one_message
 from tilescope.app.views.compare_part import ComparePart
@@ -23,7 +23,7 @@ from tilescope.derived.compare import FIGURES
 from tilescope.models.format import fmt_bytes, fmt_signed_bytes
 from tilescope.report.compare_png import LESS, MORE, SIDE_COLOURS, WATERFALL_PARTS, waterfall_steps
 
-CSS = static_text("compare.css")
+CSS = themed_css("compare.css")
 BAR_FIELDS = ("left", "right", "bottom", "top", "color", "label", "bytes", "running", "entry")
 
 

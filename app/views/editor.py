@@ -24,7 +24,7 @@ import panel as pn
 import panel_material_ui as pmui
 import param
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import themed_css
 from tilescope.app.format import esc, esc_figure
 from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
@@ -43,7 +43,7 @@ from tilescope.planner import tiling_rules
 from tilescope.planner.shards import ShapeMismatch
 from tilescope.planner.tiling_rules import REPLICAS
 
-CSS = static_text("editor.css")
+CSS = themed_css("editor.css")
 _LABEL_ID = re.compile(r"#(-?\d+) ")  # a picker label starts with the value's id (derived.values.ValueText)
 
 

@@ -13,7 +13,7 @@ import io
 import panel as pn
 import param
 
-from tilescope.app.assets import BUTTONS_CSS, static_text
+from tilescope.app.assets import BUTTONS_CSS, themed_css
 from tilescope.app.format import esc
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
@@ -31,7 +31,7 @@ from tilescope.report.tables import (
     tables_of,
 )
 
-CSS = static_text("export.css")
+CSS = themed_css("export.css")
 BREAKDOWN = "breakdown"  # key of the breakdown button (its file name follows the selected step)
 
 

@@ -26,7 +26,7 @@ from bokeh.models.widgets.tables import NumberFormatter
 from bokeh.plotting import figure
 from bokeh.transform import factor_cmap
 
-from tilescope.app.assets import BUTTONS_CSS, static_text
+from tilescope.app.assets import BUTTONS_CSS, themed_css
 from tilescope.app.fleet_open import DatasetRequest, Fleet, compare_link, load_fleet, open_row, row_source
 from tilescope.app.format import esc
 from tilescope.app.open_flow import SessionOpener
@@ -51,7 +51,7 @@ from tilescope.derived.fleet_rows import (
 from tilescope.derived.opening import Opened
 from tilescope.models.format import fmt_bytes
 
-CSS = static_text("fleet.css")
+CSS = themed_css("fleet.css")
 TITLES = {
     "path": "path",
     "scope": "scope",
@@ -72,7 +72,7 @@ BUDGET_COLOUR = "#ff9800"  # (orange: seen on the light and the dark background)
 
 Adopt = Callable[
     ..., None
-]  # shows an opened file: adopt(opened, requested=NAME or None) (app.explorer.ExplorerApp.adopt)
+]  # shows an opened file: adopt(opened, requested=NAME or None) (app.page_router.PageRouter.adopt)
 Compare = Callable[[str], Awaitable[bool]]  # compare the open profile with a data-root file
 
 

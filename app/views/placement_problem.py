@@ -28,7 +28,7 @@ from bokeh.models import ColumnDataSource, CustomJS, HoverTool, NumeralTickForma
 from bokeh.models.annotations import Span
 from bokeh.plotting import figure
 
-from tilescope.app.assets import BUTTONS_CSS, static_text
+from tilescope.app.assets import BUTTONS_CSS, static_text, themed_css
 from tilescope.app.format import esc
 from tilescope.app.state import error_text
 from tilescope.derived.placement_opened import APP_TIME_LIMIT_S, OpenedPlacementDump, Solved, solved
@@ -42,7 +42,7 @@ from tilescope.derived.placement_problem_view import (
 from tilescope.models.format import fmt_bytes
 from tilescope.report.placement_problem_png import problem_png
 
-CSS = static_text("placement.css")
+CSS = themed_css("placement.css")
 INK = MappingProxyType({False: "#111111", True: "#E8E8E8"})  # lines in the theme's ink (light, dark)
 HOVER_JS = static_text("placement_problem_hover.js")
 CLASS_COLORS = MappingProxyType({False: "#4C78A8", True: "#F58518"})  # standard, interleaved

@@ -22,7 +22,7 @@ from bokeh.models import ColumnDataSource, HoverTool, NumeralTickFormatter, Rang
 from bokeh.models.annotations import Span
 from bokeh.plotting import figure
 
-from tilescope.app.assets import BUTTONS_CSS, static_text
+from tilescope.app.assets import BUTTONS_CSS, themed_css
 from tilescope.app.format import esc
 from tilescope.app.state import error_text
 from tilescope.derived.placement_opened import APP_TIME_LIMIT_S, OpenedPlacementProfile, Solved, solved
@@ -30,7 +30,7 @@ from tilescope.derived.placement_profile_figures import TileFigures
 from tilescope.derived.placement_profile_view import TileRows
 from tilescope.models.placement_profile import KINDS
 
-CSS = static_text("placement.css")
+CSS = themed_css("placement.css")
 INK = MappingProxyType({False: "#111111", True: "#E8E8E8"})  # lines in the theme's ink (light, dark)
 KIND_COLORS = MappingProxyType(
     {"parameter": "#54A24B", "activation": "#4C78A8", "scratch": "#B279A2", "support": "#9D9D9D", "padding": "#D0D0D0"}

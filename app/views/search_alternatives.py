@@ -15,12 +15,12 @@ from bokeh.models.widgets.tables import NumberFormatter
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import themed_css
 from tilescope.app.format import esc
 from tilescope.app.views.search_html import TABLE_CSS, chosen_row_styles
 from tilescope.derived.search_rows import ALTERNATIVE, CHOSEN, COST, Alternatives, scatter_data
 
-CSS = static_text("search_state.css")
+CSS = themed_css("search_state.css")
 
 
 class SearchAlternatives:

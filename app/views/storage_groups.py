@@ -14,7 +14,7 @@ import panel_material_ui as pmui
 import param
 from bokeh.models.widgets.tables import NumberFormatter
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import themed_css
 from tilescope.app.format import esc
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
@@ -23,7 +23,7 @@ from tilescope.app.widgets.tables import LabelledTabulator
 from tilescope.derived.groups import TABLE_COLUMNS, GroupTable, hand_overs
 from tilescope.models.format import fmt_bytes, shorten, step_range
 
-CSS = static_text("storage_groups.css")
+CSS = themed_css("storage_groups.css")
 
 
 class StorageGroupsView(pn.viewable.Viewer):

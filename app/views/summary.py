@@ -11,7 +11,7 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import themed_css
 from tilescope.app.format import esc
 from tilescope.app.state import SessionState
 from tilescope.app.view_guard import watch_state
@@ -20,7 +20,7 @@ from tilescope.derived.fit_verdict import FitVerdict, fit_verdict
 from tilescope.models.format import fmt_bytes, fmt_change
 from tilescope.models.glossary import GLOSSARY
 
-CSS = static_text("summary.css")
+CSS = themed_css("summary.css")
 
 
 def _figure(testid: str, before: int, after: int) -> str:

@@ -21,7 +21,7 @@ from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMappe
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import themed_css
 from tilescope.app.format import esc, esc_name
 from tilescope.app.glyphs import draw
 from tilescope.app.one_message import one_message
@@ -33,7 +33,7 @@ from tilescope.derived.tile_usage import at_step
 from tilescope.models.errors import TilescopeError
 from tilescope.models.format import fmt_bytes, shorten
 
-CSS = static_text("tile_map.css")
+CSS = themed_css("tile_map.css")
 MAP_PX = 380  # the figure's width at most (grid and colour bar): it fits the side panel at 1024 px
 BAR_PX = 90  # the colour bar and its labels beside the grid
 TILE_FIELDS = ("x", "y", "tile", "bytes", "share")

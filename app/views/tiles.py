@@ -28,24 +28,15 @@ import pandas as pd
 import panel as pn
 import param
 from bokeh.events import RangesUpdate, Tap
-from bokeh.models import (
-    ColumnDataSource,
-    HoverTool,
-    Legend,
-    LegendItem,
-    NumberFormatter,
-    NumeralTickFormatter,
-    Range1d,
-    Span,
-)
-from bokeh.plotting import figure
+from bokeh.models import ColumnDataSource, HoverTool, LegendItem, NumberFormatter, Span
 
-from tilescope.app.assets import static_text
+from tilescope.app.assets import themed_css
 from tilescope.app.format import esc
 from tilescope.app.glyphs import draw
 from tilescope.app.one_message import one_message
 from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
+from tilescope.app.step_figure import legend_below, step_figure
 from tilescope.app.views.tile_map import TileUsageMap
 from tilescope.derived import tile_usage as tu
 from tilescope.derived.overview import PIXEL_COLUMNS
@@ -61,7 +52,7 @@ from tilescope.derived.tile_rows import (
 )
 from tilescope.models.format import fmt_bytes
 
-CSS = static_text("tiles.css")
+CSS = themed_css("tiles.css")
 LINE_FIELDS = ("step", "std", "intl", "total", "coarse")
 COLORS = {"std": "#4C78A8", "intl": "#F58518", "total": "#2E7D32", "coarse": "#777777", "budget": "#C62828"}
 TABLE_TITLES = {
@@ -156,21 +147,7 @@ class TilesView(pn.viewable.Viewer):
         self._redraw()
 
     def _build_figure(self):
-        fig = figure(
-            name="ts-tile-timeline",
-            height=260,
-            sizing_mode="stretch_width",
-            tools="xpan,xwheel_zoom,box_zoom,reset,save",
-            active_scroll="xwheel_zoom",
-            x_axis_label="step",
-            y_axis_label="bytes on the tile",
-            toolbar_location="above",
-            x_range=Range1d(-0.5, 0.5),
-            y_range=Range1d(0, 1),
-            min_border_left=70,
-        )
-        fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
-        fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
+        fig = step_figure("ts-tile-timeline", 260, "bytes on the tile")
         src = self.lines
         coarse = draw(
             fig,
@@ -206,22 +183,19 @@ class TilesView(pn.viewable.Viewer):
                 ],
             )
         )
-        legend = Legend(
-            items=[
+        legend_below(
+            fig,
+            [
                 LegendItem(label="tile total", renderers=[total]),
                 LegendItem(label="tile standard", renderers=[std]),
                 LegendItem(label="tile interleaved", renderers=[intl]),
                 LegendItem(label="old bound (device-wide)", renderers=[coarse]),
             ],
-            orientation="horizontal",
             ncols=2,
-            label_text_font_size="11px",
-            location="center",
             click_policy="hide",
             spacing=2,
             padding=4,
         )
-        fig.add_layout(legend, "below")
         fig.on_event(Tap, one_message(self._on_tap))
         fig.on_event(RangesUpdate, one_message(self._on_ranges))
         return fig

@@ -17,18 +17,16 @@ from bokeh.models import (
     HoverTool,
     Label,
     LabelSet,
-    Legend,
     LegendItem,
-    NumeralTickFormatter,
-    Range1d,
     Span,
 )
-from bokeh.plotting import figure
 
 from tilescope.app.assets import static_text
+from tilescope.app.glyphs import band
 from tilescope.app.glyphs import draw as _draw
 from tilescope.app.one_message import one_message
 from tilescope.app.ranges_update import settle_quickly
+from tilescope.app.step_figure import legend_below, step_figure
 from tilescope.derived.peak_labels import PeakMark, place_labels
 from tilescope.models.glossary import GLOSSARY
 
@@ -71,6 +69,16 @@ def empty_columns(fields) -> dict:
     return {k: [] for k in fields}
 
 
+def _budget_span(color: str) -> Span:
+    """A budget's dashed line across the plot (its height set by the view)."""
+    return Span(location=0, dimension="width", line_color=color, line_dash="dashed", line_width=1.5)
+
+
+def _budget_label(color: str, y_offset: int) -> Label:
+    """A budget's label at the plot's left edge, ``y_offset`` px above (below if negative) its line."""
+    return Label(x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=color, y_offset=y_offset)
+
+
 class TimelineFigure:
     """The figure half of ``TimelineView`` (a mixin: the view's figure, sources and annotations stay
     its attributes, as the tests and the page read them)."""
@@ -85,47 +93,10 @@ class TimelineFigure:
         self.repeat_source = ColumnDataSource({"x": []}, name="ts-timeline-repeats")
         self.near_peak_source = ColumnDataSource({"left": [], "right": []}, name="ts-timeline-near-peak")
         self.peak_source = ColumnDataSource(empty_columns(PEAK_FIELDS), name="ts-timeline-peaks")
-        fig = figure(
-            name="ts-timeline",
-            height=300,
-            sizing_mode="stretch_width",
-            tools="xpan,xwheel_zoom,box_zoom,reset,save",
-            active_scroll="xwheel_zoom",
-            x_axis_label="step",
-            y_axis_label="bytes per tile",
-            toolbar_location="above",
-            x_range=Range1d(-0.5, 0.5),
-            y_range=Range1d(0, 1),
-            min_border_left=70,
-        )
-        fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
-        fig.xaxis.formatter = NumeralTickFormatter(format="0,0")
+        fig = step_figure("ts-timeline", 300, "bytes per tile")
         src = self.usage_source
-        self.near_peak = _draw(
-            fig,
-            "quad",
-            left="left",
-            right="right",
-            bottom=0,
-            top=1e15,
-            source=self.near_peak_source,
-            fill_color="#FFC107",
-            fill_alpha=0.30,
-            line_alpha=0,
-        )
-        _draw(
-            fig,
-            "quad",
-            left="left",
-            right="right",
-            bottom=0,
-            top=1e15,
-            source=self.loop_source,
-            fill_color="#7b61ff",
-            fill_alpha=0.07,
-            line_alpha=0,
-            name="loops",
-        )
+        self.near_peak = band(fig, self.near_peak_source, "#FFC107", 0.30)
+        band(fig, self.loop_source, "#7b61ff", 0.07, name="loops")
         self.repeat_glyph = _draw(
             fig,
             "segment",
@@ -190,12 +161,7 @@ class TimelineFigure:
                 },
             )
         )
-        self.budget_span = Span(
-            location=0, dimension="width", line_color=COLORS["budget"], line_dash="dashed", line_width=1.5
-        )
-        self.interleaved_budget_span = Span(
-            location=0, dimension="width", line_color=COLORS["interleaved"], line_dash="dashed", line_width=1.5
-        )
+        self.budget_span, self.interleaved_budget_span = (_budget_span(COLORS[k]) for k in ("budget", "interleaved"))
         self.support_band = BoxAnnotation(
             bottom=0,
             top=0,
@@ -228,15 +194,9 @@ class TimelineFigure:
             name="ts-selected-step-line",
             level="overlay",
         )
-        self.budget_label = Label(
-            x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["budget"], y_offset=3
-        )
-        self.support_label = Label(
-            x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["budget"], y_offset=-14
-        )
-        self.ibudget_label = Label(
-            x=8, y=0, x_units="screen", text="", text_font_size="11px", text_color=COLORS["interleaved"], y_offset=3
-        )
+        self.budget_label = _budget_label(COLORS["budget"], 3)
+        self.support_label = _budget_label(COLORS["budget"], -14)  # under the budget line: the reserve's band
+        self.ibudget_label = _budget_label(COLORS["interleaved"], 3)
         for annotation in (
             self.value_range,
             self.support_band,
@@ -284,26 +244,22 @@ class TimelineFigure:
             text_color=INK[False],
         )
         fig.add_layout(self.peak_labels)
-        legend = Legend(
-            items=[
+        self.ghost_legend = LegendItem(label="before edits (total)", renderers=[self.ghost], visible=False)
+        self.legend = legend_below(
+            fig,
+            [
                 LegendItem(label="standard", renderers=[self.stacked[0]]),
                 LegendItem(label="interleaved", renderers=[self.stacked[1]]),
                 LegendItem(label="exchange rows (not in fits)", renderers=[self.stacked[2]], name="stacked"),
                 LegendItem(label="≥ 95% of the total peak", renderers=[self.near_peak]),
+                self.ghost_legend,
             ],
-            orientation="horizontal",
             ncols=3,
-            label_text_font_size="11px",
-            location="center",
             click_policy="none",
             spacing=2,
             padding=4,
             margin=4,
         )
-        self.ghost_legend = LegendItem(label="before edits (total)", renderers=[self.ghost], visible=False)
-        legend.items.append(self.ghost_legend)
-        self.legend = legend
-        fig.add_layout(legend, "below")
         fig.js_on_event(Tap, CustomJS(args={"span": self.selected_span}, code=SELECT_JS))  # the line moves at once
         fig.on_event(Tap, one_message(on_tap))
         fig.on_event(RangesUpdate, one_message(on_ranges))
