@@ -106,6 +106,10 @@ def page(browser):
     context = browser.new_context(viewport={"width": 1600, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(60_000)
+    if os.environ.get("TS_THROTTLE"):  # e.g. TS_THROTTLE=10: Chromium 10× slower, as on a loaded CI machine
+        # (how the Tiles table's lost rows were reproduced: tests/test_table_rows_browser.py)
+        throttle = {"rate": float(os.environ["TS_THROTTLE"])}
+        context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", throttle)
     watch_console(page)
     try:
         yield page

@@ -21,6 +21,7 @@ from tilescope.app.views.glossary import term_html
 from tilescope.app.views.values_table import TITLES, table_formatters
 from tilescope.app.widgets.figure_pane import FigurePane
 from tilescope.app.widgets.selection import TABLE_SELECTION, SelectionLink, adds
+from tilescope.app.widgets.tables import Table
 from tilescope.models.format import fmt_bytes, shorten
 
 COLUMNS = (
@@ -66,7 +67,7 @@ class AtStepView(pn.viewable.Viewer):
         self._header = pn.pane.HTML("", sizing_mode="stretch_width")
         self.segments = ColumnDataSource({k: [] for k in SEGMENT_FIELDS}, name="ts-step-split")
         self.bar = self._build_bar()
-        self.table = pn.widgets.Tabulator(
+        self.table = Table(
             pd.DataFrame({c: [] for c in COLUMNS}),
             show_index=False,
             disabled=True,

@@ -18,6 +18,7 @@ from bokeh.plotting import figure
 from tilescope.app.assets import themed_css
 from tilescope.app.format import esc
 from tilescope.app.views.search_html import TABLE_CSS, chosen_row_styles
+from tilescope.app.widgets.tables import Table
 from tilescope.derived.search_rows import ALTERNATIVE, CHOSEN, COST, Alternatives, scatter_data
 
 CSS = themed_css("search_state.css")
@@ -31,7 +32,7 @@ class SearchAlternatives:
 
     def _build_alternatives(self, html: dict) -> list:
         """The table, the axis pickers and the chart; returns the rows the view lays out."""
-        self.table = pn.widgets.Tabulator(
+        self.table = Table(
             pd.DataFrame(),
             show_index=False,
             disabled=True,

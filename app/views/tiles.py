@@ -38,6 +38,7 @@ from tilescope.app.shown_gate import ShownGate
 from tilescope.app.state import SessionState
 from tilescope.app.step_figure import legend_below, step_figure
 from tilescope.app.views.tile_map import TileUsageMap
+from tilescope.app.widgets.tables import Table
 from tilescope.derived import tile_usage as tu
 from tilescope.derived.overview import PIXEL_COLUMNS
 from tilescope.derived.series import minmax_indices, window_of
@@ -114,7 +115,7 @@ class TilesView(pn.viewable.Viewer):
         self._header = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CSS])
         self.lines = ColumnDataSource({k: [] for k in LINE_FIELDS}, name="ts-tile-series")
         self.figure = self._build_figure()
-        self.table = pn.widgets.Tabulator(
+        self.table = Table(
             pd.DataFrame(
                 {c: pd.Series([], dtype=object if c in ("name", "region") else "int64") for c in TILE_COLUMNS}
             ),
