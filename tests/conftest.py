@@ -115,3 +115,12 @@ def page(browser):
         yield page
     finally:
         context.close()
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory):
+    """``(wheel, venv)``: the wheel built from the tracked files and the fresh venv it was installed
+    into, once per run (tests/wheel_support.py; a minute of building, shared by two test modules)."""
+    from wheel_support import build_and_install
+
+    return build_and_install(tmp_path_factory.mktemp("wheel"))

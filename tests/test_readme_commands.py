@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 from browser_support import REPO_ROOT, free_port
-from test_wheel import installed  # noqa: F401  (the module-scoped fixture: the wheel and its venv)
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +47,7 @@ def environment(venv: Path, folder: Path) -> dict[str, str]:
     return env
 
 
-def test_every_readme_command_runs_from_the_wheel(installed, tmp_path):  # noqa: F811
+def test_every_readme_command_runs_from_the_wheel(installed, tmp_path):
     _, venv = installed
     folder = tmp_path / "elsewhere"
     folder.mkdir()
