@@ -204,13 +204,22 @@ class SessionState(param.Parameterized):
             return getattr(data, name)
         return None
 
-    def compute(self, data: PlanData, job: Callable[[], Any], show: Callable[[Any], None]) -> None:
+    def compute(
+        self,
+        data: PlanData,
+        job: Callable[[], Any],
+        show: Callable[[Any], None],
+        waiting: Callable[[], None] | None = None,
+    ) -> None:
         """``show(job())`` (file-sized work on ``data``; ``show`` gets the result or the exception):
         here when the session has no runner, else ``job`` in the load workers and ``show`` later on
-        the loop, if ``data`` is still the current plan."""
+        the loop, if ``data`` is still the current plan; ``waiting()`` then, meanwhile (a "computing…"
+        note: not drawn for work done here at once, only to be replaced)."""
         if self._in_background(data):
             assert self.runner is not None
             if self.runner(job, lambda outcome: show(outcome) if data is self.data else None):
+                if waiting is not None:
+                    waiting()
                 return
         try:
             outcome = job()
