@@ -122,8 +122,10 @@ def ranks(counts: np.ndarray) -> np.ndarray:
 
 
 def replace_runs(table: RunTable, new: dict[int, tuple]) -> RunTable:
-    """``table`` with the runs of the owners in ``new`` replaced: the kept runs selected by a mask,
-    the new ones appended, all sorted again (numpy, whatever the number of owners)."""
+    """``table`` with the runs of the owners in ``new`` replaced (numpy, whatever the number of
+    owners). The kept runs stay in their order and the new ones, sorted among themselves, are
+    inserted where their owner's runs go: no sort of the whole table (an edit of a long profile
+    replaces a few owners' runs among millions)."""
     if not new:
         return table
     owners = table.bounds.size - 1
@@ -132,12 +134,19 @@ def replace_runs(table: RunTable, new: dict[int, tuple]) -> RunTable:
     keep = ~replaced[table.owner]
     added = RunTable.of(list(new.values()), len(table.columns))
     added_owner = np.repeat(np.fromiter(new, dtype=np.int64, count=len(new)), np.diff(added.bounds))
-    owner = np.concatenate((table.owner[keep], added_owner))
-    start = np.concatenate((table.start[keep], added.start))
-    order = np.lexsort((start, owner))
-    columns = tuple(np.concatenate((c[keep], a))[order] for c, a in zip(table.columns, added.columns))
-    bounds = np.searchsorted(owner[order], np.arange(owners + 1)).astype(np.int64)
-    return RunTable(bounds, start[order], np.concatenate((table.stop[keep], added.stop))[order], columns)
+    order = np.lexsort((added.start, added_owner))
+    # A replaced owner keeps no run: its new runs go before the next owner's kept runs.
+    at = np.searchsorted(table.owner[keep], added_owner[order])
+
+    def merged(kept: np.ndarray, put: np.ndarray) -> np.ndarray:
+        return np.insert(kept[keep], at, put[order])
+
+    counts = np.diff(table.bounds)
+    counts[replaced] = 0
+    counts += np.bincount(added_owner, minlength=owners)
+    bounds = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    columns = tuple(merged(c, a) for c, a in zip(table.columns, added.columns))
+    return RunTable(bounds, merged(table.start, added.start), merged(table.stop, added.stop), columns)
 
 
 # ----------------------------------------------------------------------------- tilescope's estimate of a v1 file
