@@ -26,7 +26,7 @@ class GanttBars:
 def gantt_bars(arrays, cost: np.ndarray, largest: int) -> GanttBars:
     """The ``largest`` live values by bytes drawn individually (lanes ordered by first live step,
     then id); the other live values summed per step into one band."""
-    live_rows = np.unique(arrays.interval_row)
+    live_rows = arrays.live_rows
     # largest by bytes; ties broken by id so the choice is stable
     order = np.lexsort((arrays.value_ids[live_rows], -cost[live_rows]))
     chosen = live_rows[order[: max(int(largest), 0)]]

@@ -77,6 +77,11 @@ class ProfileArrays:
         (intervals are sorted by value row): one array, not an object per value."""
         return np.searchsorted(self.interval_row, np.arange(self.n_values + 1))
 
+    @lazy
+    def live_rows(self) -> np.ndarray:
+        """Rows of the values live at some step, ascending (``np.unique(interval_row)``, kept)."""
+        return np.flatnonzero(np.diff(self.interval_bounds))
+
     def intervals_of(self, row: int) -> range:
         """Indices of value row ``row``'s live intervals."""
         bounds = self.interval_bounds
