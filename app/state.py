@@ -204,28 +204,20 @@ class SessionState(param.Parameterized):
             return getattr(data, name)
         return None
 
-    def compute(
-        self,
-        data: PlanData,
-        job: Callable[[], Any],
-        show: Callable[[Any], None],
-        waiting: Callable[[], None] | None = None,
-    ) -> None:
-        """``show(job())`` (file-sized work on ``data``; ``show`` gets the result or the exception):
-        here when the session has no runner, else ``job`` in the load workers and ``show`` later on
-        the loop, if ``data`` is still the current plan; ``waiting()`` then, meanwhile (a "computing…"
-        note: not drawn for work done here at once, only to be replaced)."""
+    def compute(self, data: PlanData, job: Callable[[], Any], show: Callable[[Any], None]) -> bool:
+        """``show(job())`` (file-sized work on ``data``; ``show`` gets the result or the exception): here
+        when the session has no runner, else ``job`` in the load workers and ``show`` later on the loop,
+        if ``data`` is still the current plan. True then (a view says "computing…" only then)."""
         if self._in_background(data):
             assert self.runner is not None
             if self.runner(job, lambda outcome: show(outcome) if data is self.data else None):
-                if waiting is not None:
-                    waiting()
-                return
+                return True
         try:
             outcome = job()
         except TilescopeError as exc:
             outcome = exc
         show(outcome)
+        return False
 
     async def work(self, job: Callable[[], Any], label: str = "") -> Any:
         """``job()`` (a download's bytes: a PNG, the tables) in the load workers under their time

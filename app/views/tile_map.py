@@ -141,9 +141,11 @@ class TileMapView(pn.viewable.Viewer):
         try:
             check_tile_count(int(data.arrays.device_tiles))
             if not tiles_ready(data):  # the plan's per-tile figures: file-sized, in the load workers
-                self.state.compute(
-                    data, partial(prepare_tiles, data), partial(self._prepared, data), waiting=self._computing
-                )
+                if self.state.compute(data, partial(prepare_tiles, data), partial(self._prepared, data)):
+                    self._show_nothing(
+                        '<div class="ts-tile-head" data-testid="ts-tile-map-computing">computing this plan\'s '
+                        "per-tile figures…</div>"
+                    )
                 return
             found = tile_map(data, step, self.region)
         except TilescopeError as exc:  # too many tiles for a map, or a tiling the device cannot hold
@@ -182,11 +184,6 @@ class TileMapView(pn.viewable.Viewer):
             )
         elif self.state.data is data:
             self._refresh()
-
-    def _computing(self) -> None:
-        self._show_nothing(
-            '<div class="ts-tile-head" data-testid="ts-tile-map-computing">computing this plan\'s per-tile figures…</div>'
-        )
 
     def _show_nothing(self, message: str) -> None:
         self.source.data = {k: [] for k in TILE_FIELDS}
