@@ -1,5 +1,5 @@
 """Served by tests/test_table_rows_browser.py: two tables, tilescope's ``Table`` and Panel's own
-Tabulator, each filled with three rows when the button is pressed (``?rows=N`` more each press)."""
+Tabulator, each filled with the same three rows when the button is pressed."""
 
 import pandas as pd
 import panel as pn
